@@ -1,0 +1,6 @@
+"""Ready-made datasets: mg.data.datasets.MNIST, FashionMNIST (as torchvision.datasets)."""
+from .download import ChecksumError, DownloadError, download_url, md5sum
+from .mnist import MNIST, FashionMNIST, IDXError, read_idx
+
+__all__ = ["MNIST", "FashionMNIST", "IDXError", "read_idx", "ChecksumError", "DownloadError",
+           "download_url", "md5sum"]

@@ -1,0 +1,264 @@
+"""MNIST and Fashion-MNIST from IDX files (gzipped or plain), as torchvision.datasets.MNIST."""
+import gzip
+import os
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+import minigrad as mg
+from ..dataset import Dataset
+from .download import DownloadError, download_url
+
+__all__ = ["IDXError", "read_idx", "MNIST", "FashionMNIST"]
+
+IMAGES_MAGIC = 2051
+LABELS_MAGIC = 2049
+DEBIAN_FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
+
+_IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+
+
+class IDXError(ValueError):
+    """An IDX file is malformed: bad magic number, header, payload size, or gzip stream."""
+
+
+def _read_bytes(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:2] == b"\x1f\x8b":  # gzip magic, whatever the file is called
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as e:
+            raise IDXError(f"{path}: corrupt or truncated gzip data ({e})") from None
+    return raw
+
+
+def read_idx(path, expected_magic=None):
+    """Read an IDX file (gzipped or plain) into a NumPy array of native byte order.
+
+    Checks the magic number (against ``expected_magic`` if given: 2051 for images, 2049 for
+    labels), that the header is complete, and that the payload is exactly as long as the header
+    says. Errors are :class:`IDXError` naming the file.
+    """
+    path = Path(path)
+    raw = _read_bytes(path)
+    if len(raw) < 4:
+        raise IDXError(f"{path}: file too short ({len(raw)} bytes) to hold an IDX header")
+    magic = int.from_bytes(raw[:4], "big")
+    if expected_magic is not None and magic != expected_magic:
+        raise IDXError(f"{path}: bad magic number {magic} (expected {expected_magic}: "
+                       f"{'images' if expected_magic == IMAGES_MAGIC else 'labels'} IDX file)")
+    code, ndim = raw[2], raw[3]
+    if raw[:2] != b"\0\0" or code not in _IDX_DTYPES or ndim == 0:
+        raise IDXError(f"{path}: not an IDX file (magic number {magic})")
+    header = 4 + 4 * ndim
+    if len(raw) < header:
+        raise IDXError(f"{path}: truncated header: {ndim} dimensions need {header} bytes, "
+                       f"file has {len(raw)}")
+    dims = tuple(int(d) for d in np.frombuffer(raw, ">u4", ndim, offset=4))
+    dtype = np.dtype(_IDX_DTYPES[code])
+    expected = int(np.prod(dims)) * dtype.itemsize
+    if len(raw) - header != expected:
+        raise IDXError(f"{path}: header says shape {dims} ({expected} payload bytes) but the file "
+                       f"holds {len(raw) - header} payload bytes"
+                       + (" (truncated)" if len(raw) - header < expected else " (trailing data)"))
+    arr = np.frombuffer(raw, dtype, offset=header).reshape(dims)
+    return arr.astype(dtype.newbyteorder("="), copy=True)
+
+
+def _scale(images_u8):
+    return images_u8.astype(np.float32) / np.float32(255)
+
+
+class MNIST(Dataset):
+    """The MNIST handwritten digits, read from the four IDX files.
+
+    Files ``{train,t10k}-{images-idx3,labels-idx1}-ubyte`` (each optionally ``.gz``) are looked up
+    in ``root``, ``root/<ClassName>/raw`` (torchvision's layout), ``root/<ClassName>`` and the
+    aliases in ``folder_aliases`` under ``root``. A folder found this way is validated by its IDX
+    headers (magic numbers, sizes, image count == label count), not by checksum, so subsets work.
+
+    Args:
+        root (str or Path, optional): data folder. Default: ``$MINIGRAD_DATA``, else
+            ``~/.cache/minigrad``.
+        train (bool): the training split (``train-*``) or the test split (``t10k-*``).
+        download (bool): fetch missing files into ``root/<ClassName>/raw`` from ``base_url``,
+            verifying the published MD5 of each file.
+        transform (callable, optional): applied to the image, which it receives as a float32
+            Tensor of shape (1, 28, 28) with values in [0, 1].
+        target_transform (callable, optional): applied to the label (a Python int).
+        base_url (str, optional): mirror to download from. Default: ``$MINIGRAD_MNIST_URL``
+            (``$MINIGRAD_FASHION_MNIST_URL`` for FashionMNIST), else the canonical mirror.
+
+    Attributes:
+        data: uint8 array (N, 28, 28).  targets: int64 array (N,).  classes: the class names.
+
+    The whole split as arrays, for fast batching: :meth:`arrays`. Without transforms,
+    ``DataLoader`` batches this dataset by fancy-indexing those arrays.
+
+    Example:
+        >>> test = mg.data.datasets.MNIST("../shared/data/mnist-10k", train=False)
+        >>> image, label = test[0]          # Tensor (1, 28, 28) float32, int 7
+    """
+
+    mirrors = ["https://ossci-datasets.s3.amazonaws.com/mnist/"]
+    url_env = "MINIGRAD_MNIST_URL"
+    resources = {
+        True: (("train-images-idx3-ubyte", "f68b3c2dcbeaaa9fbdd348bbdeb94873"),
+               ("train-labels-idx1-ubyte", "d53e105ee54ea40749a09fcbcd1e9432")),
+        False: (("t10k-images-idx3-ubyte", "9fb629c4189551a2d022fa330f9573f3"),
+                ("t10k-labels-idx1-ubyte", "ec29112dd5afa0611ce80d1b7f02629c")),
+    }
+    folder_aliases = ("mnist", "mnist-10k")
+    classes = ["0 - zero", "1 - one", "2 - two", "3 - three", "4 - four",
+               "5 - five", "6 - six", "7 - seven", "8 - eight", "9 - nine"]
+
+    def __init__(self, root=None, train=True, download=False, transform=None,
+                 target_transform=None, base_url=None):
+        self.root = Path(os.path.expanduser(str(root))) if root is not None else self.default_root()
+        self._root_given = root is not None
+        self.train = bool(train)
+        self.transform = transform
+        self.target_transform = target_transform
+        self.base_url = base_url
+        folder = self._find_folder()
+        if folder is None:
+            if not download:
+                raise RuntimeError(
+                    f"{type(self).__name__}: dataset not found: no folder among "
+                    f"{[str(p) for p in self._search_dirs()]} holds {self._split_names()} "
+                    "(plain or .gz). You can use download=True to download it")
+            folder = self._download()
+        self.folder = folder
+        images_path, labels_path = (self._file_in(folder, name) for name, _ in self.resources[self.train])
+        images = read_idx(images_path, IMAGES_MAGIC)
+        labels = read_idx(labels_path, LABELS_MAGIC)
+        if images.ndim != 3:
+            raise IDXError(f"{images_path}: images must be 3-D (N, rows, cols), got shape {images.shape}")
+        if labels.ndim != 1:
+            raise IDXError(f"{labels_path}: labels must be 1-D, got shape {labels.shape}")
+        if len(images) != len(labels):
+            raise IDXError(f"{type(self).__name__}: {images_path} holds {len(images)} images but "
+                           f"{labels_path} holds {len(labels)} labels")
+        if len(labels) and int(labels.max()) >= len(self.classes):
+            raise IDXError(f"{labels_path}: label {int(labels.max())} out of range for "
+                           f"{len(self.classes)} classes")
+        self.data = images
+        self.targets = labels.astype(np.int64)
+        self._arrays = None
+
+    # ---- locating files
+    @classmethod
+    def default_root(cls):
+        env = os.environ.get("MINIGRAD_DATA")
+        return Path(os.path.expanduser(env)) if env else Path.home() / ".cache" / "minigrad"
+
+    @property
+    def raw_folder(self):
+        return self.root / type(self).__name__ / "raw"
+
+    def _split_names(self):
+        return [name for name, _ in self.resources[self.train]]
+
+    def _search_dirs(self):
+        roots = [self.root]
+        if not self._root_given and type(self).__name__ == "FashionMNIST":
+            roots.append(DEBIAN_FASHION_MNIST_DIR)
+        dirs = []
+        for r in roots:
+            dirs += [r, r / type(self).__name__ / "raw", r / type(self).__name__]
+            dirs += [r / alias for alias in self.folder_aliases]
+        return dirs
+
+    @staticmethod
+    def _file_in(folder, name):
+        for candidate in (folder / name, folder / (name + ".gz")):
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def _find_folder(self):
+        for d in self._search_dirs():
+            if all(self._file_in(d, name) is not None for name in self._split_names()):
+                return d
+        return None
+
+    def _download(self):
+        base = self.base_url or os.environ.get(self.url_env)
+        mirrors = [base] if base else list(self.mirrors)
+        folder = self.raw_folder
+        for name, md5 in self.resources[self.train]:
+            if self._file_in(folder, name) is not None:
+                continue
+            errors = []
+            for mirror in mirrors:
+                url = mirror.rstrip("/") + "/" + name + ".gz"
+                try:
+                    download_url(url, folder / (name + ".gz"), md5=md5)
+                    break
+                except DownloadError as e:
+                    if type(e) is not DownloadError:  # a checksum mismatch: do not hide it
+                        raise
+                    errors.append(str(e))
+            else:
+                raise DownloadError(f"{type(self).__name__}: could not download {name}.gz: "
+                                    + "; ".join(errors))
+        return folder
+
+    # ---- items
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, index):
+        index = int(index)
+        image = mg.from_numpy(_scale(self.data[index])[None])
+        label = int(self.targets[index])
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            label = self.target_transform(label)
+        return image, label
+
+    def arrays(self):
+        """The whole split: (images float32 (N, 1, 28, 28) in [0, 1], labels int64 (N,)).
+
+        Computed once and cached; transforms are not applied.
+        """
+        if self._arrays is None:
+            self._arrays = (_scale(self.data)[:, None], self.targets)
+        return self._arrays
+
+    def _batch_arrays(self):
+        if self.transform is not None or self.target_transform is not None:
+            return None
+        return self.arrays()
+
+    @property
+    def class_to_idx(self):
+        return {c: i for i, c in enumerate(self.classes)}
+
+    def __repr__(self):
+        return (f"Dataset {type(self).__name__}\n    Number of datapoints: {len(self)}\n"
+                f"    Root location: {self.folder}\n    Split: {'Train' if self.train else 'Test'}")
+
+
+class FashionMNIST(MNIST):
+    """Fashion-MNIST (Zalando's clothing images), same format and arguments as :class:`MNIST`.
+
+    With no ``root`` and nothing in the default cache, the Debian package
+    ``dataset-fashion-mnist`` (``/usr/share/datasets/fashion-mnist``) is used when installed.
+    The download mirror can be overridden with ``base_url=`` or ``$MINIGRAD_FASHION_MNIST_URL``.
+    """
+
+    mirrors = ["http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"]
+    url_env = "MINIGRAD_FASHION_MNIST_URL"
+    resources = {
+        True: (("train-images-idx3-ubyte", "8d4fb7e6c68d591d4c3dfef9ec88bf0d"),
+               ("train-labels-idx1-ubyte", "25c81989df183df01b3e8a0aad5dffbe")),
+        False: (("t10k-images-idx3-ubyte", "bef4ecab320f06d8554ea6380940ec79"),
+                ("t10k-labels-idx1-ubyte", "bb300cfdad3c16e7a12a480ee83cd310")),
+    }
+    folder_aliases = ("fashion-mnist", "fashion_mnist")
+    classes = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+               "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
