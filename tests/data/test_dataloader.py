@@ -239,3 +239,20 @@ def test_fast_batches_are_copies():
     x, _ = next(iter(DataLoader(ds, batch_size=4)))
     x.data[...] = -1
     assert ds.tensors[0].data.min() >= 0
+
+
+def test_collate_and_len_parity_with_torch():
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import default_collate as tcollate
+    samples = [({"a": 1, "b": 2.5, "c": True}, np.ones(2, dtype=np.float32), "s"),
+               ({"a": 3, "b": 3.5, "c": False}, np.zeros(2, dtype=np.float32), "t")]
+    ours, theirs = default_collate(samples), tcollate(samples)
+    assert type(ours) is type(theirs) is list
+    for k in "abc":
+        assert str(ours[0][k].dtype) == str(theirs[0][k].dtype).replace("torch.", "")
+        assert ours[0][k].tolist() == theirs[0][k].tolist()
+    np.testing.assert_array_equal(ours[1].data, theirs[1].numpy())
+    assert ours[2] == theirs[2]
+    for n, bs, dl in [(10, 3, False), (10, 3, True), (9, 3, True), (1, 4, False), (1, 4, True)]:
+        t = torch.utils.data.DataLoader(range(n), batch_size=bs, drop_last=dl)
+        assert len(DataLoader(range(n), batch_size=bs, drop_last=dl)) == len(t)

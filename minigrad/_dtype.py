@@ -1,0 +1,82 @@
+"""dtypes: minigrad uses NumPy's dtype objects directly (mg.float32 is np.dtype('float32'))."""
+import numpy as np
+
+float16 = np.dtype(np.float16)
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+int8 = np.dtype(np.int8)
+uint8 = np.dtype(np.uint8)
+int16 = np.dtype(np.int16)
+int32 = np.dtype(np.int32)
+int64 = np.dtype(np.int64)
+bool_ = np.dtype(np.bool_)
+half, float, double = float16, float32, float64  # noqa: A001  (PyTorch aliases)
+short, int, long = int16, int32, int64  # noqa: A001
+
+_default_float = [float32]
+
+
+def get_default_dtype():
+    """The dtype given to tensors made from Python floats (float32 unless changed)."""
+    return _default_float[0]
+
+
+def set_default_dtype(dtype):
+    """Set the default floating dtype (float32 or float64), as torch.set_default_dtype."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"set_default_dtype: only floating dtypes are supported, got {dtype}")
+    _default_float[0] = dtype
+
+
+def is_floating(dtype):
+    return dtype.kind == "f"
+
+
+def _category(dtype):
+    return {"b": 0, "u": 1, "i": 1, "f": 2}.get(dtype.kind, 3)
+
+
+def result_type(x, y):
+    """PyTorch's promotion for two operands: each is an ndarray (a tensor's data) or a Python scalar.
+
+    A higher category (bool < int < float) wins; within a category, dimensioned tensors win over
+    0-d tensors and Python scalars (so float32 * 2.5 stays float32, int64 * 2.5 gives the default float).
+    """
+    dx, dy = _dtype_of(x), _dtype_of(y)
+    if dx == dy:
+        return dx
+    cx, cy = _category(dx), _category(dy)
+    if cx != cy:
+        hi, hi_op = (dx, x) if cx > cy else (dy, y)
+        # a Python float (or a 0-d tensor) promoting an integer tensor gives the default float dtype
+        if not isinstance(hi_op, np.ndarray) or (hi_op.ndim == 0 and _ndim(x if hi_op is y else y) > 0):
+            return get_default_dtype() if _category(hi) == 2 else hi
+        return hi
+    wx, wy = _weight(x), _weight(y)
+    if wx != wy:
+        return dx if wx > wy else dy
+    return np.promote_types(dx, dy)
+
+
+def _ndim(v):
+    return v.ndim if isinstance(v, np.ndarray) else 0
+
+
+def _weight(v):
+    # dimensioned tensor > 0-d tensor > Python scalar
+    if isinstance(v, np.ndarray):
+        return 2 if v.ndim else 1
+    return 0
+
+
+def _dtype_of(v):
+    if isinstance(v, np.ndarray):
+        return v.dtype
+    if isinstance(v, (bool, np.bool_)):
+        return bool_
+    if isinstance(v, (int, np.integer)):
+        return int64
+    if isinstance(v, (float, np.floating)):
+        return get_default_dtype()
+    raise TypeError(f"unsupported operand type {type(v).__name__}")

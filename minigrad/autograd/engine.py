@@ -1,0 +1,213 @@
+"""The backward engine: walks the graph in reverse topological order applying each node's VJP.
+
+This is the only place where a gradient is summed back to its input's (pre-broadcast) shape.
+"""
+import numpy as np
+
+from .function import AccumulateGrad, _accumulator
+from .grad_mode import _state
+
+
+def sum_to(g, shape):
+    """Sum gradient g (a Tensor) down to `shape`, undoing broadcasting: the engine's one un-broadcast."""
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, gshape[lead:])):
+        raise RuntimeError(f"gradient of shape {gshape} cannot be summed to the input's shape {shape}")
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+    if axes:
+        g = g.sum(axes, keepdim=True)
+    return g.reshape(shape) if g.shape != shape else g
+
+
+def _root_node(t):
+    if t.grad_fn is not None:
+        return t.grad_fn, t._output_nr
+    if t.requires_grad:
+        return _accumulator(t), 0
+    raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+
+
+def _topo_order(roots):
+    """Nodes reachable from roots, producers after consumers (Kahn's algorithm, no recursion)."""
+    deps = {}
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node._edges:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    ready = [n for n in dict.fromkeys(roots) if n not in deps]
+    order = []
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for nxt, _ in node._edges:
+            if nxt is None:
+                continue
+            d = deps[nxt] - 1
+            deps[nxt] = d
+            if d == 0:
+                ready.append(nxt)
+    return order
+
+
+def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None, accumulate=True):
+    """Backpropagate from `tensors` with seed gradients `grad_tensors`.
+
+    accumulate=True (Tensor.backward): gradients land in the .grad of leaves (only those in
+    `inputs`, if given). accumulate=False (autograd.grad): nothing is accumulated; the total
+    gradient reaching each of `inputs` is returned.
+    """
+    from ..tensor import Tensor
+
+    roots = []
+    buf = {}
+    handed = set()  # ids of arrays a .grad already holds: a second holder must copy
+    for t, g in zip(tensors, grad_tensors):
+        node, nr = _root_node(t)
+        roots.append(node)
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = Tensor._make(np.ones(t.shape, dtype=t.dtype))
+        else:
+            if not isinstance(g, Tensor):
+                g = Tensor._make(np.asarray(g, dtype=t.dtype))
+            if g.shape != t.shape:
+                raise RuntimeError(f"backward: mismatch in shape: gradient has shape {g.shape} "
+                                   f"but the output has shape {t.shape}")
+            if not create_graph:
+                g = g.detach()
+            handed.add(id(g.data))
+        _add_to(buf, node, nr, g)
+
+    capture = None
+    if inputs is not None:
+        capture = {}
+        for i, t in enumerate(inputs):
+            if not t.requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            key = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (_accumulator(t), 0)
+            capture.setdefault(key, []).append(i)
+    order = _topo_order(roots)
+    if capture is not None:
+        order = _prune(order, {node for node, _ in capture})
+    results = [None] * len(inputs) if inputs is not None else None
+
+    prev = _state.enabled
+    _state.enabled = create_graph
+    try:
+        for node in order:
+            g = buf.pop(node, None)
+            if g is None:
+                continue
+            n_out = len(node._out_meta) if type(node) is not AccumulateGrad else 1
+            grads = g if n_out > 1 else [g]
+            if node._pre_hooks:
+                for nr, hooks in node._pre_hooks.items():
+                    for hook in list(hooks):
+                        if grads[nr] is not None:
+                            new = hook(grads[nr])
+                            if new is not None:
+                                grads[nr] = new
+            if capture is not None:
+                for nr in range(n_out):
+                    for i in capture.get((node, nr), ()):
+                        results[i] = grads[nr]
+            if type(node) is AccumulateGrad:
+                var = node.variable
+                gv = grads[0]
+                if var._hooks:
+                    for hook in list(var._hooks):
+                        new = hook(gv)
+                        if new is not None:
+                            gv = new
+                if accumulate and (capture is None or (node, 0) in capture):
+                    _accumulate(var, gv, create_graph, handed)
+                continue
+            if n_out > 1:
+                for i, gi in enumerate(grads):
+                    if gi is None:
+                        shape, dtype = node._out_meta[i]
+                        grads[i] = Tensor._make(np.zeros(shape, dtype))
+            try:
+                out = node.backward(node, *grads)
+            except Exception as e:
+                e.add_note(f"(raised in the backward of {node.name()})")
+                raise
+            if type(out) is not tuple:
+                out = (out,)
+            edges = node._edges
+            if len(out) != len(edges):
+                raise RuntimeError(f"{node.name()}: backward returned {len(out)} gradients, expected "
+                                   f"{len(edges)} (one per forward input)")
+            for (nxt, nr), gi, meta in zip(edges, out, node._in_meta):
+                if nxt is None or gi is None:
+                    continue
+                if not isinstance(gi, Tensor):
+                    gi = Tensor._make(np.asarray(gi))
+                shape, dtype = meta
+                if gi.shape != shape:
+                    try:
+                        gi = sum_to(gi, shape)
+                    except RuntimeError as e:
+                        raise RuntimeError(f"{node.name()}: {e}") from None
+                if gi.dtype != dtype:
+                    gi = gi.to(dtype)
+                _add_to(buf, nxt, nr, gi)
+            if not retain_graph:
+                node._release()
+    finally:
+        _state.enabled = prev
+    return results
+
+
+def _add_to(buf, node, nr, g):
+    n_out = len(node._out_meta) if type(node) is not AccumulateGrad else 1
+    if n_out == 1:
+        old = buf.get(node)
+        buf[node] = g if old is None else old + g
+    else:
+        slots = buf.get(node)
+        if slots is None:
+            slots = buf[node] = [None] * n_out
+        slots[nr] = g if slots[nr] is None else slots[nr] + g
+
+
+def _accumulate(var, g, create_graph, handed):
+    """var.grad += g. The first gradient is taken without a copy when nothing else holds its array."""
+    from ..tensor import Tensor
+
+    old = var._grad
+    if old is None:
+        arr = g.data
+        if create_graph:
+            var._grad = g
+        else:
+            if arr.base is not None or not arr.flags.writeable or id(arr) in handed:
+                arr = arr.copy()
+            handed.add(id(arr))
+            var._grad = Tensor._make(arr)
+    elif create_graph or old.requires_grad:
+        var._grad = old + g
+    else:
+        old.data += g.data
+        if old._vc:
+            old._vc[0] += 1
+
+
+def _prune(order, targets):
+    """Keep only nodes from which some target node can be reached (order: consumers first)."""
+    needed = set()
+    for node in reversed(order):
+        if node in targets or any(n in needed for n, _ in node._edges if n is not None):
+            needed.add(node)
+    return [n for n in order if n in needed]

@@ -1,0 +1,134 @@
+"""Tensor creation: mg.tensor, zeros, ones, arange, rand, ... (PyTorch's names and defaults)."""
+import numpy as np
+
+from . import _dtype
+from .random import get_rng
+from .tensor import Tensor, _to_array
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        return tuple(size[0])
+    return tuple(size)
+
+
+def _float_dtype(dtype):
+    return np.dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
+
+
+def _out(arr, requires_grad):
+    t = Tensor._make(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(data, dtype=None, requires_grad=False, device=None):
+    """A new leaf tensor holding a copy of data (float data -> float32 by default, ints -> int64)."""
+    arr = _to_array(data, dtype)
+    if isinstance(data, (np.ndarray, Tensor)) or arr is data:
+        arr = arr.copy()
+    return _out(arr, requires_grad)
+
+
+def as_tensor(data, dtype=None):
+    return Tensor(data, dtype)
+
+
+def from_numpy(arr):
+    """A tensor sharing memory with the NumPy array arr (changes to one show in the other)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"from_numpy: expected np.ndarray (got {type(arr).__name__})")
+    return Tensor._make(arr)
+
+
+def zeros(*size, dtype=None, requires_grad=False, device=None):
+    return _out(np.zeros(_size(size), _float_dtype(dtype)), requires_grad)
+
+
+def ones(*size, dtype=None, requires_grad=False, device=None):
+    return _out(np.ones(_size(size), _float_dtype(dtype)), requires_grad)
+
+
+def empty(*size, dtype=None, requires_grad=False, device=None):
+    return _out(np.empty(_size(size), _float_dtype(dtype)), requires_grad)
+
+
+def full(size, fill_value, dtype=None, requires_grad=False, device=None):
+    if dtype is None:
+        dtype = np.asarray(_to_array(fill_value)).dtype
+    return _out(np.full(tuple(size) if not isinstance(size, int) else (size,), fill_value, np.dtype(dtype)),
+                requires_grad)
+
+
+def zeros_like(x, dtype=None, requires_grad=False):
+    return _out(np.zeros(x.shape, dtype or x.dtype), requires_grad)
+
+
+def ones_like(x, dtype=None, requires_grad=False):
+    return _out(np.ones(x.shape, dtype or x.dtype), requires_grad)
+
+
+def empty_like(x, dtype=None, requires_grad=False):
+    return _out(np.empty(x.shape, dtype or x.dtype), requires_grad)
+
+
+def full_like(x, fill_value, dtype=None, requires_grad=False):
+    return _out(np.full(x.shape, fill_value, dtype or x.dtype), requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None):
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        is_float = any(isinstance(v, float) for v in (start, end, step))
+        dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
+    return _out(np.arange(start, end, step, dtype=np.dtype(dtype)), requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
+    return _out(np.linspace(start, end, steps, dtype=_float_dtype(dtype)), requires_grad)
+
+
+def eye(n, m=None, dtype=None, requires_grad=False, device=None):
+    return _out(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
+    """Uniform samples on [0, 1)."""
+    dt = _float_dtype(dtype)
+    arr = get_rng(generator).random(_size(size), dtype=dt if dt in (np.float32, np.float64) else np.float64)
+    return _out(arr.astype(dt, copy=False), requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
+    """Standard normal samples."""
+    dt = _float_dtype(dtype)
+    arr = get_rng(generator).standard_normal(_size(size), dtype=dt if dt in (np.float32, np.float64) else np.float64)
+    return _out(arr.astype(dt, copy=False), requires_grad)
+
+
+def randint(low, high=None, size=None, generator=None, dtype=None, requires_grad=False, device=None):
+    """Integers uniform on [low, high) (randint(high, size) also works, as PyTorch)."""
+    if size is None:
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    arr = get_rng(generator).integers(low, high, size=tuple(size))
+    return _out(arr.astype(np.dtype(dtype) if dtype is not None else np.int64), requires_grad)
+
+
+def randperm(n, generator=None, dtype=None):
+    return Tensor._make(get_rng(generator).permutation(n).astype(dtype or np.int64))
+
+
+def rand_like(x, generator=None, dtype=None, requires_grad=False):
+    return rand(*x.shape, generator=generator, dtype=dtype or x.dtype, requires_grad=requires_grad)
+
+
+def randn_like(x, generator=None, dtype=None, requires_grad=False):
+    return randn(*x.shape, generator=generator, dtype=dtype or x.dtype, requires_grad=requires_grad)
+
+
+def randint_like(x, low, high=None, generator=None, dtype=None):
+    return randint(low, high, x.shape, generator=generator, dtype=dtype or x.dtype)

@@ -1,0 +1,42 @@
+"""Dropout."""
+from __future__ import annotations
+
+from ...tensor import Tensor
+from .. import functional as F
+from .module import Module
+
+
+class Dropout(Module):
+    r"""Zero each element with probability ``p`` during training, as ``torch.nn.Dropout``.
+
+    The kept elements are scaled by :math:`1/(1-p)`, so that evaluation (where the module is the
+    identity) needs no rescaling. Masks are drawn from the default generator (``mg.manual_seed``).
+
+    Args:
+        p (float): probability of an element being zeroed. Default: 0.5.
+        inplace (bool): do it in place. Default: ``False``.
+
+    Shape:
+        - Input: :math:`(*)`.
+        - Output: the same shape.
+
+    Example:
+        >>> m = nn.Dropout(p=0.2)
+        >>> m(mg.randn(20, 16)).shape
+        (20, 16)
+    """
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        if not self.training or self.p == 0:
+            return input  # the identity in evaluation mode, as PyTorch
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"

@@ -1,0 +1,618 @@
+"""Module: the base class of every layer, as torch.nn.Module."""
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections import OrderedDict, namedtuple
+from typing import Any, Callable, Iterator, Mapping
+
+import numpy as np
+
+from ...tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from ..parameter import Parameter
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict(strict=False) returns: the keys it did not match."""
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _addindent(s: str, num_spaces: int) -> str:
+    lines = s.split("\n")
+    if len(lines) == 1:  # single-line reprs stay as they are
+        return s
+    first = lines.pop(0)
+    rest = [(num_spaces * " ") + line if line.strip() else "" for line in lines]
+    return first + "\n" + "\n".join(rest)
+
+
+class RemovableHandle:
+    """Returned by register_forward_hook / register_forward_pre_hook; ``remove()`` unregisters."""
+
+    _next_id = 0
+
+    def __init__(self, hooks_dict: dict) -> None:
+        self._hooks_dict = hooks_dict
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self) -> None:
+        self._hooks_dict.pop(self.id, None)
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+_DTYPE_ALIASES = {"float": np.float32, "float32": np.float32, "double": np.float64,
+                  "float64": np.float64, "half": np.float16, "float16": np.float16}
+
+
+def _parse_to(args: tuple, kwargs: dict):
+    """The dtype (or None) named by Module.to's arguments; devices other than the CPU are refused."""
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, str) and a not in _DTYPE_ALIASES:
+            device = a
+        elif a is not None:
+            dtype = a
+    if device is not None and str(device).split(":")[0] != "cpu":
+        raise RuntimeError(f"to(): minigrad runs on the CPU only; got device {device!r}")
+    if dtype is None:
+        return None
+    dtype = np.dtype(_DTYPE_ALIASES.get(dtype, dtype) if isinstance(dtype, str) else dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
+    return dtype
+
+
+class Module:
+    r"""Base class for all neural network modules, as ``torch.nn.Module``.
+
+    Subclasses set their layers and parameters as attributes in ``__init__`` (after calling
+    ``super().__init__()``) and define :meth:`forward`. Attributes that are :class:`Parameter`\ s,
+    Modules, or tensors given to :meth:`register_buffer` are registered, so that
+    :meth:`parameters`, :meth:`state_dict`, :meth:`train`, :meth:`to` and the repr see them.
+
+    Example:
+        >>> class Net(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc1 = nn.Linear(4, 8)
+        ...         self.fc2 = nn.Linear(8, 2)
+        ...     def forward(self, x):
+        ...         return self.fc2(self.fc1(x).relu())
+        >>> [name for name, _ in Net().named_parameters()]
+        ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']
+    """
+
+    training: bool
+    _version: int = 1
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments; "
+                            "Module.__init__ takes none")
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = OrderedDict()
+        d["_buffers"] = OrderedDict()
+        d["_non_persistent_buffers_set"] = set()
+        d["_modules"] = OrderedDict()
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_pre_hooks"] = OrderedDict()
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Define the computation performed at every call. Every subclass overrides it."""
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
+        for hook in list(self._forward_pre_hooks.values()):
+            res = hook(self, args)
+            if res is not None:
+                args = res if isinstance(res, tuple) else (res,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            res = hook(self, args, out)
+            if res is not None:
+                out = res
+        return out
+
+    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Register ``hook(module, args) -> None or new args``, called before :meth:`forward`."""
+        handle = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+        """Register ``hook(module, args, output) -> None or new output``, called after :meth:`forward`."""
+        handle = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[handle.id] = hook
+        return handle
+
+    # ---------------------------------------------------------------- registration
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add a buffer: module state that is not a parameter (e.g. BatchNorm's ``running_mean``).
+
+        Args:
+            name (str): the buffer's attribute name.
+            tensor (Tensor or None): the buffer; ``None`` registers an empty slot (left out of
+                state_dict).
+            persistent (bool): whether the buffer is part of :meth:`state_dict`. Default: ``True``.
+        """
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        self._check_name(name, "buffer")
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                            "(Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter to the module, reachable as an attribute by ``name``.
+
+        Args:
+            name (str): the parameter's attribute name.
+            param (Parameter or None): the parameter; ``None`` registers an empty slot (e.g. a
+                Linear without bias), skipped by :meth:`parameters` and :meth:`state_dict`.
+        """
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        self._check_name(name, "parameter")
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                            "(nn.Parameter or None required)")
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                             "created explicitly. To express a parameter as a function of another Tensor, "
+                             "compute the value in the forward() method.")
+        self._parameters[name] = param
+
+    def add_module(self, name: str, module: "Module | None") -> None:
+        """Add a child module, reachable as an attribute by ``name``."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._check_name(name, "module")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    @staticmethod
+    def _check_name(name: Any, kind: str) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._remove_from(name, d, self._buffers, self._modules)
+            self._non_persistent_buffers_set.discard(name)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                                "(nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        else:
+            modules = d.get("_modules")
+            if isinstance(value, Module):
+                if modules is None:
+                    raise AttributeError("cannot assign module before Module.__init__() call")
+                self._remove_from(name, d, self._parameters, self._buffers)
+                self._non_persistent_buffers_set.discard(name)
+                modules[name] = value
+            elif modules is not None and name in modules:
+                if value is not None:
+                    raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                                    "(nn.Module or None expected)")
+                modules[name] = value
+            else:
+                buffers = d.get("_buffers")
+                if buffers is not None and name in buffers:
+                    if value is not None and not isinstance(value, Tensor):
+                        raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                        "(Tensor or None expected)")
+                    buffers[name] = value
+                else:
+                    object.__setattr__(self, name, value)
+
+    @staticmethod
+    def _remove_from(name: str, *dicts: dict) -> None:
+        for d in dicts:
+            d.pop(name, None)
+
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self) -> list[str]:
+        keys = (dir(self.__class__) + list(self.__dict__) + list(self._parameters)
+                + list(self._modules) + list(self._buffers))
+        return sorted(k for k in set(keys) if not k[0].isdigit())
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    # ---------------------------------------------------------------- traversal
+    def _named_members(self, get_members: Callable, prefix: str = "", recurse: bool = True,
+                       remove_duplicate: bool = True) -> Iterator[tuple[str, Any]]:
+        memo = set()
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
+        for module_prefix, module in modules:
+            for k, v in get_members(module):
+                if v is None or (remove_duplicate and id(v) in memo):
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                yield (module_prefix + ("." if module_prefix else "") + k, v)
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Iterate over ``(name, parameter)`` pairs; a parameter shared by several modules appears once.
+
+        Args:
+            prefix (str): prepended to every name.
+            recurse (bool): include the parameters of all submodules. Default: ``True``.
+            remove_duplicate (bool): skip parameters already yielded. Default: ``True``.
+
+        Example:
+            >>> [n for n, _ in nn.Sequential(nn.Linear(2, 2)).named_parameters()]
+            ['0.weight', '0.bias']
+        """
+        return self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Iterate over the module's parameters (each shared parameter once), as given to an optimizer."""
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """Iterate over ``(name, buffer)`` pairs, persistent or not."""
+        return self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Iterate over the module's buffers."""
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def named_children(self) -> Iterator[tuple[str, "Module"]]:
+        """Iterate over ``(name, module)`` for the immediate children (each module once)."""
+        memo = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in memo:
+                memo.add(id(module))
+                yield name, module
+
+    def children(self) -> Iterator["Module"]:
+        """Iterate over the immediate child modules."""
+        for _, m in self.named_children():
+            yield m
+
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, "Module"]]:
+        """Iterate over ``(name, module)`` for this module (name ``prefix``) and all descendants."""
+        if memo is None:
+            memo = set()
+        if id(self) in memo:
+            return
+        if remove_duplicate:
+            memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self) -> Iterator["Module"]:
+        """Iterate over this module and all its descendants (each once)."""
+        for _, m in self.named_modules():
+            yield m
+
+    def get_submodule(self, target: str) -> "Module":
+        """The submodule named by a dotted path, e.g. ``"encoder.layers.0"``; ``""`` gives self."""
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter named by a dotted path, e.g. ``"0.weight"``."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if name not in mod._parameters:
+            raise AttributeError(mod._get_name() + " has no parameter `" + name + "`")
+        return mod._parameters[name]
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer named by a dotted path, e.g. ``"bn.running_mean"``."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if name not in mod._buffers:
+            raise AttributeError(mod._get_name() + " has no buffer `" + name + "`")
+        return mod._buffers[name]
+
+    def apply(self, fn: Callable[["Module"], None]) -> "Module":
+        """Call ``fn`` on every submodule (children first) and then on self; returns self.
+
+        Example:
+            >>> def init_weights(m):
+            ...     if isinstance(m, nn.Linear):
+            ...         nn.init.zeros_(m.weight)
+            >>> net = nn.Sequential(nn.Linear(2, 2), nn.ReLU()).apply(init_weights)
+        """
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # ---------------------------------------------------------------- modes and gradients
+    def train(self, mode: bool = True) -> "Module":
+        """Set this module and its descendants to training mode (``mode=False``: evaluation); returns self."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> "Module":
+        """Set evaluation mode (Dropout off, BatchNorm uses running statistics); same as ``train(False)``."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Set ``requires_grad`` on every parameter (e.g. ``False`` to freeze); returns self."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all parameters: to ``None`` (default) or to zeros in place."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                if p.grad.grad_fn is not None:
+                    p.grad = p.grad.detach()
+                with no_grad():
+                    p.grad.zero_()
+
+    # ---------------------------------------------------------------- dtype conversion
+    def _cast_(self, dtype: np.dtype) -> None:
+        # in place on the same objects, so optimizers holding the parameters keep working
+        for t in itertools.chain(self.parameters(), self.buffers()):
+            if t.dtype.kind == "f" and t.dtype != dtype:
+                t.data = t.data.astype(dtype)
+                if t.grad is not None:
+                    t.grad = Tensor(t.grad.data.astype(dtype), dtype=dtype)
+
+    def to(self, *args: Any, **kwargs: Any) -> "Module":
+        """Cast floating-point parameters and buffers to ``dtype`` in place; returns self.
+
+        Accepts ``to(dtype)``, ``to(tensor)`` (its dtype), ``to(dtype=...)`` and, for ported code, a
+        CPU device (``to("cpu")``), which changes nothing. Integer buffers (e.g. BatchNorm's
+        ``num_batches_tracked``) are left alone. Parameters stay the same objects.
+
+        Example:
+            >>> net = nn.Linear(2, 2).to(mg.float64)
+            >>> net.weight.dtype
+            dtype('float64')
+        """
+        dtype = _parse_to(args, dict(kwargs))
+        if dtype is not None:
+            self._cast_(dtype)
+        return self
+
+    def float(self) -> "Module":
+        """Cast floating-point parameters and buffers to float32."""
+        return self.to(np.float32)
+
+    def double(self) -> "Module":
+        """Cast floating-point parameters and buffers to float64."""
+        return self.to(np.float64)
+
+    def half(self) -> "Module":
+        """Cast floating-point parameters and buffers to float16."""
+        return self.to(np.float16)
+
+    def cpu(self) -> "Module":
+        """Does nothing (minigrad runs on the CPU); returns self, for ported code."""
+        return self
+
+    # ---------------------------------------------------------------- state dict
+    def state_dict(self, *, destination: dict | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
+        """An ordered dict of every parameter and persistent buffer, keyed by dotted name.
+
+        Values are detached tensors sharing memory with the module's (``keep_vars=True`` gives the
+        parameters themselves). Non-persistent buffers and ``None`` slots are left out.
+
+        Example:
+            >>> list(nn.Sequential(nn.Linear(2, 3)).state_dict())
+            ['0.weight', '0.bias']
+        """
+        if destination is None:
+            destination = OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        return destination
+
+    def _load_from_state_dict(self, state_dict: Mapping, prefix: str, strict: bool,
+                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
+        persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
+        local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
+                       if v is not None}
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            src = state_dict[key]
+            if isinstance(src, Tensor):
+                src_arr = src.data
+            elif isinstance(src, (np.ndarray, np.generic, int, float, bool)):
+                src_arr = np.asarray(src)
+            else:
+                error_msgs.append(f'While copying the parameter named "{key}", expected Tensor or '
+                                  f"array from checkpoint but received {type(src)}")
+                continue
+            if tuple(src_arr.shape) != tuple(param.shape):
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {tuple(src_arr.shape)} "
+                                  f"from checkpoint, the shape in current model is {tuple(param.shape)}.")
+                continue
+            try:
+                with no_grad():
+                    param.copy_(Tensor(np.array(src_arr, dtype=param.dtype), dtype=param.dtype))
+            except Exception as ex:  # report with the key rather than failing half-way
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                                  f"{tuple(param.shape)} and whose dimensions in the checkpoint are "
+                                  f"{tuple(src_arr.shape)}, an exception occurred : {ex.args}.")
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix):
+                    input_name = key[len(prefix):].split(".", 1)
+                    if len(input_name) > 1:
+                        if input_name[0] not in self._modules:
+                            unexpected_keys.append(key)
+                    elif input_name[0] not in local_state:
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> _IncompatibleKeys:
+        """Copy parameters and buffers from ``state_dict`` into this module, in place.
+
+        Args:
+            state_dict (dict): as returned by :meth:`state_dict` (values: tensors or numpy arrays).
+            strict (bool): require the keys to match exactly. Default: ``True``.
+
+        Returns:
+            a named tuple ``(missing_keys, unexpected_keys)``.
+
+        Raises:
+            RuntimeError: listing ``Missing key(s)`` and ``Unexpected key(s)`` (when strict) and any
+            ``size mismatch`` (always); nothing is half-reported.
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing_keys: list[str] = []
+        unexpected_keys: list[str] = []
+        error_msgs: list[str] = []
+        state_dict = OrderedDict(state_dict)
+
+        def load(module: Module, local_sd: dict, prefix: str = "") -> None:
+            module._load_from_state_dict(local_sd, prefix, True, missing_keys, unexpected_keys, error_msgs)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local_sd.items() if k.startswith(child_prefix)}, child_prefix)
+
+        load(self, state_dict)
+        if strict:
+            if unexpected_keys:
+                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected_keys)))
+            if missing_keys:
+                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing_keys)))
+        if error_msgs:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(error_msgs)))
+        return _IncompatibleKeys(missing_keys, unexpected_keys)
+
+    # ---------------------------------------------------------------- repr
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """The module-specific part of the repr (e.g. ``in_features=2, out_features=3, bias=True``)."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = ["(" + key + "): " + _addindent(repr(module), 2) for key, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+
+def _warn_legacy_reduction(size_average: Any, reduce: Any) -> str:
+    """PyTorch's mapping of the deprecated size_average / reduce arguments to ``reduction``."""
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean' / 'sum' / "
+                  "'none' instead.", stacklevel=3)
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if size_average and reduce:
+        return "mean"
+    return "sum" if reduce else "none"

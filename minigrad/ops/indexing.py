@@ -1,0 +1,222 @@
+"""Indexing: t[index], t[index] = v, gather / scatter_add and friends.
+
+GetItem and IndexAdd are each other's gradient, so indexing is differentiable to any order.
+"""
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+
+
+def _np_index(index):
+    """Translate a minigrad index (may hold Tensors and lists) to a NumPy one."""
+    if isinstance(index, tuple):
+        return tuple(_np_index_item(i) for i in index)
+    return _np_index_item(index)
+
+
+def _np_index_item(i):
+    if isinstance(i, Tensor):
+        return i.data
+    if isinstance(i, list):
+        return np.asarray(i)
+    return i
+
+
+def _is_basic(index):
+    items = index if isinstance(index, tuple) else (index,)
+    return all(i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer)) and not isinstance(i, bool)
+               for i in items)
+
+
+class GetItem(Function):
+    """out = x[index];  dx = zeros with g added at index (repeated indices accumulate)"""
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.shape, ctx.index = x.shape, index
+        return x[index]
+
+    @staticmethod
+    def backward(ctx, g):
+        return IndexAdd.apply(g, ctx.index, ctx.shape), None
+
+
+class BasicGetItem(GetItem):
+    """out = x[index] for ints/slices/None/Ellipsis: a view of x"""
+    _is_view = True
+
+
+class IndexAdd(Function):
+    """out = zeros(shape); out[index] += g;  dg = out_grad[index]"""
+
+    @staticmethod
+    def forward(ctx, g, index, shape):
+        ctx.index = index
+        out = np.zeros(shape, dtype=g.dtype)
+        if _is_basic(index):
+            out[index] = g
+        else:
+            np.add.at(out, index, g)
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return getitem(gg, ctx.index), None, None
+
+
+def getitem(x, index):
+    idx = _np_index(index)
+    basic = _is_basic(idx)
+    cls = BasicGetItem if basic else GetItem
+    try:
+        out = cls.apply(x, idx)
+    except IndexError as e:
+        raise IndexError(f"getitem: {e} (tensor of shape {x.shape}, index {index!r})") from None
+    if basic and x._base is None:
+        out._view_idx = idx  # lets an in-place op on this view write through x (see ops/inplace.py)
+    return out
+
+
+class SetItem(Function):
+    """out = x with out[index] = v;  dx = g with g[index] = 0,  dv = g[index]"""
+
+    @staticmethod
+    def forward(ctx, x, v, index):
+        ctx.index = index
+        out = x.copy()
+        out[index] = v
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        nx, nv, _ = ctx.needs_input_grad
+        dx = SetItem.apply(g, 0.0, ctx.index) if nx else None
+        dv = getitem(g, ctx.index) if nv else None
+        return dx, dv, None
+
+
+def setitem(x, index, value):
+    from .inplace import write_inplace
+    idx = _np_index(index)
+    if isinstance(value, Tensor) and value.dtype != x.dtype:
+        from .elementwise import cast
+        value = cast(value, x.dtype)
+    write_inplace(x, "setitem", lambda alias: SetItem.apply(alias, value, idx), (value,),
+                  fast=lambda: _setitem_data(x, idx, value))
+
+
+def _setitem_data(x, idx, value):
+    v = value.data if isinstance(value, Tensor) else value
+    try:
+        x.data[idx] = v
+    except ValueError as e:
+        raise ValueError(f"setitem: {e} (tensor of shape {x.shape}, value of shape {np.shape(v)})") from None
+
+
+def _along_index(shape, index, dim):
+    """Full advanced-index tuple selecting index[..] along dim and the matching position elsewhere."""
+    grids = np.ogrid[tuple(slice(0, s) for s in index.shape)]
+    grids = list(grids)
+    grids[dim] = index
+    return tuple(grids)
+
+
+class Gather(Function):
+    """out[i][j] = x[i][index[i][j]] (along dim);  dx = scatter_add of g at index"""
+
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        full = _along_index(x.shape, index, dim)
+        ctx.full, ctx.shape = full, x.shape
+        return x[full]
+
+    @staticmethod
+    def backward(ctx, g):
+        return IndexAdd.apply(g, ctx.full, ctx.shape), None, None
+
+
+def _check_index(op, x, dim, index):
+    index = index.data if isinstance(index, Tensor) else np.asarray(index)
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}(): Expected dtype int64 for index, got {index.dtype}")
+    if index.ndim != x.ndim:
+        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as input "
+                           f"tensor (index shape {index.shape}, input shape {x.shape})")
+    d = dim % x.ndim
+    for i, (si, sx) in enumerate(zip(index.shape, x.shape)):
+        if i != d and si > sx:
+            raise RuntimeError(f"{op}(): Size does not match at dimension {i}: index shape {index.shape}, "
+                               f"input shape {x.shape}")
+    if index.size and (index.min() < -x.shape[d] or index.max() >= x.shape[d]):
+        raise IndexError(f"{op}(): index out of range for dimension {d} of size {x.shape[d]}")
+    return index, d
+
+
+def gather(x, dim, index):
+    index, d = _check_index("gather", x, dim, index)
+    return Gather.apply(x, d, index)
+
+
+class ScatterAdd(Function):
+    """out = x;  out[index[i][j]][j] += src[i][j] (along dim);  dx = g,  dsrc = gather(g, index)"""
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        full = _along_index(x.shape, index, dim)
+        ctx.full = full
+        out = x.copy()
+        np.add.at(out, full, src[tuple(slice(0, s) for s in index.shape)])
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        _, _, _, nsrc = ctx.needs_input_grad
+        return g, None, None, (g[ctx.full] if nsrc else None)
+
+
+def scatter_add(x, dim, index, src):
+    index, d = _check_index("scatter_add", x, dim, index)
+    return ScatterAdd.apply(x, d, index, src)
+
+
+def index_select(x, dim, index):
+    index = index.data if isinstance(index, Tensor) else np.asarray(index)
+    if index.ndim > 1:
+        raise IndexError(f"index_select(): Index is supposed to be a vector (got shape {index.shape})")
+    d = dim % max(x.ndim, 1)
+    return getitem(x, (slice(None),) * d + (index.reshape(-1).astype(np.int64),))
+
+
+def masked_fill(x, mask, value):
+    from .elementwise import where
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s)")
+    m = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill: expected a bool mask, got {m.dtype}")
+    try:
+        np.broadcast_shapes(m.shape, x.shape)
+    except ValueError:
+        raise ValueError(f"masked_fill: mask of shape {m.shape} cannot be broadcast to the tensor's "
+                         f"shape {x.shape}") from None
+    if not isinstance(value, Tensor):
+        value = Tensor._make(np.asarray(value, dtype=x.dtype))
+    return where(Tensor._make(m), value, x)
+
+
+def take_along_dim(x, indices, dim=None):
+    idx = indices.data if isinstance(indices, Tensor) else np.asarray(indices)
+    if dim is None:
+        return gather(x.reshape(-1), 0, Tensor._make(idx.reshape(-1)))
+    d = dim % x.ndim
+    shape = list(np.broadcast_shapes(tuple(1 if i == d else s for i, s in enumerate(x.shape)),
+                                     tuple(1 if i == d else s for i, s in enumerate(idx.shape))))
+    xs = list(shape)
+    xs[d] = x.shape[d]
+    ishape = list(shape)
+    ishape[d] = idx.shape[d]
+    if tuple(xs) != x.shape:
+        x = x.expand(*xs)
+    return gather(x, d, Tensor._make(np.broadcast_to(idx, ishape)))

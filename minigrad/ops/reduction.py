@@ -1,0 +1,354 @@
+"""Reductions (dim: int, tuple or None; keepdim) and the fused softmax family."""
+import builtins
+from collections import namedtuple
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+from .elementwise import exp, sqrt, where, abs as _abs, cast
+from .. import _dtype
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+def _axes(dim, ndim, op):
+    """Normalise dim (None, int, tuple/list) to a sorted tuple of non-negative axes."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    out = []
+    for d in dims:
+        if not (-builtins.max(ndim, 1) <= d < builtins.max(ndim, 1)):
+            raise IndexError(f"{op}: dimension {d} out of range for a tensor of {ndim} dimensions")
+        out.append(d % ndim if ndim else 0)
+    return tuple(sorted(set(out))) if ndim else ()
+
+
+def _keep_shape(shape, axes):
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+def _expand_back(g, shape, axes, keepdim):
+    """g of the reduced shape -> broadcastable against the input (re-insert the reduced axes)."""
+    if not keepdim and axes:
+        g = g.reshape(_keep_shape(shape, axes))
+    return g.expand(*shape)
+
+
+class Sum(Function):
+    """out = sum(x, axes);  dx = g broadcast back over the summed axes"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        ctx.shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
+        return np.sum(x, axis=axes, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim), None, None
+
+
+def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001
+    if dtype is not None:
+        x = cast(x, dtype)
+    elif x.dtype.kind in "bu" or x.dtype.kind == "i" and x.dtype != np.int64:
+        x = cast(x, _dtype.int64)  # PyTorch sums bool and small ints as int64
+    return Sum.apply(x, _axes(dim, x.ndim, "sum"), keepdim)
+
+
+class Mean(Function):
+    """out = mean(x, axes);  dx = g / n broadcast back"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        ctx.shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
+        ctx.n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+        return np.mean(x, axis=axes, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _expand_back(g / ctx.n, ctx.shape, ctx.axes, ctx.keepdim), None, None
+
+
+def mean(x, dim=None, keepdim=False):
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {x.dtype}")
+    return Mean.apply(x, _axes(dim, x.ndim, "mean"), keepdim)
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """var = sum((x - mean)^2) / (n - correction); composite, so twice differentiable."""
+    axes = _axes(dim, x.ndim, "var")
+    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    d = x - x.mean(axes, keepdim=True)
+    return (d * d).sum(axes, keepdim=keepdim) / builtins.max(n - _correction(unbiased, correction), 0)
+
+
+def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return sqrt(var(x, dim, unbiased, keepdim, correction=correction))
+
+
+class Prod(Function):
+    """out = prod(x);  dx = g * prod of the other elements (exact with zeros)"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        out = np.prod(x, axis=axes, keepdims=True)
+        ctx.save_for_backward(x, out)
+        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
+        return out if keepdim else np.squeeze(out, axis=axes)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out_kept = ctx.saved_tensors
+        g = _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim)
+        if not (x.data == 0).any():
+            return g * (out_kept / x), None, None  # differentiable again
+        # with zeros, out / x is 0/0: take the product of the other elements directly (first order)
+        return g * Tensor._make(_prod_others(x.data, ctx.axes)), None, None
+
+
+def _prod_others(x, axes):
+    """For each element, the product of the other elements in its reduction group."""
+    moved = np.moveaxis(x, axes, tuple(range(len(axes))))
+    flat = moved.reshape((-1,) + moved.shape[len(axes):])
+    left = np.concatenate([np.ones_like(flat[:1]), np.cumprod(flat, 0)[:-1]], 0)
+    right = np.concatenate([np.cumprod(flat[::-1], 0)[:-1][::-1], np.ones_like(flat[:1])], 0)
+    res = (left * right).reshape(moved.shape)
+    return np.moveaxis(res, tuple(range(len(axes))), axes)
+
+
+def prod(x, dim=None, keepdim=False):
+    if x.dtype.kind in "bu" or x.dtype.kind == "i" and x.dtype != np.int64:
+        x = cast(x, _dtype.int64)
+    return Prod.apply(x, _axes(dim, x.ndim, "prod"), keepdim)
+
+
+class AMax(Function):
+    """out = amax(x, axes);  dx = g / (number of ties) at the maxima (ties share evenly)"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim, fn):
+        out = fn(x, axis=axes, keepdims=True)
+        ctx.save_for_backward(x, out)
+        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
+        return out if keepdim else np.squeeze(out, axis=axes)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out_kept = ctx.saved_tensors
+        mask = x == out_kept
+        count = Tensor._make(np.sum(mask.data, axis=ctx.axes, keepdims=True).astype(g.dtype))
+        g = _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim)
+        return where(mask, g / count, 0.0), None, None, None
+
+
+def _check_nonempty(x, op):
+    if x.numel() == 0:
+        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
+                           f"Specify the reduction dim with the 'dim' argument (shape {x.shape})")
+
+
+def amax(x, dim=None, keepdim=False):
+    _check_nonempty(x, "amax")
+    return AMax.apply(x, _axes(dim, x.ndim, "amax"), keepdim, np.amax)
+
+
+def amin(x, dim=None, keepdim=False):
+    _check_nonempty(x, "amin")
+    return AMax.apply(x, _axes(dim, x.ndim, "amin"), keepdim, np.amin)
+
+
+def _max_min(x, dim, keepdim, arg, full):
+    if dim is None:
+        return full(x, None, False)
+    d = _axes(dim, x.ndim, "max")[0] if x.ndim else 0
+    idx = arg(x, d, True)
+    from .indexing import take_along_dim
+    values = take_along_dim(x, idx, d) if x.ndim else x
+    if not keepdim and x.ndim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return values_indices(values, idx)
+
+
+def max(x, dim=None, keepdim=False):  # noqa: A001
+    """max(x): the largest element (ties share the gradient); max(x, dim): (values, indices)."""
+    if isinstance(dim, Tensor):
+        from .elementwise import maximum
+        return maximum(x, dim)
+    return _max_min(x, dim, keepdim, argmax, amax)
+
+
+def min(x, dim=None, keepdim=False):  # noqa: A001
+    """min(x): the smallest element (ties share the gradient); min(x, dim): (values, indices)."""
+    if isinstance(dim, Tensor):
+        from .elementwise import minimum
+        return minimum(x, dim)
+    return _max_min(x, dim, keepdim, argmin, amin)
+
+
+def argmax(x, dim=None, keepdim=False):
+    if dim is None:
+        return Tensor._make(np.asarray(np.argmax(x.data), dtype=np.int64))
+    return Tensor._make(np.argmax(x.data, axis=dim, keepdims=keepdim).astype(np.int64))
+
+
+def argmin(x, dim=None, keepdim=False):
+    if dim is None:
+        return Tensor._make(np.asarray(np.argmin(x.data), dtype=np.int64))
+    return Tensor._make(np.argmin(x.data, axis=dim, keepdims=keepdim).astype(np.int64))
+
+
+def any(x, dim=None, keepdim=False):  # noqa: A001
+    axes = None if dim is None else _axes(dim, x.ndim, "any")
+    return Tensor._make(np.asarray(np.any(x.data, axis=axes, keepdims=keepdim)))
+
+
+def all(x, dim=None, keepdim=False):  # noqa: A001
+    axes = None if dim is None else _axes(dim, x.ndim, "all")
+    return Tensor._make(np.asarray(np.all(x.data, axis=axes, keepdims=keepdim)))
+
+
+def _stable_lse(x, axes):
+    m = np.amax(x, axis=axes, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    return m + np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True))
+
+
+class LogSumExp(Function):
+    """out = log(sum(exp(x)));  dx = g * exp(x - out)   (softmax; stable via the max shift)"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        out = _stable_lse(x, axes)
+        ctx.save_for_backward(x, out)
+        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
+        return out if keepdim else np.squeeze(out, axis=axes)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out_kept = ctx.saved_tensors
+        return _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim) * exp(x - out_kept), None, None
+
+
+def logsumexp(x, dim, keepdim=False):
+    return LogSumExp.apply(x, _axes(dim, x.ndim, "logsumexp"), keepdim)
+
+
+class Softmax(Function):
+    """out = exp(x - max) / sum(exp(x - max));  dx = out * (g - sum(g * out))"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        e = np.exp(x - np.amax(x, axis=dim, keepdims=True))
+        out = e / np.sum(e, axis=dim, keepdims=True)
+        ctx.save_for_backward(out)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out, = ctx.saved_tensors
+        return out * (g - (g * out).sum(ctx.dim, keepdim=True)), None
+
+
+class LogSoftmax(Function):
+    """out = x - logsumexp(x);  dx = g - exp(out) * sum(g)"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        out = x - _stable_lse(x, dim)
+        ctx.save_for_backward(out)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out, = ctx.saved_tensors
+        return g - exp(out) * g.sum(ctx.dim, keepdim=True), None
+
+
+def _softmax_dim(x, dim, op):
+    if dim is None:
+        raise TypeError(f"{op}: dim must be given (softmax over which dimension?)")
+    if x.ndim == 0:
+        return 0
+    return _axes(dim, x.ndim, op)[0]
+
+
+def softmax(x, dim, dtype=None):
+    if dtype is not None:
+        x = cast(x, dtype)
+    if x.ndim == 0:
+        return x * 0.0 + 1.0
+    return Softmax.apply(x, _softmax_dim(x, dim, "softmax"))
+
+
+def log_softmax(x, dim, dtype=None):
+    if dtype is not None:
+        x = cast(x, dtype)
+    if x.ndim == 0:
+        return x * 0.0
+    return LogSoftmax.apply(x, _softmax_dim(x, dim, "log_softmax"))
+
+
+class Norm2(Function):
+    """out = sqrt(sum(x^2));  dx = g * x / out   (0 where out == 0, not nan, as PyTorch)"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        out = np.sqrt(np.sum(x * x, axis=axes, keepdims=True))
+        ctx.save_for_backward(x, out)
+        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
+        return out if keepdim else np.squeeze(out, axis=axes)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out_kept = ctx.saved_tensors
+        g = _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim)
+        zero = out_kept == 0
+        return x * where(zero, 0.0, g / where(zero, 1.0, out_kept)), None, None
+
+
+def norm(x, p="fro", dim=None, keepdim=False):
+    """Vector p-norm over dim (all elements when None); p in {'fro', 2, 1, inf, -inf, 0, any float}."""
+    axes = _axes(dim, x.ndim, "norm")
+    if p in ("fro", 2, 2.0):
+        return Norm2.apply(x, axes, keepdim)
+    if p == 1:
+        return _abs(x).sum(axes, keepdim=keepdim)
+    if p == float("inf"):
+        return amax(_abs(x), axes, keepdim)
+    if p == float("-inf"):
+        return amin(_abs(x), axes, keepdim)
+    if p == 0:
+        return (x != 0).sum(axes, keepdim=keepdim).to(x.dtype)
+    return (_abs(x) ** p).sum(axes, keepdim=keepdim) ** (1.0 / p)
+
+
+class Cumsum(Function):
+    """out = cumsum(x, dim);  dx = reverse-cumsum of g along dim"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        return np.cumsum(x, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        d = ctx.dim
+        return g.flip(d).cumsum(d).flip(d), None
+
+
+def cumsum(x, dim):
+    if x.ndim == 0:
+        return x.clone()
+    return Cumsum.apply(x, _axes(dim, x.ndim, "cumsum")[0])

@@ -1,0 +1,371 @@
+"""Shape ops: views (reshape, permute, expand, ...) and joins/splits. Their gradients only move data."""
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+
+
+def _sizes(args):
+    """Accept f(2, 3) and f((2, 3))."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def _dim(d, ndim, op):
+    if not -max(ndim, 1) <= d < max(ndim, 1):
+        raise IndexError(f"{op}: dimension {d} out of range (expected to be in range of "
+                         f"[{-max(ndim, 1)}, {max(ndim, 1) - 1}], but got {d})")
+    return d % max(ndim, 1)
+
+
+class Reshape(Function):
+    """out = x.reshape(shape);  dx = g.reshape(x.shape)"""
+    _is_view = True
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = x.shape
+        return x.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.shape), None
+
+
+def reshape(x, *shape):
+    shape = _sizes(shape)
+    if shape == x.shape:
+        return Reshape.apply(x, shape) if x.requires_grad else _alias(x)
+    return Reshape.apply(x, _infer_shape(shape, x))
+
+
+def _infer_shape(shape, x):
+    n = x.numel()
+    if shape.count(-1) > 1:
+        raise RuntimeError(f"reshape: only one dimension can be inferred (shape {list(shape)})")
+    known = int(np.prod([s for s in shape if s != -1]))
+    if -1 in shape:
+        if known == 0 or n % known:
+            raise RuntimeError(f"reshape: shape {list(shape)} is invalid for input of size {n} "
+                               f"(shape {x.shape})")
+        shape = tuple(n // known if s == -1 else s for s in shape)
+    elif known != n:
+        raise RuntimeError(f"reshape: shape {list(shape)} is invalid for input of size {n} (shape {x.shape})")
+    return shape
+
+
+def _alias(x):
+    t = Tensor._make(x.data)
+    if x._vc is None:
+        x._vc = [0]
+    t._vc = x._vc
+    t._base = x if x._base is None else x._base
+    return t
+
+
+view = reshape
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    if x.ndim == 0:
+        return reshape(x, 1)
+    s, e = _dim(start_dim, x.ndim, "flatten"), _dim(end_dim, x.ndim, "flatten")
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = x.shape[:s] + (int(np.prod(x.shape[s:e + 1])),) + x.shape[e + 1:]
+    return reshape(x, shape)
+
+
+def unflatten(x, dim, sizes):
+    d = _dim(dim, x.ndim, "unflatten")
+    sizes = tuple(sizes)
+    if -1 in sizes:
+        known = int(np.prod([s for s in sizes if s != -1]))
+        sizes = tuple(x.shape[d] // known if s == -1 else s for s in sizes)
+    if int(np.prod(sizes)) != x.shape[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of "
+                           f"dim {dim} ({x.shape[d]}) in the input tensor")
+    return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
+
+
+def squeeze(x, dim=None):
+    if dim is None:
+        shape = tuple(s for s in x.shape if s != 1)
+    else:
+        dims = {_dim(d, x.ndim, "squeeze") for d in ((dim,) if isinstance(dim, int) else dim)}
+        shape = tuple(s for i, s in enumerate(x.shape) if not (i in dims and s == 1))
+    return reshape(x, shape)
+
+
+def unsqueeze(x, dim):
+    d = _dim(dim, x.ndim + 1, "unsqueeze")
+    return reshape(x, x.shape[:d] + (1,) + x.shape[d:])
+
+
+class Permute(Function):
+    """out = x.transpose(dims);  dx = g.transpose(inverse(dims))"""
+    _is_view = True
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return np.transpose(x, dims)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.permute(*np.argsort(ctx.dims).tolist()), None
+
+
+def permute(x, *dims):
+    dims = _sizes(dims)
+    if len(dims) != x.ndim:
+        raise RuntimeError(f"permute: number of dims don't match in permute: got {len(dims)} dims "
+                           f"for a tensor of shape {x.shape}")
+    dims = tuple(_dim(d, x.ndim, "permute") for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"permute: repeated dim in {dims}")
+    return Permute.apply(x, dims)
+
+
+def transpose(x, dim0, dim1):
+    if x.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
+        return _alias(x) if not x.requires_grad else Reshape.apply(x, x.shape)
+    dims = list(range(x.ndim))
+    a, b = _dim(dim0, x.ndim, "transpose"), _dim(dim1, x.ndim, "transpose")
+    dims[a], dims[b] = dims[b], dims[a]
+    return Permute.apply(x, tuple(dims))
+
+
+swapaxes = transpose
+
+
+def t(x):
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return transpose(x, 0, -1) if x.ndim == 2 else x
+
+
+class Expand(Function):
+    """out = broadcast_to(x, shape);  dx = g   (the engine sums g back to x's shape)"""
+    _is_view = True
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        return np.broadcast_to(x, shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
+
+
+def expand(x, *sizes):
+    sizes = _sizes(sizes)
+    lead = len(sizes) - x.ndim
+    if lead < 0:
+        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or "
+                           f"equal to the number of dimensions in the tensor ({x.ndim})")
+    shape = tuple(x.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+    for i, s in enumerate(x.shape):
+        if s != 1 and s != shape[lead + i]:
+            raise RuntimeError(f"expand: the expanded size of the tensor ({shape[lead + i]}) must match "
+                               f"the existing size ({s}) at non-singleton dimension {lead + i}. "
+                               f"Target sizes: {list(sizes)}. Tensor sizes: {list(x.shape)}")
+    if shape == x.shape:
+        return x
+    return Expand.apply(x, shape)
+
+
+def broadcast_to(x, shape):
+    return expand(x, *shape)
+
+
+def expand_as(x, other):
+    return expand(x, *other.shape)
+
+
+def broadcast_tensors(*tensors):
+    shape = np.broadcast_shapes(*[t.shape for t in tensors])
+    return tuple(expand(t, *shape) for t in tensors)
+
+
+class Repeat(Function):
+    """out = tile(x, reps);  dx = g summed over the copies"""
+
+    @staticmethod
+    def forward(ctx, x, reps):
+        ctx.shape = (1,) * (len(reps) - x.ndim) + x.shape
+        ctx.reps = reps
+        return np.tile(x, reps)
+
+    @staticmethod
+    def backward(ctx, g):
+        inter = []
+        for r, s in zip(ctx.reps, ctx.shape):
+            inter += [r, s]
+        axes = tuple(range(0, 2 * len(ctx.reps), 2))
+        return g.reshape(inter).sum(axes), None
+
+
+def repeat(x, *sizes):
+    sizes = _sizes(sizes)
+    if len(sizes) < x.ndim:
+        raise RuntimeError(f"repeat: number of repeat dims ({len(sizes)}) can not be smaller than "
+                           f"number of dimensions of tensor ({x.ndim})")
+    return Repeat.apply(x, sizes)
+
+
+class Flip(Function):
+    """out = x reversed along dims;  dx = g reversed along dims"""
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return np.flip(x, dims).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.flip(ctx.dims), None
+
+
+def flip(x, dims):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return Flip.apply(x, tuple(_dim(d, x.ndim, "flip") for d in dims))
+
+
+class Clone(Function):
+    """out = copy(x);  dx = g"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+def clone(x):
+    return Clone.apply(x)
+
+
+def contiguous(x):
+    if x.data.flags.c_contiguous:
+        return x
+    return Clone.apply(x)
+
+
+class Cat(Function):
+    """out = concatenate(xs, dim);  dx_i = the slice of g that came from x_i"""
+
+    @staticmethod
+    def forward(ctx, dim, *xs):
+        ctx.dim = dim
+        ctx.bounds = np.cumsum([0] + [x.shape[dim] for x in xs]).tolist()
+        return np.concatenate(xs, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        d, b = ctx.dim, ctx.bounds
+        return (None,) + tuple(g.narrow(d, b[i], b[i + 1] - b[i]) if need else None
+                               for i, need in enumerate(ctx.needs_input_grad[1:]))
+
+
+def cat(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("cat(): expected a non-empty list of Tensors")
+    ref = tensors[0]
+    d = _dim(dim, ref.ndim, "cat")
+    for i, x in enumerate(tensors):
+        if x.ndim != ref.ndim or any(a != b for j, (a, b) in enumerate(zip(x.shape, ref.shape)) if j != d):
+            raise RuntimeError(f"cat: Sizes of tensors must match except in dimension {d}: tensor 0 has "
+                               f"shape {ref.shape} but tensor {i} has shape {x.shape}")
+    from .elementwise import _cast_to
+    from .. import _dtype
+    dt = ref.dtype
+    for x in tensors[1:]:
+        dt = _dtype.result_type(np.empty((1,), dt), x.data)
+    tensors = [_cast_to(x, dt) for x in tensors]
+    return Cat.apply(d, *tensors)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, x in enumerate(tensors):
+        if x.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {tensors[0].shape} "
+                               f"at entry 0 and {x.shape} at entry {i}")
+    d = _dim(dim, tensors[0].ndim + 1, "stack")
+    return cat([unsqueeze(x, d) for x in tensors], d)
+
+
+def narrow(x, dim, start, length):
+    d = _dim(dim, x.ndim, "narrow")
+    if start < 0:
+        start += x.shape[d]
+    if not (0 <= start and start + length <= x.shape[d]):
+        raise IndexError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
+                         f"({x.shape[d]}) of a tensor of shape {x.shape}")
+    return x[(slice(None),) * d + (slice(start, start + length),)]
+
+
+def split(x, split_size_or_sections, dim=0):
+    d = _dim(dim, x.ndim, "split")
+    n = x.shape[d]
+    if isinstance(split_size_or_sections, int):
+        s = split_size_or_sections
+        if s <= 0:
+            raise RuntimeError(f"split: split_size must be positive, got {s}")
+        sizes = [s] * (n // s) + ([n % s] if n % s else [])
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                               f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(x, d, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(x, chunks, dim=0):
+    d = _dim(dim, x.ndim, "chunk")
+    size = -(-x.shape[d] // chunks)
+    return split(x, max(size, 1), d)
+
+
+def unbind(x, dim=0):
+    d = _dim(dim, x.ndim, "unbind")
+    return tuple(x[(slice(None),) * d + (i,)] for i in range(x.shape[d]))
+
+
+class Tril(Function):
+    """out = tril(x, k);  dx = tril(g, k)"""
+
+    @staticmethod
+    def forward(ctx, x, k, upper):
+        ctx.k, ctx.upper = k, upper
+        return np.triu(x, k) if upper else np.tril(x, k)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g.triu(ctx.k) if ctx.upper else g.tril(ctx.k)), None, None
+
+
+def tril(x, diagonal=0):
+    if x.ndim < 2:
+        raise RuntimeError(f"tril: input tensor must have at least 2 dimensions (shape {x.shape})")
+    return Tril.apply(x, diagonal, False)
+
+
+def triu(x, diagonal=0):
+    if x.ndim < 2:
+        raise RuntimeError(f"triu: input tensor must have at least 2 dimensions (shape {x.shape})")
+    return Tril.apply(x, diagonal, True)

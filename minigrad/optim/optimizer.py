@@ -1,0 +1,299 @@
+"""Optimizer: the base class of every minigrad optimizer, with PyTorch's param groups and state dicts.
+
+Updates are written in plain NumPy on ``p.data`` in place, in the parameter's own dtype: a step
+records no graph and allocates no Tensors, so it costs little more than its arithmetic.
+"""
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from copy import deepcopy
+from typing import Any
+
+import numpy as np
+
+from .._dtype import get_default_dtype
+from ..autograd.grad_mode import enable_grad
+from ..tensor import Tensor
+
+__all__ = ["Optimizer"]
+
+
+def _wrap(arr: np.ndarray) -> Tensor:
+    """A leaf Tensor holding ``arr`` (optimizer state is exposed as Tensors, as PyTorch's is)."""
+    t = Tensor(arr, dtype=arr.dtype)
+    if t.data is not arr:  # keep the very buffer we update in place
+        t.data = arr
+    return t
+
+
+def _step_tensor() -> Tensor:
+    # PyTorch keeps `step` as a CPU float tensor: float64 when that is the default dtype, else float32
+    dtype = np.float64 if get_default_dtype() == np.float64 else np.float32
+    return _wrap(np.zeros((), dtype=dtype))
+
+
+def _bump_step(state: dict) -> float:
+    """state['step'] += 1 in place; returns the new step as a Python float (PyTorch's .item())."""
+    t = state["step"]
+    if not isinstance(t, Tensor):  # a plain number from a hand-made state dict
+        t = state["step"] = _wrap(np.asarray(float(t), dtype=_step_tensor().dtype))
+    arr = t.data
+    arr += 1
+    return float(arr)
+
+
+class Optimizer:
+    """Base class for all optimizers.
+
+    Args:
+        params (iterable): an iterable of Tensors, of ``(name, Tensor)`` pairs, or of dicts
+            (parameter groups). A group dict holds ``'params'`` and any hyper-parameters that override
+            ``defaults`` for that group.
+        defaults (dict): the default hyper-parameters of every group.
+
+    Attributes:
+        param_groups (list[dict]): each group's ``'params'`` list and its hyper-parameters; they may
+            be changed between steps (learning-rate schedulers do so).
+        state (dict): per-parameter state, keyed by the parameter Tensor.
+
+    Example:
+        >>> opt = mg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        >>> opt.zero_grad()
+        >>> loss_fn(model(x), y).backward()
+        >>> opt.step()
+    """
+
+    def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                f"but got {type(params).__name__}"
+            )
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def __repr__(self) -> str:
+        s = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            s += f"\nParameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    s += f"    {key}: {group[key]}\n"
+        return s + ")"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    # ---- parameter groups ------------------------------------------------------------------
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a parameter group (e.g. layers unfrozen during fine-tuning).
+
+        Args:
+            param_group (dict): ``'params'`` (a Tensor or an ordered iterable of Tensors) and any
+                hyper-parameters specific to this group; missing ones take the optimizer's defaults.
+        """
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, (set, frozenset)):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the ordering "
+                "of tensors in sets will change between runs. Please use a list instead."
+            )
+        else:
+            params = list(params)
+
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        params = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names:
+            if len(names) != len(params):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are missing"
+                )
+            param_group["param_names"] = names
+        param_group["params"] = params
+
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(
+                    f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}"
+                )
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+
+        for name, default in self.defaults.items():
+            param_group.setdefault(name, default)
+
+        ids = [id(p) for p in params]
+        if len(ids) != len(set(ids)):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; "
+                "in future, this will cause an error",
+                stacklevel=3,
+            )
+        seen = {id(p) for group in self.param_groups for p in group["params"]}
+        for group in self.param_groups:
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {which} to the optimizer"
+                )
+        if not seen.isdisjoint(ids):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # ---- gradients and steps ---------------------------------------------------------------
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all optimized Tensors.
+
+        Args:
+            set_to_none (bool): set ``.grad`` to None (default) instead of filling it with zeros.
+                The optimizers skip a parameter whose grad is None, but do step one whose grad is 0.
+        """
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                    continue
+                if g.grad_fn is not None or g.requires_grad:
+                    g = g.detach()
+                    p.grad = g
+                if g.data.flags.writeable:
+                    g.data[...] = 0
+                else:  # e.g. a broadcast view handed over by the engine
+                    g.data = np.zeros(g.data.shape, dtype=g.data.dtype)
+
+    def _run_closure(self, closure: Callable[[], Any] | None) -> Any:
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Perform a single optimization step.
+
+        Args:
+            closure (Callable, optional): re-evaluates the model and returns the loss (run with
+                gradient recording enabled).
+        """
+        raise NotImplementedError
+
+    # ---- state dicts -----------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state, in PyTorch's layout.
+
+        Returns ``{'state': {index: {key: Tensor or number}}, 'param_groups': [{..., 'params':
+        [index, ...]}]}``, parameters numbered in the order of the groups. Tensors in ``'state'`` are
+        copies, so the dict is a snapshot that later steps do not change.
+        """
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {}
+        for p, st in self.state.items():
+            key = index[id(p)] if isinstance(p, Tensor) else p
+            state[key] = {k: (_wrap(v.data.copy()) if isinstance(v, Tensor) else deepcopy(v)) for k, v in st.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state from :meth:`state_dict` (possibly saved and loaded by ``mg.save``/``mg.load``).
+
+        Groups must match in number and size. Floating state is copied and cast to each parameter's
+        dtype (``'step'`` keeps its own); hyper-parameters are taken from the saved groups.
+        """
+        if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
+            raise ValueError("load_state_dict: expected a dict with keys 'state' and 'param_groups'")
+        groups = self.param_groups
+        saved_groups = deepcopy(list(state_dict["param_groups"]))
+        if len(groups) != len(saved_groups):
+            raise ValueError(
+                "loaded state dict has a different number of parameter groups: "
+                f"{len(saved_groups)} saved, optimizer has {len(groups)}"
+            )
+        for i, (g, sg) in enumerate(zip(groups, saved_groups)):
+            if len(g["params"]) != len(sg["params"]):
+                raise ValueError(
+                    f"loaded state dict contains a parameter group that doesn't match the size of "
+                    f"optimizer's group: group {i} has {len(sg['params'])} saved parameters, "
+                    f"optimizer's has {len(g['params'])}"
+                )
+        id_map = {}
+        for g, sg in zip(groups, saved_groups):
+            for saved_id, p in zip(sg["params"], g["params"]):
+                id_map[_as_key(saved_id)] = p
+
+        state: defaultdict = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            key = _as_key(k)
+            if key in id_map:
+                p = id_map[key]
+                if isinstance(v, dict):
+                    state[p] = {name: _cast(p, val, name) for name, val in v.items()}
+                else:
+                    state[p] = _cast(p, v, None)
+            else:
+                state[k] = deepcopy(v)
+
+        new_groups = []
+        for g, sg in zip(groups, saved_groups):
+            for key, val in sg.items():
+                # a serializer may turn tuples (betas) into lists; keep the optimizer's type
+                if isinstance(val, list) and isinstance(g.get(key), tuple):
+                    sg[key] = tuple(val)
+            sg["params"] = g["params"]
+            if "param_names" in g and "param_names" not in sg:
+                sg["param_names"] = g["param_names"]
+            new_groups.append(sg)
+        self.__setstate__({"state": state, "param_groups": new_groups})
+
+
+def _as_key(k: Any) -> Any:
+    # int parameter ids may come back as strings from a serializer
+    if isinstance(k, str) and k.lstrip("-").isdigit():
+        return int(k)
+    if isinstance(k, np.integer):
+        return int(k)
+    return k
+
+
+def _cast(p: Tensor, value: Any, key: Any) -> Any:
+    """A copy of a saved state value; floating arrays take p's dtype except for 'step'."""
+    if isinstance(value, (Tensor, np.ndarray)):
+        arr = value.data if isinstance(value, Tensor) else value
+        if key != "step" and arr.dtype.kind == "f" and p.dtype.kind == "f":
+            arr = arr.astype(p.dtype, copy=True)
+        else:
+            arr = arr.copy()
+        return _wrap(arr)
+    if isinstance(value, dict):
+        return {k: _cast(p, v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(p, v, None) for v in value)
+    return deepcopy(value)

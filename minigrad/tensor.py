@@ -1,0 +1,480 @@
+"""Tensor: a NumPy array plus the fields autograd needs. Every method is a one-line call into ops."""
+import warnings
+
+import numpy as np
+
+from . import _dtype
+
+
+def _to_array(data, dtype=None):
+    """Array for `data` with PyTorch's dtype inference: Python floats -> default dtype, ints -> int64."""
+    if isinstance(data, Tensor):
+        arr = data.data
+    elif isinstance(data, np.ndarray):
+        arr = data
+    else:
+        arr = np.asarray(data)
+        if dtype is None:
+            if arr.dtype.kind == "f" and arr.dtype == np.float64 and not isinstance(data, np.floating):
+                arr = arr.astype(_dtype.get_default_dtype())
+            elif arr.dtype.kind in "iu" and not isinstance(data, np.integer) and arr.dtype != np.uint8:
+                arr = arr.astype(np.int64)
+            elif arr.dtype.kind not in "biuf":
+                raise TypeError(f"tensor: can't build a tensor from data of dtype {arr.dtype} "
+                                f"(type {type(data).__name__})")
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        if arr.dtype != dtype:
+            arr = arr.astype(dtype)
+    return arr
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it.
+
+    Args:
+        data: array-like (list, number, ndarray or Tensor); not copied when already an ndarray.
+        dtype: a minigrad/NumPy dtype; inferred as PyTorch does when None.
+        requires_grad: record operations on this tensor so backward() can compute its gradient.
+
+    Example:
+        >>> a = mg.tensor(2.0, requires_grad=True)
+        >>> (a * a).backward(); a.grad
+        tensor(4.)
+    """
+
+    __slots__ = ("data", "requires_grad", "grad_fn", "_output_nr", "_grad", "_vc", "_hooks",
+                 "_acc", "_base", "_view_idx", "_retains_grad", "__weakref__")
+    __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected operators
+
+    def __init__(self, data, dtype=None, requires_grad=False):
+        self.data = _to_array(data, dtype)
+        self.grad_fn = None
+        self._output_nr = 0
+        self._grad = None
+        self._vc = None
+        self._hooks = None
+        self._acc = None
+        self._base = None
+        self._view_idx = None
+        self._retains_grad = False
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @staticmethod
+    def _make(data, requires_grad=False, grad_fn=None, output_nr=0):
+        t = _new(Tensor)
+        t.data = data
+        t.requires_grad = requires_grad
+        t.grad_fn = grad_fn
+        t._output_nr = output_nr
+        t._grad = None
+        t._vc = None
+        t._hooks = None
+        t._acc = None
+        t._base = None
+        t._view_idx = None
+        t._retains_grad = False
+        return t
+
+    # -- autograd fields ------------------------------------------------------------------------
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                ".grad attribute won't be populated during autograd.backward(). If you indeed want "
+                "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
+                "non-leaf Tensor.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of shape {value.shape} which does not "
+                                   f"match the tensor's shape {self.shape}")
+        self._grad = value
+
+    @property
+    def _version(self):
+        return self._vc[0] if self._vc else 0
+
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad and self.data.dtype.kind not in "fc":
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
+                               f"(got {self.data.dtype})")
+        if not requires_grad and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                               "want to use a computed variable in a subgraph that doesn't require "
+                               "differentiation use var_no_grad = var.detach().")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def retain_grad(self):
+        """Keep .grad for this non-leaf tensor after backward (a no-op on leaves)."""
+        if self.grad_fn is None or self._retains_grad:
+            return
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        import weakref
+        ref = weakref.ref(self)
+
+        def hook(g):
+            t = ref()
+            if t is not None:
+                if t._grad is None:
+                    t._grad = g.detach() if not g.requires_grad else g
+                    if t._grad.data.base is not None or not t._grad.data.flags.writeable:
+                        t._grad = Tensor._make(t._grad.data.copy())
+                else:
+                    t._grad = t._grad + g
+        self.grad_fn.register_prehook(self._output_nr, hook)
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """Call hook(grad) when this tensor's gradient is computed; a returned Tensor replaces it."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn.register_prehook(self._output_nr, hook)
+        from .autograd.function import _RemovableHandle
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _RemovableHandle(self._hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into every leaf's .grad (PyTorch's Tensor.backward)."""
+        from .autograd.engine import run_backward
+        if retain_graph is None:
+            retain_graph = create_graph
+        if inputs is not None:
+            inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        run_backward([self], [gradient], retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        """A new tensor sharing this one's data, cut from the graph."""
+        t = Tensor._make(self.data)
+        if self._vc is None:
+            self._vc = [0]
+        t._vc = self._vc
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._base.requires_grad:
+            raise RuntimeError("detach_: can't detach a view of a tensor that requires grad in place; use detach()")
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    # -- metadata -------------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    @property
+    def device(self):
+        return "cpu"
+
+    def is_floating_point(self):
+        return self.data.dtype.kind == "f"
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.data.shape
+        return self.data.shape[dim]
+
+    def dim(self):
+        return self.data.ndim
+
+    def numel(self):
+        return self.data.size
+
+    def element_size(self):
+        return self.data.itemsize
+
+    def __len__(self):
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self):
+        return id(self)
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
+                               f"(shape {self.shape})")
+        return bool(self.data)
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.data.dtype.kind not in "iu" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.data)
+
+    # -- conversion -----------------------------------------------------------------------------
+    def item(self):
+        if self.data.size != 1:
+            raise RuntimeError(f"item: a Tensor with {self.data.size} elements cannot be converted to "
+                               f"a Python scalar (shape {self.shape})")
+        return self.data.item()
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def numpy(self):
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return self.data
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.data
+        if dtype is not None and arr.dtype != dtype:
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    def to(self, dtype=None, *args, **kwargs):
+        """Cast to dtype (differentiable). Device strings ('cpu') are accepted and ignored."""
+        dtype = kwargs.get("dtype", dtype)
+        if isinstance(dtype, str) and dtype == "cpu":
+            dtype = args[0] if args else None
+        if isinstance(dtype, Tensor):
+            dtype = dtype.dtype
+        if dtype is None:
+            return self
+        return _ops.cast(self, dtype)
+
+    def type_as(self, other):
+        return _ops.cast(self, other.dtype)
+
+    def float(self):
+        return _ops.cast(self, _dtype.float32)
+
+    def double(self):
+        return _ops.cast(self, _dtype.float64)
+
+    def half(self):
+        return _ops.cast(self, _dtype.float16)
+
+    def long(self):
+        return _ops.cast(self, _dtype.int64)
+
+    def int(self):
+        return _ops.cast(self, _dtype.int32)
+
+    def bool(self):
+        return _ops.cast(self, _dtype.bool_)
+
+    def cpu(self):
+        return self
+
+    def __repr__(self):
+        body = np.array2string(self.data, separator=", ", precision=4, prefix="tensor(",
+                               threshold=1000, edgeitems=3)
+        extras = []
+        if self.data.dtype not in (_dtype.get_default_dtype(), np.dtype(np.int64), np.dtype(np.bool_)):
+            extras.append(f"dtype=minigrad.{self.data.dtype}")
+        if self.data.size == 0:
+            extras.append(f"size={self.shape}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return f"tensor({body}{', ' if extras else ''}{', '.join(extras)})"
+
+    # -- arithmetic -----------------------------------------------------------------------------
+    def __add__(self, other): return _ops.add(self, other)
+    def __radd__(self, other): return _ops.add(other, self)
+    def __sub__(self, other): return _ops.sub(self, other)
+    def __rsub__(self, other): return _ops.sub(other, self)
+    def __mul__(self, other): return _ops.mul(self, other)
+    def __rmul__(self, other): return _ops.mul(other, self)
+    def __truediv__(self, other): return _ops.div(self, other)
+    def __rtruediv__(self, other): return _ops.div(other, self)
+    def __pow__(self, other): return _ops.pow(self, other)
+    def __rpow__(self, other): return _ops.pow(other, self)
+    def __matmul__(self, other): return _ops.matmul(self, other)
+    def __rmatmul__(self, other): return _ops.matmul(other, self)
+    def __floordiv__(self, other): return _ops.floor_divide(self, other)
+    def __rfloordiv__(self, other): return _ops.floor_divide(other, self)
+    def __mod__(self, other): return _ops.remainder(self, other)
+    def __rmod__(self, other): return _ops.remainder(other, self)
+    def __neg__(self): return _ops.neg(self)
+    def __pos__(self): return self
+    def __abs__(self): return _ops.abs(self)
+    def __invert__(self): return _ops.logical_not(self)
+    def __eq__(self, other): return _ops.eq(self, other)
+    def __ne__(self, other): return _ops.ne(self, other)
+    def __lt__(self, other): return _ops.lt(self, other)
+    def __le__(self, other): return _ops.le(self, other)
+    def __gt__(self, other): return _ops.gt(self, other)
+    def __ge__(self, other): return _ops.ge(self, other)
+    def __and__(self, other): return _ops.logical_and(self, other)
+    def __or__(self, other): return _ops.logical_or(self, other)
+    def __xor__(self, other): return _ops.logical_xor(self, other)
+    def __getitem__(self, index): return _ops.getitem(self, index)
+    def __setitem__(self, index, value): _ops.setitem(self, index, value)
+
+    def add(self, other, alpha=1): return _ops.add(self, other if alpha == 1 else other * alpha)
+    def sub(self, other, alpha=1): return _ops.sub(self, other if alpha == 1 else other * alpha)
+    def mul(self, other): return _ops.mul(self, other)
+    def div(self, other): return _ops.div(self, other)
+    def pow(self, exponent): return _ops.pow(self, exponent)
+    def neg(self): return _ops.neg(self)
+    def abs(self): return _ops.abs(self)
+    def exp(self): return _ops.exp(self)
+    def log(self): return _ops.log(self)
+    def log1p(self): return _ops.log1p(self)
+    def expm1(self): return _ops.expm1(self)
+    def sqrt(self): return _ops.sqrt(self)
+    def rsqrt(self): return _ops.rsqrt(self)
+    def reciprocal(self): return _ops.reciprocal(self)
+    def sin(self): return _ops.sin(self)
+    def cos(self): return _ops.cos(self)
+    def tan(self): return _ops.tan(self)
+    def tanh(self): return _ops.tanh(self)
+    def sigmoid(self): return _ops.sigmoid(self)
+    def relu(self): return _ops.relu(self)
+    def sign(self): return _ops.sign(self)
+    def floor(self): return _ops.floor(self)
+    def ceil(self): return _ops.ceil(self)
+    def round(self): return _ops.round(self)
+    def erf(self): return _ops.erf(self)
+    def clamp(self, min=None, max=None): return _ops.clamp(self, min, max)
+    clip = clamp
+    def maximum(self, other): return _ops.maximum(self, other)
+    def minimum(self, other): return _ops.minimum(self, other)
+    def where(self, condition, other): return _ops.where(condition, self, other)
+    def eq(self, other): return _ops.eq(self, other)
+    def ne(self, other): return _ops.ne(self, other)
+    def lt(self, other): return _ops.lt(self, other)
+    def le(self, other): return _ops.le(self, other)
+    def gt(self, other): return _ops.gt(self, other)
+    def ge(self, other): return _ops.ge(self, other)
+    def logical_and(self, other): return _ops.logical_and(self, other)
+    def logical_or(self, other): return _ops.logical_or(self, other)
+    def logical_not(self): return _ops.logical_not(self)
+    def logical_xor(self, other): return _ops.logical_xor(self, other)
+    def isnan(self): return _ops.isnan(self)
+    def isinf(self): return _ops.isinf(self)
+    def isfinite(self): return _ops.isfinite(self)
+    def floor_divide(self, other): return _ops.floor_divide(self, other)
+    def remainder(self, other): return _ops.remainder(self, other)
+
+    # -- reductions -----------------------------------------------------------------------------
+    def sum(self, dim=None, keepdim=False, dtype=None): return _ops.sum(self, dim, keepdim, dtype=dtype)
+    def mean(self, dim=None, keepdim=False): return _ops.mean(self, dim, keepdim)
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return _ops.var(self, dim, unbiased, keepdim, correction=correction)
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return _ops.std(self, dim, unbiased, keepdim, correction=correction)
+    def prod(self, dim=None, keepdim=False): return _ops.prod(self, dim, keepdim)
+    def max(self, dim=None, keepdim=False): return _ops.max(self, dim, keepdim)
+    def min(self, dim=None, keepdim=False): return _ops.min(self, dim, keepdim)
+    def amax(self, dim=None, keepdim=False): return _ops.amax(self, dim, keepdim)
+    def amin(self, dim=None, keepdim=False): return _ops.amin(self, dim, keepdim)
+    def argmax(self, dim=None, keepdim=False): return _ops.argmax(self, dim, keepdim)
+    def argmin(self, dim=None, keepdim=False): return _ops.argmin(self, dim, keepdim)
+    def logsumexp(self, dim, keepdim=False): return _ops.logsumexp(self, dim, keepdim)
+    def norm(self, p="fro", dim=None, keepdim=False): return _ops.norm(self, p, dim, keepdim)
+    def cumsum(self, dim): return _ops.cumsum(self, dim)
+    def softmax(self, dim): return _ops.softmax(self, dim)
+    def log_softmax(self, dim): return _ops.log_softmax(self, dim)
+    def any(self, dim=None, keepdim=False): return _ops.any(self, dim, keepdim)
+    def all(self, dim=None, keepdim=False): return _ops.all(self, dim, keepdim)
+
+    # -- shape ----------------------------------------------------------------------------------
+    def reshape(self, *shape): return _ops.reshape(self, *shape)
+    def view(self, *shape): return _ops.view(self, *shape)
+    def view_as(self, other): return _ops.reshape(self, other.shape)
+    def reshape_as(self, other): return _ops.reshape(self, other.shape)
+    def flatten(self, start_dim=0, end_dim=-1): return _ops.flatten(self, start_dim, end_dim)
+    def unflatten(self, dim, sizes): return _ops.unflatten(self, dim, sizes)
+    def squeeze(self, dim=None): return _ops.squeeze(self, dim)
+    def unsqueeze(self, dim): return _ops.unsqueeze(self, dim)
+    def transpose(self, dim0, dim1): return _ops.transpose(self, dim0, dim1)
+    def swapaxes(self, dim0, dim1): return _ops.transpose(self, dim0, dim1)
+    def permute(self, *dims): return _ops.permute(self, *dims)
+    def t(self): return _ops.t(self)
+    @property
+    def T(self): return _ops.permute(self, *reversed(range(self.ndim)))
+    @property
+    def mT(self): return _ops.transpose(self, -2, -1)
+    def expand(self, *sizes): return _ops.expand(self, *sizes)
+    def expand_as(self, other): return _ops.expand(self, *other.shape)
+    def broadcast_to(self, shape): return _ops.broadcast_to(self, shape)
+    def repeat(self, *sizes): return _ops.repeat(self, *sizes)
+    def flip(self, dims): return _ops.flip(self, dims)
+    def narrow(self, dim, start, length): return _ops.narrow(self, dim, start, length)
+    def contiguous(self): return _ops.contiguous(self)
+    def clone(self): return _ops.clone(self)
+    def split(self, split_size_or_sections, dim=0): return _ops.split(self, split_size_or_sections, dim)
+    def chunk(self, chunks, dim=0): return _ops.chunk(self, chunks, dim)
+    def unbind(self, dim=0): return _ops.unbind(self, dim)
+    def tril(self, diagonal=0): return _ops.tril(self, diagonal)
+    def triu(self, diagonal=0): return _ops.triu(self, diagonal)
+
+    # -- indexing -------------------------------------------------------------------------------
+    def gather(self, dim, index): return _ops.gather(self, dim, index)
+    def scatter_add(self, dim, index, src): return _ops.scatter_add(self, dim, index, src)
+    def index_select(self, dim, index): return _ops.index_select(self, dim, index)
+    def masked_fill(self, mask, value): return _ops.masked_fill(self, mask, value)
+    def take_along_dim(self, indices, dim=None): return _ops.take_along_dim(self, indices, dim)
+
+    # -- linear algebra -------------------------------------------------------------------------
+    def matmul(self, other): return _ops.matmul(self, other)
+    def mm(self, other): return _ops.mm(self, other)
+    def bmm(self, other): return _ops.bmm(self, other)
+    def dot(self, other): return _ops.dot(self, other)
+    def outer(self, other): return _ops.outer(self, other)
+
+    # -- in-place -------------------------------------------------------------------------------
+    def add_(self, other, alpha=1): return _ops.inplace(self, _ops.add, other if alpha == 1 else other * alpha, name="add_")
+    def sub_(self, other, alpha=1): return _ops.inplace(self, _ops.sub, other if alpha == 1 else other * alpha, name="sub_")
+    def mul_(self, other): return _ops.inplace(self, _ops.mul, other, name="mul_")
+    def div_(self, other): return _ops.inplace(self, _ops.div, other, name="div_")
+    def pow_(self, exponent): return _ops.inplace(self, _ops.pow, exponent, name="pow_")
+    def clamp_(self, min=None, max=None): return _ops.inplace(self, _ops.clamp, min, max, name="clamp_")
+    clip_ = clamp_
+    def masked_fill_(self, mask, value): return _ops.inplace(self, _ops.masked_fill, mask, value, name="masked_fill_")
+    def zero_(self): return _ops.fill_(self, 0, name="zero_")
+    def fill_(self, value): return _ops.fill_(self, value, name="fill_")
+    def copy_(self, src): return _ops.copy_(self, src)
+    def __iadd__(self, other): return self.add_(other)
+    def __isub__(self, other): return self.sub_(other)
+    def __imul__(self, other): return self.mul_(other)
+    def __itruediv__(self, other): return self.div_(other)
+    def __ipow__(self, other): return self.pow_(other)
+
+
+_new = object.__new__
+
+from . import ops as _ops  # noqa: E402  (ops import Tensor; the methods above look them up at call time)
