@@ -29,6 +29,22 @@ def _keep_shape(shape, axes):
     return tuple(1 if i in axes else s for i, s in enumerate(shape))
 
 
+def _reduced(ctx, x, out_kept, axes, keepdim):
+    """Return the op's output (squeezed unless keepdim) and save (x, output) for backward."""
+    ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
+    out = out_kept if keepdim else np.squeeze(out_kept, axis=axes)
+    ctx.save_for_backward(x, out)
+    return out
+
+
+def _saved_kept(ctx):
+    """(x, output with the reduced axes kept) from what _reduced saved; differentiable in both."""
+    x, out = ctx.saved_tensors
+    if not ctx.keepdim and ctx.axes:
+        out = out.reshape(_keep_shape(ctx.shape, ctx.axes))
+    return x, out
+
+
 def _expand_back(g, shape, axes, keepdim):
     """g of the reduced shape -> broadcastable against the input (re-insert the reduced axes)."""
     if not keepdim and axes:
@@ -102,13 +118,11 @@ class Prod(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         out = np.prod(x, axis=axes, keepdims=True)
-        ctx.save_for_backward(x, out)
-        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
-        return out if keepdim else np.squeeze(out, axis=axes)
+        return _reduced(ctx, x, out, axes, keepdim)
 
     @staticmethod
     def backward(ctx, g):
-        x, out_kept = ctx.saved_tensors
+        x, out_kept = _saved_kept(ctx)
         g = _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim)
         if not (x.data == 0).any():
             return g * (out_kept / x), None, None  # differentiable again
@@ -138,13 +152,11 @@ class AMax(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim, fn):
         out = fn(x, axis=axes, keepdims=True)
-        ctx.save_for_backward(x, out)
-        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
-        return out if keepdim else np.squeeze(out, axis=axes)
+        return _reduced(ctx, x, out, axes, keepdim)
 
     @staticmethod
     def backward(ctx, g):
-        x, out_kept = ctx.saved_tensors
+        x, out_kept = _saved_kept(ctx)
         mask = x == out_kept
         count = Tensor._make(np.sum(mask.data, axis=ctx.axes, keepdims=True).astype(g.dtype))
         g = _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim)
@@ -229,13 +241,11 @@ class LogSumExp(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         out = _stable_lse(x, axes)
-        ctx.save_for_backward(x, out)
-        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
-        return out if keepdim else np.squeeze(out, axis=axes)
+        return _reduced(ctx, x, out, axes, keepdim)
 
     @staticmethod
     def backward(ctx, g):
-        x, out_kept = ctx.saved_tensors
+        x, out_kept = _saved_kept(ctx)
         return _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim) * exp(x - out_kept), None, None
 
 
@@ -306,13 +316,11 @@ class Norm2(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         out = np.sqrt(np.sum(x * x, axis=axes, keepdims=True))
-        ctx.save_for_backward(x, out)
-        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
-        return out if keepdim else np.squeeze(out, axis=axes)
+        return _reduced(ctx, x, out, axes, keepdim)
 
     @staticmethod
     def backward(ctx, g):
-        x, out_kept = ctx.saved_tensors
+        x, out_kept = _saved_kept(ctx)
         g = _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim)
         zero = out_kept == 0
         return x * where(zero, 0.0, g / where(zero, 1.0, out_kept)), None, None
