@@ -40,11 +40,13 @@ def _arr(a):
 
 
 def _as_tensor(x, like=None):
+    """x as a Tensor; numbers and arrays take the dtype of `like` when it is given."""
     if isinstance(x, Tensor):
         return x
-    dtype = like.dtype if like is not None and np.asarray(x).dtype.kind in "fiub" and \
-        np.asarray(x).dtype.kind != "b" else None
-    return mg.tensor(x, dtype=dtype)
+    arr = np.asarray(x)
+    if like is not None and arr.dtype.kind in "fiu":
+        return mg.tensor(arr, dtype=like.dtype)
+    return mg.tensor(arr)
 
 
 def _inplace_result(input, out, inplace):
@@ -177,8 +179,9 @@ class _LeakyReLU(Function):
     @staticmethod
     def forward(ctx, x, slope):
         pos = x > 0
-        # the derivative is piecewise constant, so the backward g * d is exact to any order
-        ctx.d = np.where(pos, np.asarray(1, x.dtype), np.asarray(slope, x.dtype))
+        if ctx.needs_input_grad:
+            # the derivative is piecewise constant, so the backward g * d is exact to any order
+            ctx.d = np.where(pos, np.asarray(1, x.dtype), np.asarray(slope, x.dtype))
         return np.where(pos, x, x * np.asarray(slope, x.dtype))
 
     @staticmethod
@@ -469,8 +472,7 @@ class _CrossEntropy(Function):
             ctx.q = q
         else:
             valid = target != ignore_index
-            tt = np.where(valid, target, 0) if ignore_index < 0 or ignore_index < C else target
-            tt = tt[:, None]
+            tt = np.where(valid, target, 0)[:, None]  # ignored targets may lie outside [0, C)
             picked = np.take_along_axis(logp, tt, axis=1)[:, 0]
             wt = (w[tt[:, 0]] * valid) if w is not None else valid.astype(dt)
             a = wt * dt.type(1.0 - eps) if eps else wt
@@ -551,10 +553,7 @@ class _CrossEntropy(Function):
         elif nz:
             p, tt, a, S = ctx.p, ctx.tt, ctx.a, ctx.S
             gi_el = gi[:, 0] if red == "none" else gi
-            if red == "none" or eps or w is not None:
-                dz = p * (gi_el * S)[:, None] if red == "none" else p * (gi * S)[:, None]
-            else:
-                dz = p * (gi * S)[:, None]
+            dz = p * (gi_el * S)[:, None]
             if ndim == 2:
                 dz[np.arange(dz.shape[0]), tt[:, 0]] -= gi_el * a
             else:
@@ -1379,6 +1378,8 @@ class _Normalize(Function):
         if stats is not None:
             stats["mean"], stats["var"] = mean, var
         ctx.xhat, ctx.rstd, ctx.axes, ctx.eps = xhat, rstd, axes, eps
+        ctx.wshape = w.shape if w is not None else None
+        ctx.bshape = b.shape if b is not None else None
         ctx.save_for_backward(x, w)
         return out.astype(x.dtype, copy=False)
 
@@ -1407,14 +1408,18 @@ class _Normalize(Function):
             dxa -= xhat * gx.mean(axis=axes, keepdims=True)
             dxa *= rstd
             dx = _arr(dxa.astype(x.dtype, copy=False))
-        wshape = w.shape if w is not None else None
-        red = tuple(i for i in range(gd.ndim) if wshape is None or i < gd.ndim - len(wshape)
-                    or wshape[i - (gd.ndim - len(wshape))] == 1)
         if nw:
-            dw = _arr((gd * xhat).sum(axis=red, keepdims=True).reshape(wshape))
+            dw = _arr(_sum_to_shape(gd * xhat, ctx.wshape))
         if nb:
-            db = _arr(gd.sum(axis=red, keepdims=True).reshape(ctx._in_meta[2][0]))
+            db = _arr(_sum_to_shape(gd, ctx.bshape))
         return dx, dw, db, None, None, None
+
+
+def _sum_to_shape(a, shape):
+    """a summed over the dimensions that `shape` (a trailing-aligned broadcast shape) lacks or has as 1."""
+    lead = a.ndim - len(shape)
+    axes = tuple(i for i in range(a.ndim) if i < lead or shape[i - lead] == 1)
+    return a.sum(axis=axes).reshape(shape) if axes else a
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
