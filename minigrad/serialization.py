@@ -11,7 +11,6 @@ Writes to a path are atomic: a temporary file in the same folder is written, flu
 ``os.replace``d onto the target, so a crash mid-save leaves the previous file intact.
 """
 import collections
-import io
 import json
 import os
 import tempfile

@@ -92,6 +92,9 @@ def test_requires_grad_and_parameters(tmp_path):
     out = load(tmp_path / "g")
     assert out["t"].requires_grad and out["t"].is_leaf and out["t"].dtype == mg.float64
     assert not out["d"].requires_grad
+
+
+def test_parameters_come_back_as_parameters(tmp_path):
     nn = pytest.importorskip("minigrad.nn.parameter")
     p = nn.Parameter(mg.zeros(2, 2))
     save([p], tmp_path / "p")

@@ -252,7 +252,7 @@ def test_collate_and_len_parity_with_torch():
         assert str(ours[0][k].dtype) == str(theirs[0][k].dtype).replace("torch.", "")
         assert ours[0][k].tolist() == theirs[0][k].tolist()
     np.testing.assert_array_equal(ours[1].data, theirs[1].numpy())
-    assert ours[2] == theirs[2]
+    assert ours[2] == list(theirs[2]) == ["s", "t"]
     for n, bs, dl in [(10, 3, False), (10, 3, True), (9, 3, True), (1, 4, False), (1, 4, True)]:
         t = torch.utils.data.DataLoader(range(n), batch_size=bs, drop_last=dl)
         assert len(DataLoader(range(n), batch_size=bs, drop_last=dl)) == len(t)

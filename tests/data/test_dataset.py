@@ -85,6 +85,7 @@ def test_random_split_fractions_remainder_round_robin(n, fracs, expected):
     assert [len(p) for p in parts] == expected
 
 
+@pytest.mark.filterwarnings("ignore:Length of split")
 def test_random_split_fraction_lengths_match_torch():
     torch = pytest.importorskip("torch")
     for n, fracs in [(10, [0.3, 0.3, 0.4]), (7, [1 / 3] * 3), (101, [0.8, 0.1, 0.1]), (3, [0.25] * 4)]:

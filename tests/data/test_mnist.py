@@ -183,3 +183,12 @@ def test_read_idx_other_dtypes(tmp_path):
     out = read_idx(p)
     assert out.dtype == np.int32 and out.dtype.isnative
     np.testing.assert_array_equal(out, np.arange(6).reshape(2, 3))
+
+
+def test_loader_over_mnist_does_not_touch_items(mnist_dir, monkeypatch):
+    ds = MNIST(mnist_dir, train=False)
+    calls = []
+    orig = MNIST.__getitem__
+    monkeypatch.setattr(MNIST, "__getitem__", lambda self, i: calls.append(i) or orig(self, i))
+    n = sum(len(y.data) for _, y in DataLoader(ds, batch_size=1000, shuffle=True))
+    assert n == 10000 and calls == []
