@@ -1,13 +1,11 @@
-"""Helpers for layer arguments: _pair turns an int into a 2-tuple, as torch.nn.modules.utils."""
+"""Helpers for layer constructors: argument pairs, parameter dtypes, the CPU-only device check."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
-from ...tensor import Tensor
 from ..._dtype import get_default_dtype
-from ...random import get_rng  # noqa: F401  (re-exported for layers that draw randomness)
 
 
 def _pair(x: Any) -> tuple:
@@ -30,5 +28,3 @@ def _check_cpu(device: Any) -> None:
     if device is not None and str(device).split(":")[0] != "cpu":
         raise RuntimeError(f"minigrad runs on the CPU only; got device {device!r}")
 
-
-__all__ = ["_pair", "_empty", "_factory_dtype", "_check_cpu", "Tensor"]

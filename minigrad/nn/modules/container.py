@@ -4,7 +4,7 @@ from __future__ import annotations
 import operator
 from collections import OrderedDict
 from itertools import islice
-from typing import Any, Iterable, Iterator, Mapping, overload
+from typing import Any, Iterable, Iterator, Mapping
 
 from .module import Module, _addindent
 
@@ -12,7 +12,7 @@ from .module import Module, _addindent
 def _abs_index(idx: int, n: int, kind: str) -> int:
     idx = operator.index(idx)
     if not -n <= idx < n:
-        raise IndexError(f"index {idx} is out of range")
+        raise IndexError(f"index {idx} is out of range for a {kind} of length {n}")
     return idx + n if idx < 0 else idx
 
 

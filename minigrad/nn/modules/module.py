@@ -258,9 +258,13 @@ class Module:
 
     def __getattr__(self, name: str) -> Any:
         d = self.__dict__
-        for store in ("_parameters", "_buffers", "_modules"):
-            if store in d and name in d[store]:
-                return d[store][name]
+        if "_parameters" in d:  # absent while unpickling / deep-copying, before __init__ state exists
+            if name in d["_parameters"]:
+                return d["_parameters"][name]
+            if name in d["_buffers"]:
+                return d["_buffers"][name]
+            if name in d["_modules"]:
+                return d["_modules"][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name: str) -> None:
