@@ -1,4 +1,6 @@
 """dtypes: minigrad uses NumPy's dtype objects directly (mg.float32 is np.dtype('float32'))."""
+import builtins
+
 import numpy as np
 
 float16 = np.dtype(np.float16)
@@ -73,10 +75,10 @@ def _weight(v):
 def _dtype_of(v):
     if isinstance(v, np.ndarray):
         return v.dtype
-    if isinstance(v, (bool, np.bool_)):
+    if isinstance(v, (builtins.bool, np.bool_)):
         return bool_
-    if isinstance(v, (int, np.integer)):
+    if isinstance(v, (builtins.int, np.integer)):
         return int64
-    if isinstance(v, (float, np.floating)):
+    if isinstance(v, (builtins.float, np.floating)):
         return get_default_dtype()
     raise TypeError(f"unsupported operand type {type(v).__name__}")

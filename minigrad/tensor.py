@@ -43,21 +43,22 @@ class Tensor:
         tensor(4.)
     """
 
-    __slots__ = ("data", "requires_grad", "grad_fn", "_output_nr", "_grad", "_vc", "_hooks",
-                 "_acc", "_base", "_view_idx", "_retains_grad", "__weakref__")
+    # hot fields live in slots; rarely-set ones default at class level and go to the instance
+    # __dict__ only when set (a tensor is created per op, so creation cost is the per-op overhead)
+    __slots__ = ("data", "requires_grad", "grad_fn", "_output_nr", "_vc", "__dict__", "__weakref__")
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected operators
+    _grad = None          # the accumulated gradient (read through .grad)
+    _hooks = None         # hooks of a leaf (a non-leaf's hooks live on its grad_fn)
+    _acc = None           # weak reference to this leaf's AccumulateGrad node
+    _base = None          # the tensor this one is a view of
+    _view_idx = None      # the basic index that made this view from _base
+    _retains_grad = False
 
     def __init__(self, data, dtype=None, requires_grad=False):
         self.data = _to_array(data, dtype)
         self.grad_fn = None
         self._output_nr = 0
-        self._grad = None
         self._vc = None
-        self._hooks = None
-        self._acc = None
-        self._base = None
-        self._view_idx = None
-        self._retains_grad = False
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -69,13 +70,7 @@ class Tensor:
         t.requires_grad = requires_grad
         t.grad_fn = grad_fn
         t._output_nr = output_nr
-        t._grad = None
         t._vc = None
-        t._hooks = None
-        t._acc = None
-        t._base = None
-        t._view_idx = None
-        t._retains_grad = False
         return t
 
     # -- autograd fields ------------------------------------------------------------------------

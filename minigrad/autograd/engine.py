@@ -2,9 +2,11 @@
 
 This is the only place where a gradient is summed back to its input's (pre-broadcast) shape.
 """
+import operator
+
 import numpy as np
 
-from .function import AccumulateGrad, _accumulator
+from .function import _FREED, AccumulateGrad, _accumulator
 from .grad_mode import _state
 
 
@@ -31,32 +33,23 @@ def _root_node(t):
 
 
 def _topo_order(roots):
-    """Nodes reachable from roots, producers after consumers (Kahn's algorithm, no recursion)."""
-    deps = {}
+    """Nodes reachable from roots, consumers before producers, without recursion.
+
+    Every node is created after the nodes of its inputs, so sorting by creation number (newest
+    first) is a topological order: one traversal to find the nodes, then one sort in C.
+    """
     seen = set(roots)
-    stack = list(roots)
+    stack = list(seen)
     while stack:
-        node = stack.pop()
-        for nxt, _ in node._edges:
-            if nxt is None:
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
+        for e in stack.pop()._edges:
+            nxt = e[0]
+            if nxt is not None and nxt not in seen:
                 seen.add(nxt)
                 stack.append(nxt)
-    ready = [n for n in dict.fromkeys(roots) if n not in deps]
-    order = []
-    while ready:
-        node = ready.pop()
-        order.append(node)
-        for nxt, _ in node._edges:
-            if nxt is None:
-                continue
-            d = deps[nxt] - 1
-            deps[nxt] = d
-            if d == 0:
-                ready.append(nxt)
-    return order
+    return sorted(seen, key=_by_seq, reverse=True)
+
+
+_by_seq = operator.attrgetter("_seq")
 
 
 def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None, accumulate=True):
@@ -104,40 +97,18 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
 
     prev = _state.enabled
     _state.enabled = create_graph
+    pop = buf.pop
     try:
         for node in order:
-            g = buf.pop(node, None)
+            g = pop(node, None)
             if g is None:
                 continue
-            n_out = len(node._out_meta) if type(node) is not AccumulateGrad else 1
-            grads = g if n_out > 1 else [g]
-            if node._pre_hooks:
-                for nr, hooks in node._pre_hooks.items():
-                    for hook in list(hooks):
-                        if grads[nr] is not None:
-                            new = hook(grads[nr])
-                            if new is not None:
-                                grads[nr] = new
-            if capture is not None:
-                for nr in range(n_out):
-                    for i in capture.get((node, nr), ()):
-                        results[i] = grads[nr]
-            if type(node) is AccumulateGrad:
-                var = node.variable
-                gv = grads[0]
-                if var._hooks:
-                    for hook in list(var._hooks):
-                        new = hook(gv)
-                        if new is not None:
-                            gv = new
-                if accumulate and (capture is None or (node, 0) in capture):
-                    _accumulate(var, gv, create_graph, handed)
-                continue
-            if n_out > 1:
-                for i, gi in enumerate(grads):
-                    if gi is None:
-                        shape, dtype = node._out_meta[i]
-                        grads[i] = Tensor._make(np.zeros(shape, dtype))
+            if node._n_out == 1 and not node._pre_hooks and capture is None and type(node) is not AccumulateGrad:
+                grads = (g,)  # the common case: one output, no hooks
+            else:
+                grads = _prepare(node, g, capture, results, accumulate, create_graph, handed)
+                if grads is None:
+                    continue
             try:
                 out = node.backward(node, *grads)
             except Exception as e:
@@ -149,36 +120,74 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             if len(out) != len(edges):
                 raise RuntimeError(f"{node.name()}: backward returned {len(out)} gradients, expected "
                                    f"{len(edges)} (one per forward input)")
-            for (nxt, nr), gi, meta in zip(edges, out, node._in_meta):
+            for (nxt, nr, shape, dtype), gi in zip(edges, out):
                 if nxt is None or gi is None:
                     continue
-                if not isinstance(gi, Tensor):
+                if type(gi) is not Tensor and not isinstance(gi, Tensor):
                     gi = Tensor._make(np.asarray(gi))
-                shape, dtype = meta
-                if gi.shape != shape:
+                if gi.data.shape != shape:
                     try:
                         gi = sum_to(gi, shape)
                     except RuntimeError as e:
                         raise RuntimeError(f"{node.name()}: {e}") from None
-                if gi.dtype != dtype:
+                if gi.data.dtype != dtype:
                     gi = gi.to(dtype)
-                _add_to(buf, nxt, nr, gi)
+                if nxt._n_out == 1:
+                    old = buf.get(nxt)
+                    buf[nxt] = gi if old is None else old + gi
+                else:
+                    _add_to(buf, nxt, nr, gi)
             if not retain_graph:
-                node._release()
+                node._saved = _FREED
     finally:
         _state.enabled = prev
     return results
 
 
+def _prepare(node, g, capture, results, accumulate, create_graph, handed):
+    """The uncommon cases: run hooks, capture grads for autograd.grad, accumulate at leaves,
+    fill missing outputs of multi-output nodes. Returns the grads to pass to backward, or None."""
+    from ..tensor import Tensor
+    n_out = node._n_out
+    grads = [g] if n_out == 1 else g
+    if node._pre_hooks:
+        for nr, hooks in node._pre_hooks.items():
+            for hook in list(hooks):
+                if grads[nr] is not None:
+                    new = hook(grads[nr])
+                    if new is not None:
+                        grads[nr] = new
+    if capture is not None:
+        for nr in range(n_out):
+            for i in capture.get((node, nr), ()):
+                results[i] = grads[nr]
+    if type(node) is AccumulateGrad:
+        var = node.variable
+        gv = grads[0]
+        if var._hooks:
+            for hook in list(var._hooks):
+                new = hook(gv)
+                if new is not None:
+                    gv = new
+        if accumulate and (capture is None or (node, 0) in capture):
+            _accumulate(var, gv, create_graph, handed)
+        return None
+    if n_out > 1:
+        for i, gi in enumerate(grads):
+            if gi is None:
+                shape, dtype = node._out_meta[i]
+                grads[i] = Tensor._make(np.zeros(shape, dtype))
+    return grads
+
+
 def _add_to(buf, node, nr, g):
-    n_out = len(node._out_meta) if type(node) is not AccumulateGrad else 1
-    if n_out == 1:
+    if node._n_out == 1:
         old = buf.get(node)
         buf[node] = g if old is None else old + g
     else:
         slots = buf.get(node)
         if slots is None:
-            slots = buf[node] = [None] * n_out
+            slots = buf[node] = [None] * node._n_out
         slots[nr] = g if slots[nr] is None else slots[nr] + g
 
 
@@ -208,6 +217,6 @@ def _prune(order, targets):
     """Keep only nodes from which some target node can be reached (order: consumers first)."""
     needed = set()
     for node in reversed(order):
-        if node in targets or any(n in needed for n, _ in node._edges if n is not None):
+        if node in targets or any(e[0] in needed for e in node._edges if e[0] is not None):
             needed.add(node)
     return [n for n in order if n in needed]

@@ -5,6 +5,7 @@ PyTorch, where `y.grad_fn` is the ctx of the op that made y). Forward receives N
 never differentiated. Backward receives and returns Tensors: with create_graph=True it is recorded,
 so it can be differentiated again.
 """
+import itertools
 import weakref
 
 import numpy as np
@@ -24,13 +25,14 @@ class Node:
 
     _edges = ()
     _pre_hooks = None
+    _n_out = 1
 
     def name(self):
         return type(self).__name__ + "Backward0"
 
     @property
     def next_functions(self):
-        return tuple((n, nr) for n, nr in self._edges)
+        return tuple((e[0], e[1]) for e in self._edges)
 
     def register_prehook(self, output_nr, fn):
         if self._pre_hooks is None:
@@ -48,6 +50,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.variable = variable
+        self._seq = next(_seq)
 
     def name(self):
         return "AccumulateGrad"
@@ -96,6 +99,9 @@ class Function(Node):
 
     # set on view ops (reshape, transpose, basic indexing, ...): the output shares the input's memory
     _is_view = False
+    _to_save = None   # what forward passed to save_for_backward, packed into _saved after forward
+    _non_diff = None
+    _saved = ()
 
     @staticmethod
     def forward(ctx, *args):
@@ -120,8 +126,8 @@ class Function(Node):
         out = []
         for kind, value, vc, version in saved:
             if kind == 0:  # a Tensor (an input, or one the user passed): check it was not modified
-                if (vc[0] if vc else 0) != version:
-                    raise RuntimeError(_modified_msg(self, value, (value._vc or [0])[0], version))
+                if vc[0] != version:
+                    raise RuntimeError(_modified_msg(self, value, vc[0], version))
                 out.append(value)
             elif kind == 1:  # the op's own output: rebuilt on demand so no cycle keeps the graph alive
                 arr, nr = value
@@ -140,89 +146,156 @@ class Function(Node):
     # -- apply ----------------------------------------------------------------------------------
     @classmethod
     def apply(cls, *args):
-        arrays = [a.data if isinstance(a, Tensor) else a for a in args]
-        if _state.enabled:
-            needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-            if True in needs:
-                return cls._apply_recorded(args, arrays, needs)
+        """Run forward on the arguments' arrays; record a node when grad mode is on and an input needs it."""
+        # This is the per-op hot path: unwrapping is unrolled (no comprehension) on purpose.
+        enabled = _state.enabled
+        arrays = list(args)
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                if enabled and a.requires_grad:
+                    return cls._apply_recorded(args)
+                arrays[i] = a.data
+        ctx = _NoGradCtx()
+        ctx.needs_input_grad = (False,) * len(arrays)
         try:
-            out = cls.forward(_NoGradCtx(), *arrays)
+            out = cls.forward(ctx, *arrays)
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, arrays, e) from None
         if type(out) is tuple:
-            outs = tuple(Tensor._make(o if type(o) is np.ndarray else np.asarray(o)) for o in out)
+            outs = tuple(_plain(o if type(o) is np.ndarray else np.asarray(o)) for o in out)
             if cls._is_view:
                 for o in outs:
                     _share_view(o, args[0])
             return outs
-        t = Tensor._make(out if type(out) is np.ndarray else np.asarray(out))
+        t = _new(Tensor)  # inlined Tensor._make
+        t.data = out if type(out) is np.ndarray else np.asarray(out)
+        t.requires_grad = False
+        t.grad_fn = None
+        t._output_nr = 0
+        t._vc = None
         if cls._is_view:
             _share_view(t, args[0])
         return t
 
     @classmethod
-    def _apply_recorded(cls, args, arrays, needs):
-        ctx = cls.__new__(cls)
-        ctx.needs_input_grad = needs
-        ctx._to_save = None
-        ctx._non_diff = None
+    def _apply_recorded(cls, args):
+        ctx = _new(cls)
+        arrays, edges, needs = [], [], []
+        for a in args:
+            if isinstance(a, Tensor):
+                d = a.data
+                arrays.append(d)
+                if a.requires_grad:
+                    fn = a.grad_fn
+                    # an edge: (producer node, its output index, the input's shape and dtype for sum_to)
+                    edges.append((fn, a._output_nr, d.shape, d.dtype) if fn is not None
+                                 else (_accumulator(a), 0, d.shape, d.dtype))
+                    needs.append(True)
+                    continue
+            else:
+                arrays.append(a)
+            edges.append(_NO_EDGE)
+            needs.append(False)
+        ctx.needs_input_grad = tuple(needs)
         try:
             out = cls.forward(ctx, *arrays)
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, arrays, e) from None
-        edges = []
-        meta = []
-        for a, need in zip(args, needs):
-            if need:
-                fn = a.grad_fn
-                edges.append((fn, a._output_nr) if fn is not None else (_accumulator(a), 0))
-                meta.append((a.data.shape, a.data.dtype))
-            else:
-                edges.append((None, 0))
-                meta.append(None)
         ctx._edges = edges
-        ctx._in_meta = meta
-        multi = type(out) is tuple
-        outs = out if multi else (out,)
-        outs = tuple(o if type(o) is np.ndarray else np.asarray(o) for o in outs)
+        ctx._seq = next(_seq)
+        state = ctx.__dict__
+        to_save = state.pop("_to_save", None)
+        non_diff = state.get("_non_diff")
+        if type(out) is not tuple:
+            raw = out
+            if type(out) is not np.ndarray:
+                out = np.asarray(out)  # NumPy gives scalars for 0-d results
+            if out.dtype.kind == "f" and (non_diff is None or not _is_in(out, non_diff)):
+                t = _new(Tensor)
+                t.data = out
+                t.requires_grad = True
+                t.grad_fn = ctx
+                t._output_nr = 0
+                t._vc = None
+            else:
+                t = _plain(out)
+            if cls._is_view:
+                _share_view(t, args[0])
+            if to_save:
+                ctx._saved = _pack(to_save, args, arrays, (raw,), (t,))
+            return t
+        raws = out
+        outs = tuple(o if type(o) is np.ndarray else np.asarray(o) for o in out)
+        ctx._n_out = len(outs)
         ctx._out_meta = [(o.shape, o.dtype) for o in outs]
-        non_diff = ctx._non_diff
         results = []
         for i, o in enumerate(outs):
-            diff = o.dtype.kind == "f" and not (non_diff and any(o is n for n in non_diff))
-            t = Tensor._make(o, True, ctx, i) if diff else Tensor._make(o)
+            diff = o.dtype.kind == "f" and (non_diff is None or not _is_in(o, non_diff))
+            t = Tensor._make(o, True, ctx, i) if diff else _plain(o)
             if cls._is_view:
                 _share_view(t, args[0])
             results.append(t)
-        to_save = ctx._to_save
         if to_save:
-            ctx._saved = tuple(_pack(x, args, arrays, outs, results) for x in to_save)
+            ctx._saved = _pack(to_save, args, arrays, raws, results)
+        return tuple(results)
+
+
+_NO_EDGE = (None, 0, None, None)
+_seq = itertools.count()  # creation order: a node is always created after the nodes of its inputs
+_new = object.__new__
+
+
+def _is_in(x, items):
+    return any(x is i for i in items)
+
+
+def _plain(arr):
+    t = _new(Tensor)
+    t.data = arr
+    t.requires_grad = False
+    t.grad_fn = None
+    t._output_nr = 0
+    t._vc = None
+    return t
+
+
+def _pack(to_save, args, arrays, outs, results):
+    """Turn what forward passed to save_for_backward into (kind, value, version counter, version).
+
+    kind 0: a Tensor (an input, found by its array); 1: the op's own output, kept as its array so
+    that no cycle output -> node -> output keeps the graph alive; 2: a constant.
+    """
+    packed = []
+    for x in to_save:
+        if type(x) is np.ndarray or isinstance(x, np.generic):
+            for a, arr in zip(args, arrays):
+                if arr is x and isinstance(a, Tensor):
+                    vc = a._vc
+                    if vc is None:
+                        vc = a._vc = [0]
+                    packed.append((0, a, vc, vc[0]))
+                    break
+            else:
+                for i, o in enumerate(outs):
+                    if o is x:
+                        t = results[i]
+                        x = t.data
+                        vc = t._vc
+                        if vc is None:
+                            vc = t._vc = [0]
+                        # a non-differentiable output is saved as a plain tensor
+                        packed.append((1, (x, i), vc, vc[0]) if t.grad_fn is not None else (0, t, vc, vc[0]))
+                        break
+                else:
+                    packed.append((2, Tensor._make(x), None, 0))
+        elif isinstance(x, Tensor):
+            vc = x._vc
+            if vc is None:
+                vc = x._vc = [0]
+            packed.append((0, x, vc, vc[0]))
         else:
-            ctx._saved = ()
-        del ctx._to_save
-        return tuple(results) if multi else results[0]
-
-
-def _pack(x, args, arrays, outs, results):
-    """Turn what forward passed to save_for_backward into (kind, value, version counter, version)."""
-    if isinstance(x, Tensor):
-        return (0, x, x._vc, (x._vc or [0])[0])
-    if isinstance(x, np.ndarray):
-        for a, arr in zip(args, arrays):
-            if arr is x and isinstance(a, Tensor):
-                if a._vc is None:
-                    a._vc = [0]
-                return (0, a, a._vc, a._vc[0])
-        for i, o in enumerate(outs):
-            if o is x:
-                t = results[i]
-                if t._vc is None:
-                    t._vc = [0]
-                if t.grad_fn is None:  # a non-differentiable output: save it as a constant
-                    return (0, t, t._vc, t._vc[0])
-                return (1, (x, i), t._vc, t._vc[0])
-        return (2, Tensor._make(x), None, 0)
-    return (2, x, None, 0)
+            packed.append((2, x, None, 0))
+    return packed
 
 
 def _accumulator(t):

@@ -13,20 +13,32 @@ from ..tensor import Tensor
 
 def _promote(x, y):
     """Cast operands to PyTorch's result dtype (float32 * 2.5 stays float32; int64 * 2.5 -> float32)."""
-    xa = x.data if isinstance(x, Tensor) else x
-    ya = y.data if isinstance(y, Tensor) else y
-    if isinstance(xa, np.ndarray) and isinstance(ya, np.ndarray):
-        if xa.dtype == ya.dtype:
+    # fast exits first: this runs for every binary op
+    if isinstance(x, Tensor):
+        xa = x.data
+        if isinstance(y, Tensor):
+            if xa.dtype == y.data.dtype:
+                return x, y
+        elif type(y) is float:
+            if xa.dtype.kind == "f":
+                return x, y
+        elif type(y) is int and xa.dtype.kind in "fiu":
             return x, y
-    elif isinstance(xa, np.ndarray):
-        if xa.dtype.kind == "f" and isinstance(ya, (float, int)) or type(ya) is int and xa.dtype.kind in "iu":
-            return x, y
-    elif isinstance(ya, np.ndarray):
-        if ya.dtype.kind == "f" and isinstance(xa, (float, int)) or type(xa) is int and ya.dtype.kind in "iu":
+    elif isinstance(y, Tensor):
+        xa = x
+        if type(x) is float:
+            if y.data.dtype.kind == "f":
+                return x, y
+        elif type(x) is int and y.data.dtype.kind in "fiu":
             return x, y
     else:
         x = Tensor(x)
         xa = x.data
+    ya = y.data if isinstance(y, Tensor) else y
+    if isinstance(xa, np.generic):
+        xa = xa.item()
+    if isinstance(ya, np.generic):
+        ya = ya.item()
     dt = _dtype.result_type(xa, ya)
     return _cast_to(x, dt), _cast_to(y, dt)
 
