@@ -265,6 +265,7 @@ def test_optimizer_step_still_works_after_wrapping():
 def test_closed_form_with_epoch_argument():
     opt = _opt(1.0)
     sched = StepLR(opt, step_size=3, gamma=0.5)
+    opt.step()
     with pytest.warns(UserWarning, match="deprecated"):
         sched.step(7)
     assert sched.get_last_lr() == [0.25]

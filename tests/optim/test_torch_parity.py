@@ -57,7 +57,7 @@ def _grad(t, i, x, noise):
     # gradient of a fixed quadratic plus per-step noise; the last parameter gets none every third step
     if i == len(SHAPES) - 1 and t % 3 == 2:
         return None
-    return 0.5 * x + noise[t][i]
+    return np.asarray(0.5 * x + noise[t][i])
 
 
 def _trajectories(name, kw, dtype=np.float64, seed=0, two_groups=True, lr_change=True):
