@@ -57,6 +57,13 @@ LAYERS = [
     (lambda: tnn.AvgPool2d(2, count_include_pad=False, padding=1),
      lambda: nn.AvgPool2d(2, count_include_pad=False, padding=1), (1, 2, 5, 5)),
     (lambda: tnn.AdaptiveAvgPool2d((3, 2)), lambda: nn.AdaptiveAvgPool2d((3, 2)), (2, 3, 7, 5)),
+    (lambda: tnn.AdaptiveAvgPool2d((None, 3)), lambda: nn.AdaptiveAvgPool2d((None, 3)), (2, 3, 5, 7)),
+    (lambda: tnn.MaxPool2d(2, 1, dilation=2), lambda: nn.MaxPool2d(2, 1, dilation=2), (2, 3, 7, 7)),
+    (lambda: tnn.AvgPool2d(3, 2, 1, ceil_mode=True, divisor_override=4),
+     lambda: nn.AvgPool2d(3, 2, 1, ceil_mode=True, divisor_override=4), (2, 3, 7, 7)),
+    (lambda: tnn.Conv2d(3, 2, 3), lambda: nn.Conv2d(3, 2, 3), (3, 6, 5)),  # unbatched input
+    (lambda: tnn.Conv2d(3, 2, 3, padding=(1, 2), padding_mode="replicate"),
+     lambda: nn.Conv2d(3, 2, 3, padding=(1, 2), padding_mode="replicate"), (2, 3, 5, 6)),
     (lambda: tnn.LayerNorm(6), lambda: nn.LayerNorm(6), (3, 4, 6)),
     (lambda: tnn.LayerNorm((4, 6), bias=False), lambda: nn.LayerNorm((4, 6), bias=False), (3, 4, 6)),
     (lambda: tnn.Flatten(), lambda: nn.Flatten(), (2, 3, 4)),
@@ -115,6 +122,24 @@ def test_batchnorm_parity_train_then_eval(cls, shape, kwargs):
     t_out, m_out, t_g, m_g = _run_both(t_mod, m_mod, x, train=False)
     np.testing.assert_allclose(m_out, t_out, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(m_g, t_g, rtol=1e-8, atol=1e-10)
+
+
+def test_maxpool_return_indices_parity():
+    x = np.random.default_rng(7).standard_normal((2, 3, 6, 6))
+    t_out, t_idx = tnn.MaxPool2d(2, return_indices=True)(torch.tensor(x))
+    m_out, m_idx = nn.MaxPool2d(2, return_indices=True)(mg.tensor(x, dtype=mg.float64))
+    np.testing.assert_allclose(m_out.data, t_out.numpy())
+    np.testing.assert_array_equal(m_idx.data, t_idx.numpy())
+
+
+def test_embedding_max_norm_parity():
+    t_mod = tnn.Embedding(5, 3, max_norm=1.0).double()
+    m_mod = nn.Embedding(5, 3, max_norm=1.0).double()
+    assert repr(m_mod) == repr(t_mod)
+    _copy_state(t_mod, m_mod)
+    idx = np.array([0, 2, 2])
+    np.testing.assert_allclose(m_mod(mg.tensor(idx)).data, t_mod(torch.tensor(idx)).detach().numpy())
+    np.testing.assert_allclose(m_mod.weight.data, t_mod.weight.detach().numpy())  # renormalised in place
 
 
 def test_embedding_parity():
