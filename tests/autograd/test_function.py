@@ -103,11 +103,7 @@ def test_custom_exp_gradcheck_and_gradgradcheck():
     assert gradgradcheck(Exp.apply, (x,))
 
 
-@pytest.mark.parametrize("shape", [
-    (1,),
-    pytest.param((), marks=pytest.mark.xfail(
-        reason="core bug: 0-d outputs saved for backward become numpy-scalar constants", strict=True)),
-])
+@pytest.mark.parametrize("shape", [(), (1,)])
 def test_saved_output_is_tensor(shape):
     x = leaf(np.full(shape, 0.5))
     y = Exp.apply(x)
@@ -246,7 +242,6 @@ def test_apply_without_grad_returns_plain_tensor():
     assert z.grad_fn is None
 
 
-@pytest.mark.xfail(reason="core bug: ctx.needs_input_grad is () when no graph is recorded", strict=True)
 def test_ctx_attributes_available_under_no_grad():
     class UsesNeeds(Function):
         @staticmethod
@@ -286,11 +281,7 @@ def test_saved_tensors_after_free_raise():
         node.saved_tensors
 
 
-@pytest.mark.parametrize("shape", [
-    (1,),
-    pytest.param((), marks=pytest.mark.xfail(
-        reason="core bug: 0-d outputs saved for backward become numpy-scalar constants", strict=True)),
-])
+@pytest.mark.parametrize("shape", [(), (1,)])
 def test_custom_function_higher_order(shape):
     x = leaf(np.full(shape, 0.5))
     y = Exp.apply(Exp.apply(x))  # exp(exp(x))
