@@ -396,6 +396,17 @@ def test_load_state_dict_does_not_record_graph():
     np.testing.assert_allclose(net.w.data, 3.0)
 
 
+def test_load_state_dict_assign_takes_checkpoint_tensors():
+    net = Affine()
+    new_w = mg.tensor([5.0, 6.0, 7.0], dtype=mg.float64)
+    net.load_state_dict({"w": new_w, "b": mg.zeros(3), "count": mg.tensor(2)}, assign=True)
+    assert isinstance(net.w, nn.Parameter) and net.w.requires_grad
+    assert net.w.dtype == mg.float64  # the checkpoint's dtype, not copied into the old float32 storage
+    new_w.data[0] = -1.0
+    assert net.w.data[0] == -1.0  # shares memory with the checkpoint tensor
+    assert net.count.item() == 2 and [n for n, _ in net.named_parameters()] == ["w", "b"]
+
+
 def test_load_state_dict_rejects_non_mapping():
     with pytest.raises(TypeError, match="dict-like"):
         Net().load_state_dict([1, 2])

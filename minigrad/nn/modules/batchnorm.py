@@ -80,12 +80,13 @@ class _BatchNorm(Module):
                             self.weight, self.bias, bn_training, factor, self.eps)
 
     def _load_from_state_dict(self, state_dict: Mapping, prefix: str, strict: bool, missing_keys: list,
-                              unexpected_keys: list, error_msgs: list) -> None:
+                              unexpected_keys: list, error_msgs: list, assign: bool = False) -> None:
         # a checkpoint without num_batches_tracked (older PyTorch) loads, keeping the current count
         key = prefix + "num_batches_tracked"
         if self.track_running_stats and key not in state_dict and isinstance(state_dict, dict):
             state_dict[key] = self.num_batches_tracked
-        super()._load_from_state_dict(state_dict, prefix, strict, missing_keys, unexpected_keys, error_msgs)
+        super()._load_from_state_dict(state_dict, prefix, strict, missing_keys, unexpected_keys, error_msgs,
+                                      assign=assign)
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "

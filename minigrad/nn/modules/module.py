@@ -63,6 +63,7 @@ def _parse_to(args: tuple, kwargs: dict):
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for a in args:
@@ -508,7 +509,8 @@ class Module:
         return destination
 
     def _load_from_state_dict(self, state_dict: Mapping, prefix: str, strict: bool,
-                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
+                              missing_keys: list, unexpected_keys: list, error_msgs: list,
+                              assign: bool = False) -> None:
         persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
         local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
                        if v is not None}
@@ -531,6 +533,13 @@ class Module:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {tuple(src_arr.shape)} "
                                   f"from checkpoint, the shape in current model is {tuple(param.shape)}.")
                 continue
+            if assign:  # take the checkpoint's tensor itself (and its dtype) instead of copying into ours
+                src_t = src if isinstance(src, Tensor) else Tensor(src_arr, dtype=src_arr.dtype)
+                if name in self._parameters:
+                    self._parameters[name] = Parameter(src_t, requires_grad=param.requires_grad)
+                else:
+                    self._buffers[name] = src_t.detach()
+                continue
             try:
                 with no_grad():
                     param.copy_(Tensor(np.array(src_arr, dtype=param.dtype), dtype=param.dtype))
@@ -548,12 +557,15 @@ class Module:
                     elif input_name[0] not in local_state:
                         unexpected_keys.append(key)
 
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> _IncompatibleKeys:
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
         """Copy parameters and buffers from ``state_dict`` into this module, in place.
 
         Args:
             state_dict (dict): as returned by :meth:`state_dict` (values: tensors or numpy arrays).
             strict (bool): require the keys to match exactly. Default: ``True``.
+            assign (bool): replace the parameters and buffers by the checkpoint's tensors (keeping
+                each parameter's ``requires_grad``) instead of copying in place. Default: ``False``.
 
         Returns:
             a named tuple ``(missing_keys, unexpected_keys)``.
@@ -570,7 +582,8 @@ class Module:
         state_dict = OrderedDict(state_dict)
 
         def load(module: Module, local_sd: dict, prefix: str = "") -> None:
-            module._load_from_state_dict(local_sd, prefix, True, missing_keys, unexpected_keys, error_msgs)
+            module._load_from_state_dict(local_sd, prefix, True, missing_keys, unexpected_keys, error_msgs,
+                                         assign=assign)
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."
