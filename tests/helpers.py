@@ -1,0 +1,100 @@
+"""Shared test helpers: random inputs kept away from kinks, and `check_op` (forward vs NumPy,
+gradcheck in float64, optional gradgradcheck).
+
+    from helpers import check_op, UNARY_SHAPES, BINARY_SHAPES
+    check_op(lambda x, y: x * y, np.multiply, (2, 1), (1, 3))
+"""
+import numpy as np
+
+import minigrad as mg
+from minigrad.autograd import gradcheck, gradgradcheck
+
+UNARY_SHAPES = [(), (3,), (2, 3)]
+# the broadcasting pairs the core issue names, plus same-shape and 0-d pairs
+BINARY_SHAPES = [
+    ((), ()),
+    ((3,), (3,)),
+    ((2, 3), (2, 3)),
+    ((2, 1), (1, 3)),
+    ((4, 2, 3), (3,)),
+    ((5, 1, 4), (1, 1, 4)),
+    ((2, 3), ()),
+]
+
+
+def ids(shapes):
+    """Readable pytest ids for a list of shapes or shape tuples."""
+    return [str(s).replace(" ", "") for s in shapes]
+
+
+def sample(shape, rng, low=-2.0, high=2.0, away=(), margin=0.15):
+    """Uniform float64 values in [low, high], nudged at least `margin` from each point in `away`
+    (kinks, poles, integer steps) so finite differences never straddle one."""
+    x = rng.uniform(low, high, size=shape)
+    for k in away:
+        close = np.abs(x - k) < margin
+        x = np.where(close, k + np.where(x >= k, margin, -margin), x)
+    return np.asarray(x, dtype=np.float64)
+
+
+def positive(shape, rng, low=0.3, high=2.0):
+    return np.asarray(rng.uniform(low, high, size=shape), dtype=np.float64)
+
+
+def nonzero(shape, rng, low=0.3, high=2.0):
+    """Values with |x| in [low, high] and random sign (away from a pole or kink at 0)."""
+    mag = rng.uniform(low, high, size=shape)
+    return np.asarray(np.where(rng.random(shape) < 0.5, -mag, mag), dtype=np.float64)
+
+
+def leaf(arr, requires_grad=True):
+    """A float64 leaf tensor holding a copy of arr."""
+    return mg.tensor(np.array(arr, dtype=np.float64), requires_grad=requires_grad)
+
+
+def check_op(fn, np_fn, *shapes, samplers=None, seed=0, gradgrad=True, grad=True,
+             rtol=1e-7, atol=1e-10, grad_rtol=1e-3, grad_atol=1e-5, check_float32=True):
+    """Check a differentiable op on float64 inputs of the given shapes.
+
+    fn: takes minigrad Tensors and returns a Tensor (or a tuple of Tensors).
+    np_fn: the NumPy reference taking the same arrays (None to skip the forward comparison).
+    samplers: one function (shape, rng) -> ndarray per input, or one for all (default `sample`).
+    Checks: the forward matches np_fn (values and shape); the output stays float32 for float32 inputs;
+    gradcheck; gradgradcheck unless gradgrad=False. Returns the float64 output.
+    """
+    rng = np.random.default_rng(seed)
+    if samplers is None:
+        samplers = sample
+    if callable(samplers):
+        samplers = [samplers] * len(shapes)
+    arrays = [s(shape, rng) for s, shape in zip(samplers, shapes)]
+    inputs = [leaf(a) for a in arrays]
+    out = fn(*inputs)
+    outs = out if isinstance(out, tuple) else (out,)
+    if np_fn is not None:
+        ref = np_fn(*[a.copy() for a in arrays])
+        refs = ref if isinstance(ref, tuple) else (ref,)
+        assert len(outs) == len(refs)
+        for o, r in zip(outs, refs):
+            r = np.asarray(r)
+            assert o.shape == r.shape, f"shape {o.shape} != NumPy's {r.shape}"
+            np.testing.assert_allclose(o.data, r, rtol=rtol, atol=atol)
+    for o in outs:
+        assert o.dtype == mg.float64, f"float64 inputs gave {o.dtype}"
+    if check_float32:
+        out32 = fn(*[mg.tensor(a.astype(np.float32), requires_grad=True) for a in arrays])
+        for o in (out32 if isinstance(out32, tuple) else (out32,)):
+            assert o.dtype == mg.float32, f"float32 inputs gave {o.dtype}"
+    if grad:
+        assert gradcheck(fn, tuple(inputs), atol=grad_atol, rtol=grad_rtol)
+        if gradgrad:
+            assert gradgradcheck(fn, tuple(inputs), atol=grad_atol, rtol=grad_rtol)
+    return out
+
+
+def grads(fn, *arrays, dtype=np.float64):
+    """Evaluate fn on fresh leaves made from arrays, backward sum(out), return (out, [x.grad arrays])."""
+    xs = [mg.tensor(np.array(a, dtype=dtype), requires_grad=True) for a in arrays]
+    out = fn(*xs)
+    out.sum().backward()
+    return out, [None if x.grad is None else x.grad.data for x in xs]
