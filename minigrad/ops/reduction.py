@@ -6,7 +6,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from .elementwise import exp, sqrt, where, abs as _abs, cast
+from .elementwise import exp, sign, where, abs as _abs, cast
 from .. import _dtype
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -108,8 +108,24 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return (d * d).sum(axes, keepdim=keepdim) / builtins.max(n - _correction(unbiased, correction), 0)
 
 
+class StdSqrt(Function):
+    """out = sqrt(v);  dv = g / (2 * out), 0 where out == 0 (PyTorch's std backward: constant input -> 0, not nan)"""
+
+    @staticmethod
+    def forward(ctx, v):
+        out = np.asarray(np.sqrt(v))  # an ndarray even for 0-d, so the saved output stays in the graph
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out, = ctx.saved_tensors
+        zero = out == 0
+        return where(zero, 0.0, g / where(zero, 1.0, out * 2.0))
+
+
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return sqrt(var(x, dim, unbiased, keepdim, correction=correction))
+    return StdSqrt.apply(var(x, dim, unbiased, keepdim, correction=correction))
 
 
 class Prod(Function):
@@ -339,7 +355,29 @@ def norm(x, p="fro", dim=None, keepdim=False):
         return amin(_abs(x), axes, keepdim)
     if p == 0:
         return (x != 0).sum(axes, keepdim=keepdim).to(x.dtype)
-    return (_abs(x) ** p).sum(axes, keepdim=keepdim) ** (1.0 / p)
+    return NormP.apply(x, axes, keepdim, float(p))
+
+
+class NormP(Function):
+    """out = sum(|x|^p)^(1/p);  dx = g * sign(x) |x|^(p-1) / out^(p-1)   (0 where x == 0 or out == 0, as PyTorch)"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim, p):
+        ctx.p = p
+        with np.errstate(divide="ignore"):  # negative p at x == 0: |x|^p = inf, as NumPy/PyTorch
+            out = np.sum(np.abs(x) ** p, axis=axes, keepdims=True) ** (1.0 / p)
+        return _reduced(ctx, x, out, axes, keepdim)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out_kept = _saved_kept(ctx)
+        p = ctx.p
+        g = _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim)
+        # mask with safe operands on both sides of `where`, so no inf * 0 reaches a second derivative
+        xz, oz = x == 0, out_kept == 0
+        scaled = where(xz, 0.0, sign(x) * where(xz, 1.0, _abs(x)) ** (p - 1))
+        scale = where(oz, 0.0, g / where(oz, 1.0, out_kept) ** (p - 1))
+        return scaled * scale, None, None, None
 
 
 class Cumsum(Function):
