@@ -983,6 +983,72 @@ class _Fold(Function):
         return _Unfold.apply(g, ctx.geo), None
 
 
+class _Conv2d(Function):
+    """out[n, o] = b[o] + W2[o] @ cols[:, n];  dW2 = g2 @ cols^T,  db = sum(g2),  dx = col2im(W2^T @ g2)
+    with cols = im2col(x) and g2 = g in (O, N*OH*OW) layout (one BLAS call each way)"""
+
+    op_name = "conv2d"
+
+    @staticmethod
+    def forward(ctx, x, w, b, geo, groups):
+        O = w.shape[0]
+        cols = _im2col(x, geo)
+        L = geo.N * geo.OH * geo.OW
+        if groups == 1:
+            out = np.matmul(w.reshape(O, -1), cols)
+        else:
+            out = np.matmul(w.reshape(groups, O // groups, -1), cols.reshape(groups, -1, L)).reshape(O, L)
+        if b is not None:
+            out += b[:, None]  # on the contiguous (O, N*L) buffer, before the transposed view
+        need = ctx.needs_input_grad
+        if need and need[1]:
+            ctx.cols = cols
+        ctx.geo, ctx.groups = geo, groups
+        ctx.save_for_backward(x, w)
+        return out.reshape(O, geo.N, geo.OH, geo.OW).transpose(1, 0, 2, 3)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        geo, G = ctx.geo, ctx.groups
+        nx, nw, nb = ctx.needs_input_grad[:3]
+        O = w.shape[0]
+        L = geo.N * geo.OH * geo.OW
+        K = w.numel() // O
+        if is_grad_enabled():
+            # create_graph: the same rule in Tensor ops (im2col/col2im are each other's adjoints), so it
+            # can be differentiated again
+            g2 = g.permute(1, 0, 2, 3).reshape(G, O // G, L)
+            dx = dw = db = None
+            if nw:
+                cols = _Unfold.apply(x, geo).reshape(G, K, L)
+                dw = (g2 @ cols.transpose(1, 2)).reshape(w.shape)
+            if nx:
+                dx = _Fold.apply((w.reshape(G, O // G, K).transpose(1, 2) @ g2).reshape(G * K, L), geo)
+            if nb:
+                db = g2.sum((0, 2)) if G == 1 else g2.sum(2).reshape(O)
+            return dx, dw, db, None, None
+        gd = g.data
+        g2 = gd.transpose(1, 0, 2, 3).reshape(O, L)  # free when g kept the forward's layout
+        wd = w.data
+        dx = dw = db = None
+        if nb:
+            db = _arr(g2.sum(axis=1))
+        if G == 1:
+            if nw:
+                dw = _arr(np.matmul(g2, ctx.cols.T).reshape(wd.shape))
+            if nx:
+                dx = _arr(_col2im(np.matmul(wd.reshape(O, K).T, g2), geo))
+        else:
+            g3 = g2.reshape(G, O // G, L)
+            if nw:
+                dw = _arr(np.matmul(g3, ctx.cols.reshape(G, K, L).transpose(0, 2, 1)).reshape(wd.shape))
+            if nx:
+                dcols = np.matmul(wd.reshape(G, O // G, K).transpose(0, 2, 1), g3).reshape(G * K, L)
+                dx = _arr(_col2im(dcols, geo))
+        return dx, dw, db, None, None
+
+
 def _spatial_input(input, op, ndim_ok=(3, 4)):
     if input.ndim not in ndim_ok:
         raise ValueError(f"{op}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape "
@@ -1047,15 +1113,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     dilation = _pair(dilation, "dilation", op)
     pads = _conv_pads(op, padding, (kh, kw), dilation, stride)
     geo = _make_geom(op, x.shape, (kh, kw), stride, dilation, pads)
-    L = N * geo.OH * geo.OW
-    cols = _Unfold.apply(x, geo)                     # (C*kh*kw, N*OH*OW)
-    if groups == 1:
-        out = weight.reshape(O, Cg * kh * kw) @ cols  # (O, N*OH*OW): one BLAS call
-    else:
-        out = weight.reshape(groups, O // groups, Cg * kh * kw) @ cols.reshape(groups, Cg * kh * kw, L)
-    out = out.reshape(O, N, geo.OH, geo.OW).permute(1, 0, 2, 3)
-    if bias is not None:
-        out = out + bias.reshape(1, O, 1, 1)
+    out = _Conv2d.apply(x, weight, bias, geo, int(groups))
     return out.squeeze(0) if unb else out
 
 
