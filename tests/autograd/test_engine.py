@@ -535,3 +535,87 @@ def test_second_derivative_of_op_saving_output(shape):
     (g,) = mg.autograd.grad((x.exp() * x).sum(), x, create_graph=True)
     (gg,) = mg.autograd.grad(g.sum(), x)
     np.testing.assert_allclose(gg.data, np.exp(xn) * (xn + 2))
+
+
+# -- hooks --------------------------------------------------------------------------------------------------
+
+def test_register_hook_on_leaf_sees_gradient():
+    x = leaf([1.0, 2.0])
+    seen = []
+    x.register_hook(lambda g: seen.append(g.data.copy()))
+    (x * 3).sum().backward()
+    assert len(seen) == 1
+    np.testing.assert_allclose(seen[0], [3.0, 3.0])
+    np.testing.assert_allclose(x.grad.data, [3.0, 3.0])
+
+
+def test_leaf_hook_can_replace_gradient():
+    x = leaf([1.0, 2.0])
+    x.register_hook(lambda g: g * 10)
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.data, [30.0, 30.0])
+
+
+def test_non_leaf_hook_replaces_gradient_flowing_upstream():
+    x = leaf([1.0, 2.0])
+    h = x * 2
+    seen = []
+
+    def hook(g):
+        seen.append(g.data.copy())
+        return g * 0.5
+    h.register_hook(hook)
+    (h * h).sum().backward()
+    np.testing.assert_allclose(seen[0], 2 * h.data)
+    np.testing.assert_allclose(x.grad.data, 0.5 * 2 * h.data * 2)
+
+
+def test_hook_returning_none_keeps_gradient():
+    x = leaf([1.0])
+    h = x * 4
+    h.register_hook(lambda g: None)
+    h.sum().backward()
+    np.testing.assert_allclose(x.grad.data, [4.0])
+
+
+def test_hook_handle_remove():
+    x = leaf([1.0])
+    handle = x.register_hook(lambda g: g * 100)
+    h2 = (x * 1.0)
+    handle2 = h2.register_hook(lambda g: g * 7)
+    handle.remove()
+    handle2.remove()
+    h2.sum().backward()
+    np.testing.assert_allclose(x.grad.data, [1.0])
+
+
+def test_hooks_compose_in_registration_order():
+    x = leaf([1.0])
+    order = []
+    x.register_hook(lambda g: (order.append("a"), g + 1)[1])
+    x.register_hook(lambda g: (order.append("b"), g * 2)[1])
+    (x * 3).sum().backward()
+    assert order == ["a", "b"]
+    np.testing.assert_allclose(x.grad.data, [8.0])
+
+
+def test_non_leaf_hook_called_once_with_summed_gradient():
+    x = leaf([1.0])
+    h = x * 2
+    calls = []
+    h.register_hook(lambda g: calls.append(g.item()))
+    (h * 3 + h * 4).sum().backward()
+    assert calls == [7.0]
+
+
+def test_register_hook_on_tensor_without_grad_raises():
+    with pytest.raises(RuntimeError):
+        mg.tensor([1.0]).register_hook(lambda g: g)
+
+
+def test_hook_in_autograd_grad():
+    x = leaf([2.0])
+    h = x * 3
+    h.register_hook(lambda g: g * 2)
+    (gx,) = mg.autograd.grad((h * h).sum(), x)
+    np.testing.assert_allclose(gx.data, [2 * 2 * 6.0 * 3])

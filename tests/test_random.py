@@ -1,0 +1,81 @@
+"""Randomness: mg.manual_seed, mg.Generator, generator= on creation functions."""
+import numpy as np
+
+import minigrad as mg
+from minigrad.random import get_rng
+
+
+def test_manual_seed_reproducible():
+    mg.manual_seed(123)
+    a = mg.rand(5).data.copy(), mg.randn(3).data.copy(), mg.randint(0, 100, (4,)).data.copy()
+    mg.manual_seed(123)
+    b = mg.rand(5).data.copy(), mg.randn(3).data.copy(), mg.randint(0, 100, (4,)).data.copy()
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    mg.manual_seed(124)
+    assert not np.array_equal(mg.rand(5).data, a[0])
+
+
+def test_successive_draws_differ():
+    mg.manual_seed(0)
+    assert not np.array_equal(mg.rand(5).data, mg.rand(5).data)
+
+
+def test_generator_manual_seed_returns_generator():
+    g = mg.Generator()
+    assert g.manual_seed(7) is g
+    assert isinstance(mg.Generator().manual_seed(0), mg.Generator)
+
+
+def test_generator_reproducible_and_independent_of_global_seed():
+    g = mg.Generator().manual_seed(42)
+    mg.manual_seed(0)
+    a = mg.randn(4, generator=g).data.copy()
+    ar = mg.rand(2, generator=g).data.copy()
+    ai = mg.randint(0, 1000, (3,), generator=g).data.copy()
+    g2 = mg.Generator().manual_seed(42)
+    mg.manual_seed(999)
+    mg.rand(10)  # advance the global generator: must not affect g2
+    np.testing.assert_array_equal(mg.randn(4, generator=g2).data, a)
+    np.testing.assert_array_equal(mg.rand(2, generator=g2).data, ar)
+    np.testing.assert_array_equal(mg.randint(0, 1000, (3,), generator=g2).data, ai)
+
+
+def test_generator_does_not_advance_global_state():
+    mg.manual_seed(5)
+    expected = mg.rand(3).data.copy()
+    mg.manual_seed(5)
+    g = mg.Generator().manual_seed(1)
+    mg.rand(100, generator=g)
+    np.testing.assert_array_equal(mg.rand(3).data, expected)
+
+
+def test_like_functions_take_generator():
+    x = mg.zeros(3, dtype=mg.float64)
+    a = mg.rand_like(x, generator=mg.Generator().manual_seed(3)).data
+    b = mg.rand_like(x, generator=mg.Generator().manual_seed(3)).data
+    np.testing.assert_array_equal(a, b)
+    c = mg.randn_like(x, generator=mg.Generator().manual_seed(3)).data
+    d = mg.randn_like(x, generator=mg.Generator().manual_seed(3)).data
+    np.testing.assert_array_equal(c, d)
+
+
+def test_get_rng():
+    g = mg.Generator().manual_seed(11)
+    rng = get_rng(g)
+    assert isinstance(rng, np.random.Generator)
+    x = rng.random(3)
+    np.testing.assert_array_equal(x, np.random.default_rng(11).random(3))
+    assert isinstance(get_rng(), np.random.Generator)
+    mg.manual_seed(4)
+    a = get_rng().random(2)
+    mg.manual_seed(4)
+    np.testing.assert_array_equal(get_rng().random(2), a)
+
+
+def test_generator_state_roundtrip():
+    g = mg.Generator().manual_seed(8)
+    state = g.get_state()
+    a = mg.rand(4, generator=g).data.copy()
+    g.set_state(state)
+    np.testing.assert_array_equal(mg.rand(4, generator=g).data, a)
