@@ -114,9 +114,20 @@ class Adam(Optimizer):
                         g = g + weight_decay * d
                 m = st["exp_avg"].data
                 v = st["exp_avg_sq"].data
-                _lerp_(m, g, 1 - beta1)
+                # same operations in the same order as PyTorch's, through one scratch buffer
+                w = 1 - beta1
+                tmp = np.empty_like(m)
+                np.subtract(g, m, out=tmp)
+                if abs(w) < 0.5:  # lerp(m, g, w), PyTorch's two branches
+                    tmp *= w
+                    m += tmp
+                else:
+                    tmp *= 1 - w
+                    np.subtract(g, tmp, out=m)
                 v *= beta2
-                v += (1 - beta2) * g * g
+                np.multiply(g, 1 - beta2, out=tmp)
+                tmp *= g
+                v += tmp
                 bias_correction1 = 1 - beta1**step
                 bias_correction2 = 1 - beta2**step
                 step_size = lr / bias_correction1
@@ -127,11 +138,14 @@ class Adam(Optimizer):
                         vmax = st["max_exp_avg_sq"] = _wrap(np.zeros_like(d))
                     vmax = vmax.data
                     np.maximum(vmax, v, out=vmax)
-                    denom = np.sqrt(vmax) / bias_correction2_sqrt
+                    denom = np.sqrt(vmax)
                 else:
-                    denom = np.sqrt(v) / bias_correction2_sqrt
+                    denom = np.sqrt(v)
+                denom /= bias_correction2_sqrt
                 denom += eps
-                d += (-step_size) * m / denom
+                np.multiply(m, -step_size, out=tmp)
+                tmp /= denom
+                d += tmp
                 vc = p._vc  # bump the version counter, as an in-place op does, so that a
                 if vc:  # backward through a graph that saved p (retain_graph) raises
                     vc[0] += 1

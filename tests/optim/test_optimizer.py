@@ -472,3 +472,22 @@ def test_no_warnings_in_a_plain_step():
         warnings.simplefilter("error")
         opt.step()
         opt.zero_grad()
+
+
+@pytest.mark.parametrize("cls, kw", [(SGD, dict(lr=0.1, momentum=0.9)), (Adam, dict(lr=0.05)),
+                                     (AdamW, dict(lr=0.05)), (RMSprop, dict(lr=0.03)), (Adagrad, dict(lr=0.5))])
+def test_linear_regression_loss_falls(cls, kw):
+    rng = np.random.default_rng(0)
+    x = mg.Tensor(rng.standard_normal((64, 3)))
+    y = x @ mg.Tensor(np.array([[1.0], [-2.0], [0.5]])) + 0.3
+    w = mg.Tensor(np.zeros((3, 1)), requires_grad=True)
+    b = mg.Tensor(np.zeros(1), requires_grad=True)
+    opt = cls([w, b], **kw)
+    losses = []
+    for _ in range(100):
+        opt.zero_grad()
+        loss = ((x @ w + b - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.item()))
+    assert losses[-1] < 0.01 * losses[0]
