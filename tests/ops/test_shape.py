@@ -1,0 +1,262 @@
+"""Shape ops: forward vs NumPy, gradcheck/gradgradcheck; views share memory, joins/splits route gradients."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from helpers import check_op, grads, leaf, sample
+
+CASES = {
+    # name: (shape, minigrad fn, numpy reference)
+    "reshape": ((2, 3), lambda x: x.reshape(3, 2), lambda x: x.reshape(3, 2)),
+    "reshape_tuple": ((2, 3), lambda x: x.reshape((6,)), lambda x: x.reshape(6)),
+    "reshape_-1": ((2, 3, 4), lambda x: x.reshape(-1, 4), lambda x: x.reshape(-1, 4)),
+    "reshape_-1_mid": ((2, 3, 4), lambda x: mg.reshape(x, (2, -1, 2)), lambda x: x.reshape(2, -1, 2)),
+    "reshape_0d_to_1": ((), lambda x: x.reshape(1), lambda x: x.reshape(1)),
+    "reshape_to_0d": ((1,), lambda x: x.reshape(()), lambda x: x.reshape(())),
+    "view": ((2, 3), lambda x: x.view(6), lambda x: x.reshape(6)),
+    "view_-1": ((2, 3), lambda x: x.view(-1), lambda x: x.reshape(-1)),
+    "view_as": ((2, 3), lambda x: x.view_as(mg.zeros(3, 2)), lambda x: x.reshape(3, 2)),
+    "flatten": ((2, 3, 4), lambda x: x.flatten(), lambda x: x.reshape(-1)),
+    "flatten_1": ((2, 3, 4), lambda x: x.flatten(1), lambda x: x.reshape(2, 12)),
+    "flatten_0_1": ((2, 3, 4), lambda x: mg.flatten(x, 0, 1), lambda x: x.reshape(6, 4)),
+    "flatten_0d": ((), lambda x: x.flatten(), lambda x: x.reshape(1)),
+    "unflatten": ((2, 12), lambda x: x.unflatten(1, (3, 4)), lambda x: x.reshape(2, 3, 4)),
+    "unflatten_-1": ((2, 12), lambda x: x.unflatten(-1, (-1, 2)), lambda x: x.reshape(2, 6, 2)),
+    "squeeze": ((1, 3, 1), lambda x: x.squeeze(), lambda x: x.squeeze()),
+    "squeeze_dim": ((1, 3, 1), lambda x: x.squeeze(0), lambda x: x.squeeze(0)),
+    "squeeze_neg": ((1, 3, 1), lambda x: x.squeeze(-1), lambda x: x.squeeze(-1)),
+    "squeeze_noop": ((2, 3), lambda x: x.squeeze(1), lambda x: x),
+    "squeeze_tuple": ((1, 3, 1), lambda x: mg.squeeze(x, (0, 2)), lambda x: x.reshape(3)),
+    "unsqueeze": ((2, 3), lambda x: x.unsqueeze(0), lambda x: x[None]),
+    "unsqueeze_mid": ((2, 3), lambda x: x.unsqueeze(1), lambda x: x[:, None]),
+    "unsqueeze_neg": ((2, 3), lambda x: mg.unsqueeze(x, -1), lambda x: x[..., None]),
+    "unsqueeze_0d": ((), lambda x: x.unsqueeze(0), lambda x: x.reshape(1)),
+    "transpose": ((2, 3), lambda x: x.transpose(0, 1), lambda x: x.T),
+    "transpose_3d": ((2, 3, 4), lambda x: mg.transpose(x, 0, -1), lambda x: np.swapaxes(x, 0, 2)),
+    "transpose_1d": ((3,), lambda x: x.transpose(0, -1), lambda x: x),
+    "swapaxes": ((2, 3, 4), lambda x: x.swapaxes(1, 2), lambda x: np.swapaxes(x, 1, 2)),
+    "permute": ((2, 3, 4), lambda x: x.permute(2, 0, 1), lambda x: x.transpose(2, 0, 1)),
+    "permute_tuple": ((2, 3, 4), lambda x: mg.permute(x, (1, 2, 0)), lambda x: x.transpose(1, 2, 0)),
+    "permute_neg": ((2, 3, 4), lambda x: x.permute(-1, -3, -2), lambda x: x.transpose(2, 0, 1)),
+    "T": ((2, 3), lambda x: x.T, lambda x: x.T),
+    "T_3d": ((2, 3, 4), lambda x: x.T, lambda x: x.T),
+    "T_1d": ((3,), lambda x: x.T, lambda x: x),
+    "mT": ((2, 3, 4), lambda x: x.mT, lambda x: np.swapaxes(x, -1, -2)),
+    "t": ((2, 3), lambda x: x.t(), lambda x: x.T),
+    "expand": ((3, 1), lambda x: x.expand(3, 4), lambda x: np.broadcast_to(x, (3, 4))),
+    "expand_new_dims": ((3,), lambda x: x.expand(2, 4, 3), lambda x: np.broadcast_to(x, (2, 4, 3))),
+    "expand_-1": ((1, 3), lambda x: x.expand(2, -1), lambda x: np.broadcast_to(x, (2, 3))),
+    "expand_0d": ((), lambda x: x.expand(2, 3), lambda x: np.broadcast_to(x, (2, 3))),
+    "expand_as": ((2, 1), lambda x: x.expand_as(mg.zeros(2, 3)), lambda x: np.broadcast_to(x, (2, 3))),
+    "broadcast_to": ((1, 3), lambda x: x.broadcast_to((2, 3)), lambda x: np.broadcast_to(x, (2, 3))),
+    "mg.broadcast_to": ((3,), lambda x: mg.broadcast_to(x, (4, 3)), lambda x: np.broadcast_to(x, (4, 3))),
+    "repeat": ((2, 3), lambda x: x.repeat(2, 3), lambda x: np.tile(x, (2, 3))),
+    "repeat_new_dims": ((2, 3), lambda x: x.repeat(2, 1, 2), lambda x: np.tile(x, (2, 1, 2))),
+    "repeat_tuple": ((3,), lambda x: mg.repeat(x, (3,)), lambda x: np.tile(x, 3)),
+    "repeat_0d": ((), lambda x: x.repeat(3), lambda x: np.tile(x, 3)),
+    "flip": ((2, 3), lambda x: x.flip(0), lambda x: x[::-1]),
+    "flip_both": ((2, 3), lambda x: x.flip((0, 1)), lambda x: x[::-1, ::-1]),
+    "flip_neg": ((2, 3, 4), lambda x: mg.flip(x, [-1]), lambda x: x[..., ::-1]),
+    "narrow": ((4, 3), lambda x: x.narrow(0, 1, 2), lambda x: x[1:3]),
+    "narrow_dim1": ((2, 5), lambda x: mg.narrow(x, 1, 2, 3), lambda x: x[:, 2:5]),
+    "narrow_neg_start": ((2, 5), lambda x: x.narrow(-1, -2, 2), lambda x: x[:, 3:5]),
+    "contiguous": ((2, 3), lambda x: x.T.contiguous(), lambda x: x.T),
+    "contiguous_noop": ((2, 3), lambda x: x.contiguous() * 1.0, lambda x: x),
+    "clone": ((2, 3), lambda x: x.clone(), lambda x: x),
+    "tril": ((3, 4), lambda x: x.tril(), np.tril),
+    "tril_k1": ((3, 4), lambda x: mg.tril(x, 1), lambda x: np.tril(x, 1)),
+    "tril_k-1": ((3, 4), lambda x: x.tril(diagonal=-1), lambda x: np.tril(x, -1)),
+    "tril_batched": ((2, 3, 3), lambda x: x.tril(), np.tril),
+    "triu": ((3, 4), lambda x: x.triu(), np.triu),
+    "triu_k1": ((4, 3), lambda x: mg.triu(x, 1), lambda x: np.triu(x, 1)),
+    "triu_k-1": ((2, 3, 3), lambda x: x.triu(-1), lambda x: np.triu(x, -1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_shape_op(name):
+    shape, fn, ref = CASES[name]
+    check_op(fn, ref, shape)
+
+
+@pytest.mark.parametrize("name", ["reshape", "view", "transpose", "permute", "T", "expand", "narrow",
+                                  "squeeze", "unsqueeze", "flatten_1"])
+def test_views_share_memory(name):
+    shape, fn, _ = CASES[name]
+    x = mg.tensor(sample(shape, np.random.default_rng(0)))
+    assert np.shares_memory(fn(x).data, x.data)
+
+
+@pytest.mark.parametrize("name", ["flip", "repeat", "clone", "contiguous"])
+def test_copies_do_not_share_memory(name):
+    shape, fn, _ = CASES[name]
+    x = mg.tensor(sample(shape, np.random.default_rng(0)))
+    assert not np.shares_memory(fn(x).data, x.data)
+
+
+def test_contiguous_makes_c_contiguous():
+    x = mg.randn(2, 3).T
+    assert not x.data.flags.c_contiguous
+    assert x.contiguous().data.flags.c_contiguous
+    y = mg.randn(2, 3)
+    assert y.contiguous() is y or np.shares_memory(y.contiguous().data, y.data)
+
+
+def test_expand_grad_sums_over_broadcast():
+    _, (g,) = grads(lambda x: x.expand(4, 3) * mg.tensor(np.arange(4.0)[:, None], dtype=mg.float64),
+                    [[1.0, 2.0, 3.0]])
+    np.testing.assert_array_equal(g, [[6.0, 6.0, 6.0]])
+
+
+def test_repeat_grad_sums_over_copies():
+    _, (g,) = grads(lambda x: x.repeat(2, 3), [[1.0, 2.0]])
+    np.testing.assert_array_equal(g, [[6.0, 6.0]])
+
+
+# -- joins and splits --------------------------------------------------------------------------------
+@pytest.mark.parametrize("shapes,dim", [
+    (((2, 3), (4, 3)), 0),
+    (((2, 3), (2, 1), (2, 2)), 1),
+    (((2, 3), (2, 3)), -1),
+    (((3,), (2,)), 0),
+    (((2, 1, 3), (2, 2, 3)), -2),
+], ids=str)
+def test_cat(shapes, dim):
+    check_op(lambda *xs: mg.cat(xs, dim), lambda *xs: np.concatenate(xs, axis=dim), *shapes)
+    check_op(lambda *xs: mg.cat(list(xs), dim=dim), lambda *xs: np.concatenate(xs, axis=dim), *shapes)
+
+
+def test_cat_aliases_and_mixed_requires_grad():
+    a = leaf([[1.0, 2.0]])
+    b = mg.tensor([[3.0, 4.0]], dtype=mg.float64)
+    out = mg.concat([a, b]) if hasattr(mg, "concat") else mg.cat([a, b])
+    np.testing.assert_array_equal(out.data, [[1, 2], [3, 4]])
+    (out * mg.tensor([[1.0], [10.0]], dtype=mg.float64)).sum().backward()
+    np.testing.assert_array_equal(a.grad.data, [[1.0, 1.0]])
+    assert b.grad is None
+
+
+def test_cat_promotes_dtypes():
+    out = mg.cat([mg.ones(2, dtype=mg.float32), mg.ones(2, dtype=mg.float64)])
+    assert out.dtype == mg.float64
+    assert mg.cat([mg.tensor([1]), mg.ones(1)]).dtype == mg.float32
+
+
+def test_cat_shape_mismatch_error():
+    with pytest.raises(RuntimeError, match=r"cat.*\(2, 3\).*\(2, 4\)"):
+        mg.cat([mg.ones(2, 3), mg.ones(2, 4)], 0)
+    with pytest.raises(RuntimeError):
+        mg.cat([])
+
+
+@pytest.mark.parametrize("shape,n,dim", [((3,), 2, 0), ((3,), 3, 1), ((2, 3), 3, 0), ((2, 3), 2, -1),
+                                         ((2, 3), 2, 2), ((), 3, 0)], ids=str)
+def test_stack(shape, n, dim):
+    shapes = [shape] * n
+    check_op(lambda *xs: mg.stack(xs, dim), lambda *xs: np.stack(xs, axis=dim), *shapes)
+
+
+def test_stack_unequal_shapes_error():
+    with pytest.raises(RuntimeError, match="stack"):
+        mg.stack([mg.ones(2), mg.ones(3)])
+
+
+def _all_parts(parts):
+    """Combine a tuple of outputs into one so gradcheck sees every part (weighted differently)."""
+    return mg.cat([p.reshape(-1) * (i + 1.0) for i, p in enumerate(parts)])
+
+
+@pytest.mark.parametrize("shape,arg,dim,sizes", [
+    ((5, 2), 2, 0, [2, 2, 1]),
+    ((5, 2), 5, 0, [5]),
+    ((2, 6), 3, 1, [3, 3]),
+    ((2, 6), [1, 2, 3], -1, [1, 2, 3]),
+    ((4, 2), [4, 0], 0, [4, 0]),
+    ((4, 2), (1, 3), 0, [1, 3]),
+], ids=str)
+def test_split(shape, arg, dim, sizes):
+    x = mg.tensor(sample(shape, np.random.default_rng(0)))
+    parts = x.split(arg, dim)
+    assert isinstance(parts, tuple) and [p.shape[dim] for p in parts] == sizes
+    refs = np.split(x.data, np.cumsum(sizes)[:-1], axis=dim)
+    for p, r in zip(parts, refs):
+        np.testing.assert_array_equal(p.data, r)
+    check_op(lambda t: _all_parts(mg.split(t, arg, dim)), None, shape)
+    check_op(lambda t: t.split(arg, dim=dim)[0], None, shape)
+
+
+def test_split_bad_sizes():
+    with pytest.raises(RuntimeError, match="sum"):
+        mg.ones(5).split([2, 2])
+
+
+@pytest.mark.parametrize("shape,chunks,dim,sizes", [
+    ((6,), 3, 0, [2, 2, 2]),
+    ((5,), 2, 0, [3, 2]),
+    ((2, 5), 3, 1, [2, 2, 1]),
+    ((3,), 5, 0, [1, 1, 1]),
+    ((2, 4), 2, -1, [2, 2]),
+], ids=str)
+def test_chunk(shape, chunks, dim, sizes):
+    x = mg.tensor(sample(shape, np.random.default_rng(0)))
+    parts = x.chunk(chunks, dim)
+    assert [p.shape[dim] for p in parts] == sizes
+    np.testing.assert_array_equal(mg.cat(parts, dim).data, x.data)
+    check_op(lambda t: _all_parts(mg.chunk(t, chunks, dim)), None, shape)
+
+
+@pytest.mark.parametrize("shape,dim", [((3,), 0), ((2, 3), 0), ((2, 3), 1), ((2, 3, 4), -1)], ids=str)
+def test_unbind(shape, dim):
+    x = mg.tensor(sample(shape, np.random.default_rng(0)))
+    parts = x.unbind(dim)
+    assert len(parts) == shape[dim]
+    for i, p in enumerate(parts):
+        np.testing.assert_array_equal(p.data, np.take(x.data, i, axis=dim))
+    check_op(lambda t: _all_parts(mg.unbind(t, dim)), None, shape)
+
+
+def test_unbind_grad_only_to_used_parts():
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    a, b = x.unbind(0)
+    (b * 3.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [[0.0, 0.0], [3.0, 3.0]])
+
+
+def test_iter_unbinds_dim0():
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    rows = list(x)
+    assert len(rows) == 2 and rows[1].shape == (2,)
+    (rows[0] * 2.0 + rows[1]).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [[2.0, 2.0], [1.0, 1.0]])
+
+
+# -- errors -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("fn,exc", [
+    (lambda x: x.reshape(4, 2), RuntimeError),
+    (lambda x: x.reshape(-1, -1), RuntimeError),
+    (lambda x: x.view(5, -1), RuntimeError),
+    (lambda x: x.permute(0, 1, 2), RuntimeError),
+    (lambda x: x.permute(0, 0), RuntimeError),
+    (lambda x: x.expand(4, 3), RuntimeError),
+    (lambda x: x.expand(3), RuntimeError),
+    (lambda x: x.repeat(2), RuntimeError),
+    (lambda x: x.transpose(0, 2), IndexError),
+    (lambda x: x.unsqueeze(3), IndexError),
+    (lambda x: x.squeeze(2), IndexError),
+    (lambda x: x.flatten(1, 0), RuntimeError),
+    (lambda x: x.unflatten(1, (2, 2)), RuntimeError),
+    (lambda x: x.narrow(1, 2, 2), IndexError),
+    (lambda x: x.split(0), RuntimeError),
+    (lambda x: mg.ones(3).tril(), RuntimeError),
+    (lambda x: mg.ones(2, 2, 2).t(), RuntimeError),
+], ids=["reshape", "two_-1", "view_-1", "permute_len", "permute_repeat", "expand_size", "expand_ndim",
+        "repeat_ndim", "transpose_dim", "unsqueeze_dim", "squeeze_dim", "flatten_order", "unflatten_sizes",
+        "narrow_range", "split_zero", "tril_1d", "t_3d"])
+def test_shape_errors(fn, exc):
+    with pytest.raises(exc):
+        fn(mg.ones(2, 3))
+
+
+def test_reshape_error_names_shape():
+    with pytest.raises(RuntimeError, match=r"\[4, 2\].*size 6"):
+        mg.ones(2, 3).reshape(4, 2)
