@@ -164,15 +164,21 @@ class ScatterAdd(Function):
     @staticmethod
     def forward(ctx, x, dim, index, src):
         full = _along_index(x.shape, index, dim)
-        ctx.full = full
+        ctx.full, ctx.src_shape = full, src.shape
+        ctx.extent = tuple(slice(0, s) for s in index.shape)
         out = x.copy()
-        np.add.at(out, full, src[tuple(slice(0, s) for s in index.shape)])
+        np.add.at(out, full, src[ctx.extent])
         return out
 
     @staticmethod
     def backward(ctx, g):
         _, _, _, nsrc = ctx.needs_input_grad
-        return g, None, None, (g[ctx.full] if nsrc else None)
+        dsrc = None
+        if nsrc:
+            dsrc = g[ctx.full]
+            if dsrc.shape != ctx.src_shape:  # src larger than index: the unused part gets 0 (PyTorch raises)
+                dsrc = IndexAdd.apply(dsrc, ctx.extent, ctx.src_shape)
+        return g, None, None, dsrc
 
 
 def scatter_add(x, dim, index, src):
