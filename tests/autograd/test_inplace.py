@@ -373,3 +373,16 @@ def test_inplace_on_other_views_is_correct_or_refused(make_view):
     expected = np.where(np.isclose(y.data, 2 * x.data), 2.0, 1.0)
     y.sum().backward()
     np.testing.assert_allclose(x.grad.data, expected)
+
+
+@pytest.mark.parametrize("modify", [
+    lambda x: x.add_(1.0), lambda x: x.__setitem__(0, 5.0), lambda x: x.copy_(plain([9.0, 9.0])),
+    lambda x: x.fill_(3.0),
+])
+def test_leaf_modified_under_no_grad_after_use_raises(modify):
+    x = leaf([1.0, 2.0])
+    y = (x * x).sum()
+    with mg.no_grad():
+        modify(x)
+    with pytest.raises(RuntimeError, match="MulBackward0"):
+        y.backward()
