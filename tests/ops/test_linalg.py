@@ -1,0 +1,163 @@
+"""Linear algebra: matmul (1-D, 2-D, batched broadcasting), mm, bmm, dot, outer, einsum; errors."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from helpers import check_op, leaf, sample
+
+MATMUL_SHAPES = [
+    ((3,), (3,)),
+    ((2, 3), (3, 4)),
+    ((3,), (3, 4)),
+    ((2, 3), (3,)),
+    ((3,), (2, 3, 4)),      # (k,) @ (b, k, n)
+    ((2, 4, 3), (3,)),      # (b, m, k) @ (k,)
+    ((2, 2, 3), (2, 3, 4)),
+    ((2, 2, 3), (3, 4)),
+    ((2, 3), (2, 3, 4)),
+    ((2, 1, 2, 3), (3, 3, 2)),
+    ((1, 2, 3), (2, 1, 3, 2)),
+    ((1, 3), (3, 1)),
+]
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=[f"{a}@{b}".replace(" ", "") for a, b in MATMUL_SHAPES])
+def test_matmul(shapes):
+    check_op(lambda x, y: x @ y, np.matmul, *shapes)
+    check_op(mg.matmul, np.matmul, *shapes, gradgrad=False)
+    check_op(lambda x, y: x.matmul(y), np.matmul, *shapes, gradgrad=False)
+
+
+def test_ndarray_on_the_left_defers_to_tensor():
+    a = np.arange(6.0).reshape(2, 3)
+    y = leaf(np.ones((3, 2)))
+    out = a @ y
+    assert isinstance(out, mg.Tensor) and out.requires_grad
+    np.testing.assert_array_equal(out.data, a @ np.ones((3, 2)))
+    out.sum().backward()
+    np.testing.assert_array_equal(y.grad.data, a.sum(0)[:, None].repeat(2, 1))
+
+
+def test_matmul_values():
+    x = mg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = mg.tensor([[5.0], [6.0]], requires_grad=True)
+    out = x @ y
+    np.testing.assert_array_equal(out.data, [[17.0], [39.0]])
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [[5.0, 6.0], [5.0, 6.0]])
+    np.testing.assert_array_equal(y.grad.data, [[4.0], [6.0]])
+
+
+def test_matmul_dtype_promotion():
+    assert (mg.ones(2, 3) @ mg.ones(3, dtype=mg.float64)).dtype == mg.float64
+    assert (mg.ones(2, 3) @ mg.ones(3)).dtype == mg.float32
+
+
+def test_matmul_inner_dimension_error_message():
+    with pytest.raises(ValueError, match=r"matmul: \(3, 4\) @ \(5, 2\): inner dimensions 4 and 5 differ"):
+        mg.ones(3, 4) @ mg.ones(5, 2)
+    with pytest.raises(ValueError, match=r"matmul: \(3, 4\) @ \(5, 2\): inner dimensions 4 and 5 differ"):
+        mg.matmul(mg.ones(3, 4, requires_grad=True), mg.ones(5, 2))
+    with pytest.raises(ValueError, match=r"matmul: \(3,\) @ \(4,\): inner dimensions 3 and 4 differ"):
+        mg.ones(3) @ mg.ones(4)
+
+
+def test_matmul_batch_and_0d_errors():
+    with pytest.raises(ValueError, match=r"matmul.*\(2, 3, 4\).*\(5, 4, 2\).*broadcast"):
+        mg.ones(2, 3, 4) @ mg.ones(5, 4, 2)
+    with pytest.raises(RuntimeError, match="matmul"):
+        mg.ones(()) @ mg.ones(3)
+
+
+def test_mm_bmm():
+    check_op(mg.mm, np.matmul, (2, 3), (3, 4))
+    check_op(lambda x, y: x.mm(y), np.matmul, (3, 3), (3, 1), gradgrad=False)
+    check_op(mg.bmm, np.matmul, (2, 2, 3), (2, 3, 4))
+    check_op(lambda x, y: x.bmm(y), np.matmul, (3, 1, 2), (3, 2, 2), gradgrad=False)
+
+
+@pytest.mark.parametrize("fn,a,b,match", [
+    (mg.mm, (3,), (3, 2), "mm"),
+    (mg.mm, (2, 3), (4, 2), r"mm: \(2, 3\) @ \(4, 2\): inner dimensions 3 and 4 differ"),
+    (mg.bmm, (2, 3), (3, 2), "bmm"),
+    (mg.bmm, (2, 2, 3), (3, 3, 2), "bmm"),
+    (mg.bmm, (2, 2, 3), (2, 4, 2), "bmm"),
+    (mg.dot, (2, 3), (3,), "dot"),
+    (mg.dot, (3,), (4,), "dot"),
+    (mg.outer, (2, 3), (3,), "outer"),
+], ids=["mm_1d", "mm_inner", "bmm_2d", "bmm_batch", "bmm_inner", "dot_2d", "dot_len", "outer_2d"])
+def test_linalg_shape_errors(fn, a, b, match):
+    with pytest.raises((RuntimeError, ValueError), match=match):
+        fn(mg.ones(*a), mg.ones(*b))
+
+
+def test_dot_outer():
+    check_op(mg.dot, np.dot, (4,), (4,))
+    check_op(lambda x, y: x.dot(y), np.dot, (3,), (3,), gradgrad=False)
+    check_op(mg.outer, np.outer, (3,), (4,))
+    check_op(lambda x, y: x.outer(y), np.outer, (2,), (1,), gradgrad=False)
+
+
+EINSUM = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+    ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("ij->", [(2, 3)]),
+    ("ij->ji", [(2, 3)]),
+    ("ij->j", [(2, 3)]),
+    ("i,i->", [(3,), (3,)]),
+    ("i,j->ij", [(2,), (3,)]),
+    ("ij,jk", [(2, 3), (3, 4)]),     # implicit output: 'ik'
+    ("ba,ac", [(2, 3), (3, 4)]),     # implicit output sorted: 'bc'
+    ("ij,ij->ij", [(2, 3), (2, 3)]),
+    ("ij,kj->ik", [(2, 3), (4, 3)]),
+    ("bi,bj->bij", [(2, 3), (2, 2)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 2), (2, 2)]),
+    ("iij->ij", [(2, 2, 3)]),
+    ("ijk->kj", [(2, 3, 4)]),
+    ("i->", [(4,)]),
+    ("i->i", [(4,)]),
+    ("ij->ij", [(2, 3)]),
+    ("ii,i->i", [(3, 3), (3,)]),
+    (" ij , jk -> ik ", [(2, 3), (3, 2)]),
+]
+
+
+@pytest.mark.parametrize("eq,shapes", EINSUM, ids=[e.replace(" ", "_") for e, _ in EINSUM])
+def test_einsum(eq, shapes):
+    check_op(lambda *xs: mg.einsum(eq, *xs), lambda *xs: np.einsum(eq.replace(" ", ""), *xs), *shapes)
+
+
+def test_einsum_list_operands_and_values():
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    d = mg.einsum("ii->i", [x])
+    np.testing.assert_array_equal(d.data, [1.0, 4.0])
+    (d * mg.tensor([1.0, 10.0], dtype=mg.float64)).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [[1.0, 0.0], [0.0, 10.0]])
+    x.grad = None
+    mg.einsum("ij->", x).backward()
+    np.testing.assert_array_equal(x.grad.data, np.ones((2, 2)))
+
+
+def test_einsum_trace():
+    x = leaf(sample((3, 3), np.random.default_rng(0)))
+    tr = mg.einsum("ii", x)
+    assert tr.shape == ()
+    np.testing.assert_allclose(tr.item(), np.trace(x.data))
+    tr.backward()
+    np.testing.assert_array_equal(x.grad.data, np.eye(3))
+
+
+def test_einsum_promotes_dtypes():
+    assert mg.einsum("i,i->", mg.ones(3), mg.ones(3, dtype=mg.float64)).dtype == mg.float64
+
+
+@pytest.mark.parametrize("eq,shapes,match", [
+    ("ij,jk->ik", [(2, 3), (4, 2)], "letter"),
+    ("ij->i", [(2, 3, 4)], "subscript"),
+    ("ij,jk->ik", [(2, 3)], "operands"),
+], ids=["size_mismatch", "ndim", "count"])
+def test_einsum_errors(eq, shapes, match):
+    with pytest.raises(ValueError, match=match):
+        mg.einsum(eq, *[mg.ones(*s) for s in shapes])
