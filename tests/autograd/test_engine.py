@@ -653,3 +653,58 @@ def test_backward_create_graph_twice_accumulates_graph():
     np.testing.assert_allclose(x.grad.data, 12.0)
     (gg,) = mg.autograd.grad(x.grad, x)
     assert gg.item() == pytest.approx(12.0)
+
+
+def _g_split(x):
+    a, b = x.split(1, 0)
+    return a, b, (a.exp() * b.tanh()).sum()
+
+
+def _g_max(x):
+    v = x.max(1)
+    return v.values, (v.values.sigmoid() * 2).sum()
+
+
+def _g_retain_grad(x):
+    h = x.exp()
+    h.retain_grad()
+    return h, (h * h).sum()
+
+
+def _g_hook(x):
+    h = x.tanh()
+    h.register_hook(lambda g: g * 2)
+    return h, h.sum()
+
+
+def _g_inplace(x):
+    h = x * 1.0
+    h.mul_(2)
+    h[0] = x[1].exp()
+    return h, h.sigmoid().sum()
+
+
+def _g_create_graph(x):
+    h = x.exp()
+    (g,) = mg.autograd.grad(h.sum(), x, create_graph=True)
+    return h, g, (g * g).sum()
+
+
+@pytest.mark.parametrize("build", [_g_split, _g_max, _g_retain_grad, _g_hook, _g_inplace, _g_create_graph])
+@pytest.mark.parametrize("do_backward", [True, False])
+def test_no_cycles_multi_output_views_hooks_inplace(build, do_backward):
+    x = leaf([[0.1, 0.2], [0.3, 0.4]])
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        outs = build(x)
+        y = outs[-1]
+        refs = [weakref.ref(o) for o in outs] + [weakref.ref(y.grad_fn)]
+        if do_backward:
+            y.backward()
+        del outs, y
+        assert [r() is not None for r in refs] == [False] * len(refs)
+    finally:
+        if was_enabled:
+            gc.enable()
