@@ -77,11 +77,7 @@ BINARY = {
 
 
 # core bugs logged in /tmp/core_bugs.md; strict, so these fail (and get removed) once fixed
-_B3 = "core bug B3: 0-d ops that save their output lose the second-order graph"
-CORE_XFAIL = {("erf", ()): "core bug B2: erf crashes on a 0-d tensor",
-              **{(n, ()): _B3 for n in ("exp", "expm1", "reciprocal", "rpow", "rsqrt", "sqrt", "tan",
-                                        "tanh")},
-              **{(n, ((), ())): _B3 for n in ("pow", "pow_fn")}}
+CORE_XFAIL = {("erf", ()): "core bug B2: erf crashes on a 0-d tensor"}
 
 
 def _cases(names, shapes):
@@ -268,9 +264,7 @@ SCALAR_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=[pytest.mark.xfail(reason="core bug B4: numpy scalar promotes float32 to float64",
-                                             strict=True)] if n == "np_scalar*x" else []) for n in sorted(SCALAR_CASES)])
+@pytest.mark.parametrize("name", sorted(SCALAR_CASES))
 def test_python_scalar_operands(name):
     fn, ref, slope = SCALAR_CASES[name]
     out = check_op(fn, ref, (2, 3), samplers=nonzero)
@@ -292,10 +286,6 @@ def test_float32_times_python_float_stays_float32():
     assert (mg.ones(3) + 1).dtype == mg.float32
 
 
-_B1 = pytest.mark.xfail(reason="core bug B1: _dtype.py shadows builtins int/float", strict=True)
-
-
-@_B1
 def test_int64_times_python_float_gives_float32():
     out = mg.tensor([1, 2]) * 2.5
     assert out.dtype == mg.float32
@@ -335,7 +325,6 @@ def test_dimensioned_tensor_wins_over_0d_tensor_of_same_kind():
     assert (mg.ones(3) * mg.tensor(2.0, dtype=mg.float64)).dtype == mg.float32
 
 
-@_B1
 def test_bool_tensor_arithmetic():
     out = mg.tensor([True, False]) + 1
     assert out.dtype == mg.int64
