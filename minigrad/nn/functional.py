@@ -912,12 +912,26 @@ def _make_geom(op, shape, kernel, stride, dilation, pads, ceil_mode=False):
     return _Geom(N, C, H, W, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, OH, OW)
 
 
+def _channel_major(a):
+    """True when a (N, C, H, W) array is laid out C-major (as conv2d's output is)."""
+    return a.ndim == 4 and a.shape[0] > 1 and a.transpose(1, 0, 2, 3).flags.c_contiguous
+
+
+def _alloc(shape, dtype, channel_major, zeros=False):
+    """An (N, C, ...) array, laid out C-major when asked (then a transposed view)."""
+    make = np.zeros if zeros else np.empty
+    if not channel_major:
+        return make(shape, dtype=dtype)
+    return make((shape[1], shape[0]) + tuple(shape[2:]), dtype=dtype).swapaxes(0, 1)
+
+
 def _padded(x, geo, value=0):
     """x (N, C, H, W) padded per geo (a view of x when there is no padding)."""
     if not (geo.pt or geo.pb or geo.pl or geo.pr):
         return x
     N, C, H, W = x.shape
-    xp = np.full((N, C, H + geo.pt + geo.pb, W + geo.pl + geo.pr), value, dtype=x.dtype)
+    xp = _alloc((N, C, H + geo.pt + geo.pb, W + geo.pl + geo.pr), x.dtype, _channel_major(x))
+    xp.fill(value)
     xp[:, :, geo.pt:geo.pt + H, geo.pl:geo.pl + W] = x
     return xp
 
@@ -1168,21 +1182,23 @@ def _tiles(geo):
             and geo.H + geo.pt + geo.pb == geo.OH * geo.kh and geo.W + geo.pl + geo.pr == geo.OW * geo.kw)
 
 
-def _scatter_windows(parts, geo, dtype):
+def _scatter_windows(parts, geo, dtype, channel_major=False):
     """dx with dx[window k] += parts(k) for each kernel offset k = (i, j), cropped to the input.
 
-    parts(k, out) writes (or returns) the (N, C, OH, OW) values for offset k."""
+    parts(k, out) writes the (N, C, OH, OW) values for offset k into out. channel_major lays dx out
+    C-major, matching a gradient that flows back to conv2d (whose backward then needs no copy)."""
     N, C = geo.N, geo.C
     if _tiles(geo):
         # disjoint windows covering everything: write each offset's values straight into a
         # (N, C, OH, kh, OW, kw) buffer, no zero fill and no accumulation
-        dx = np.empty((N, C, geo.OH, geo.kh, geo.OW, geo.kw), dtype=dtype)
+        dx = _alloc((N, C, geo.OH, geo.kh, geo.OW, geo.kw), dtype, channel_major)
         for i in range(geo.kh):
             for j in range(geo.kw):
                 parts(i * geo.kw + j, dx[:, :, :, i, :, j])
-        dx = dx.reshape(N, C, geo.OH * geo.kh, geo.OW * geo.kw)
+        dx = dx.reshape(N, C, geo.OH * geo.kh, geo.OW * geo.kw) if not channel_major else \
+            dx.swapaxes(0, 1).reshape(C, N, geo.OH * geo.kh, geo.OW * geo.kw).swapaxes(0, 1)
     else:
-        dx = np.zeros((N, C, geo.H + geo.pt + geo.pb, geo.W + geo.pl + geo.pr), dtype=dtype)
+        dx = _alloc((N, C, geo.H + geo.pt + geo.pb, geo.W + geo.pl + geo.pr), dtype, channel_major, True)
         tmp = np.empty((N, C, geo.OH, geo.OW), dtype=dtype)
         for i in range(geo.kh):
             for j in range(geo.kw):
@@ -1211,7 +1227,7 @@ class _MaxPool2d(Function):
     @staticmethod
     def forward(ctx, x, geo):
         xp = _padded(x, geo, -np.inf)
-        best = _window(xp, geo, 0, 0).copy()
+        best = _window(xp, geo, 0, 0).copy(order="K")  # keeps a C-major (conv output) layout
         K = geo.kh * geo.kw
         idx = np.zeros(best.shape, dtype=np.int8 if K < 128 else np.int32)
         for k in range(1, K):
@@ -1237,7 +1253,8 @@ class _PoolScatter(Function):
     @staticmethod
     def forward(ctx, g, idx, geo):
         ctx.idx, ctx.geo = idx, geo
-        return _scatter_windows(lambda k, out: np.multiply(g, idx == k, out=out), geo, g.dtype)
+        return _scatter_windows(lambda k, out: np.multiply(g, idx == k, out=out), geo, g.dtype,
+                                _channel_major(g))
 
     @staticmethod
     def backward(ctx, gg):
@@ -1332,7 +1349,7 @@ class _AvgPool2d(Function):
     def forward(ctx, x, geo, div):
         ctx.geo, ctx.div = geo, div
         xp = _padded(x, geo)
-        out = _window(xp, geo, 0, 0).copy()
+        out = _window(xp, geo, 0, 0).copy(order="K")
         for k in range(1, geo.kh * geo.kw):
             out += _window(xp, geo, *divmod(k, geo.kw))
         out /= div
@@ -1355,7 +1372,7 @@ class _AvgPool2dT(Function):
 
         def part(k, out):
             out[...] = gd
-        return _scatter_windows(part, geo, g.dtype)
+        return _scatter_windows(part, geo, g.dtype, _channel_major(g))
 
     @staticmethod
     def backward(ctx, gg):
