@@ -346,3 +346,20 @@ def test_ndarray_on_left_defers_to_tensor():
     t = mg.tensor(np.array([1.0, 2.0]), requires_grad=True)
     out = np.array([3.0, 4.0]) * t
     assert isinstance(out, mg.Tensor) and out.requires_grad
+
+
+def test_misc_construction_details():
+    assert mg.tensor([]).dtype == mg.float32 and mg.tensor([]).shape == (0,)
+    assert mg.tensor(np.float32(1.5)).dtype == mg.float32
+    assert mg.tensor(np.array(1.5)).dtype == mg.float64
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    c = mg.tensor(x)  # a copy, cut from the graph
+    assert not c.requires_grad and not np.shares_memory(c.data, x.data)
+    with pytest.raises(RuntimeError, match="floating point"):
+        mg.zeros(2, dtype=mg.int64, requires_grad=True)
+
+
+def test_to_accepts_dtype_keyword_and_tensor():
+    t = mg.tensor([1.0, 2.0])
+    assert t.to(dtype=mg.float64).dtype == mg.float64
+    assert t.to(mg.tensor([1])).dtype == mg.int64
