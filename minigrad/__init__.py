@@ -28,3 +28,5 @@ from . import autograd  # noqa: F401
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled  # noqa: F401
 
 __version__ = "0.1.0"
+from .serialization import save, load  # noqa: F401,E402
+from . import nn, optim, data  # noqa: F401,E402

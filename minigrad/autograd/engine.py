@@ -98,17 +98,19 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     prev = _state.enabled
     _state.enabled = create_graph
     pop = buf.pop
+    get = buf.get
+    capturing = capture is not None
     try:
         for node in order:
             g = pop(node, None)
             if g is None:
                 continue
-            if node._n_out == 1 and not node._pre_hooks and capture is None and type(node) is not AccumulateGrad:
-                grads = (g,)  # the common case: one output, no hooks
-            else:
+            if node._special or capturing:  # hooks, leaves, several outputs, autograd.grad captures
                 grads = _prepare(node, g, capture, results, accumulate, create_graph, handed)
                 if grads is None:
                     continue
+            else:
+                grads = (g,)
             try:
                 out = node.backward(node, *grads)
             except Exception as e:
@@ -125,15 +127,16 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     continue
                 if type(gi) is not Tensor and not isinstance(gi, Tensor):
                     gi = Tensor._make(np.asarray(gi))
-                if gi.data.shape != shape:
+                d = gi.data
+                if d.shape != shape:
                     try:
                         gi = sum_to(gi, shape)
                     except RuntimeError as e:
                         raise RuntimeError(f"{node.name()}: {e}") from None
-                if gi.data.dtype != dtype:
+                if d.dtype is not dtype and d.dtype != dtype:
                     gi = gi.to(dtype)
                 if nxt._n_out == 1:
-                    old = buf.get(nxt)
+                    old = get(nxt)
                     buf[nxt] = gi if old is None else old + gi
                 else:
                     _add_to(buf, nxt, nr, gi)

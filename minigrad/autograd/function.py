@@ -26,6 +26,7 @@ class Node:
     _edges = ()
     _pre_hooks = None
     _n_out = 1
+    _special = False  # True when the engine must take its slow path: hooks, a leaf, several outputs
 
     def name(self):
         return type(self).__name__ + "Backward0"
@@ -37,6 +38,7 @@ class Node:
     def register_prehook(self, output_nr, fn):
         if self._pre_hooks is None:
             self._pre_hooks = {}
+        self._special = True
         hooks = self._pre_hooks.setdefault(output_nr, [])
         hooks.append(fn)
         return _RemovableHandle(hooks, fn)
@@ -47,6 +49,8 @@ class Node:
 
 class AccumulateGrad(Node):
     """The node at a leaf that requires grad: adds the arriving gradient into `variable.grad`."""
+
+    _special = True
 
     def __init__(self, variable):
         self.variable = variable
@@ -227,6 +231,7 @@ class Function(Node):
         raws = out
         outs = tuple(o if type(o) is np.ndarray else np.asarray(o) for o in out)
         ctx._n_out = len(outs)
+        ctx._special = True
         ctx._out_meta = [(o.shape, o.dtype) for o in outs]
         results = []
         for i, o in enumerate(outs):
