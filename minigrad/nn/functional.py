@@ -1050,7 +1050,8 @@ class _Conv2d(Function):
             db = _arr(g2.sum(axis=1))
         if G == 1:
             if nw:
-                dw = _arr(np.matmul(g2, ctx.cols.T).reshape(wd.shape))
+                # cols @ g2^T (long inner dimension second) is the faster BLAS orientation here
+                dw = _arr(np.ascontiguousarray(np.matmul(ctx.cols, g2.T).T).reshape(wd.shape))
             if nx:
                 dx = _arr(_col2im(np.matmul(wd.reshape(O, K).T, g2), geo))
         else:
@@ -1234,7 +1235,8 @@ class _MaxPool2d(Function):
             v = _window(xp, geo, *divmod(k, geo.kw))
             m = v > best  # strict: an equal later value does not take the gradient (as PyTorch)
             np.maximum(best, v, out=best)
-            idx += m * (idx.dtype.type(k) - idx)  # branch-free idx[m] = k
+            # branch-free idx[m] = k: k exceeds every index stored so far
+            np.maximum(idx, np.multiply(m, idx.dtype.type(k), dtype=idx.dtype), out=idx)
         ctx.geo, ctx.idx = geo, idx
         ctx.save_for_backward()
         return best

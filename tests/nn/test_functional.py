@@ -503,3 +503,18 @@ def test_embedding_max_norm_and_errors():
         F.embedding(mg.tensor([7]), w)
     with pytest.raises(TypeError, match="integers"):
         F.embedding(mg.tensor([0.0]), w)
+
+
+def test_float32_stays_float32_through_forward_and_backward():
+    x = mg.randn(2, 3, 8, 8, requires_grad=True)
+    w = mg.randn(4, 3, 3, 3, requires_grad=True)
+    b = mg.randn(4, requires_grad=True)
+    rm, rv = mg.zeros(4), mg.ones(4)
+    h = F.conv2d(x, w, b, padding=1)
+    h = F.batch_norm(h, rm, rv, training=True)
+    h = F.avg_pool2d(F.max_pool2d(F.relu(h), 2), 2, 1, 1)
+    h = F.layer_norm(F.adaptive_avg_pool2d(h, 2).reshape(2, -1), 16)
+    loss = F.cross_entropy(h, mg.tensor([3, 7]), label_smoothing=0.1)
+    loss.backward()
+    for t in (h, loss, x.grad, w.grad, b.grad, rm, rv):
+        assert t.dtype == mg.float32
