@@ -52,6 +52,7 @@ class Tensor:
     _acc = None           # weak reference to this leaf's AccumulateGrad node
     _base = None          # the tensor this one is a view of
     _view_idx = None      # the basic index that made this view from _base
+    _graph_ver = 0        # a view's version when its grad_fn was last valid (see _fresh_view)
     _retains_grad = False
 
     def __init__(self, data, dtype=None, requires_grad=False):
@@ -119,20 +120,8 @@ class Tensor:
             return
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        import weakref
-        ref = weakref.ref(self)
-
-        def hook(g):
-            t = ref()
-            if t is not None:
-                if t._grad is None:
-                    t._grad = g.detach() if not g.requires_grad else g
-                    if t._grad.data.base is not None or not t._grad.data.flags.writeable:
-                        t._grad = Tensor._make(t._grad.data.copy())
-                else:
-                    t._grad = t._grad + g
-        self.grad_fn.register_prehook(self._output_nr, hook)
         self._retains_grad = True
+        self._retain_handle = self.grad_fn.register_prehook(self._output_nr, _retain_hook(self))
 
     def register_hook(self, hook):
         """Call hook(grad) when this tensor's gradient is computed; a returned Tensor replaces it."""
@@ -471,5 +460,21 @@ class Tensor:
 
 
 _new = object.__new__
+
+
+def _retain_hook(t):
+    """The hook retain_grad() puts on t's node: stores a copy of t's gradient in t.grad."""
+    import weakref
+    ref = weakref.ref(t)
+
+    def hook(g):
+        t = ref()
+        if t is not None:
+            if t._grad is None:
+                # a copy: g itself flows on through the graph and may be handed to a leaf
+                t._grad = g if g.requires_grad else Tensor._make(g.data.copy())
+            else:
+                t._grad = t._grad + g
+    return hook
 
 from . import ops as _ops  # noqa: E402  (ops import Tensor; the methods above look them up at call time)

@@ -160,21 +160,24 @@ def _prepare(node, g, capture, results, accumulate, create_graph, handed):
                     new = hook(grads[nr])
                     if new is not None:
                         grads[nr] = new
-    if capture is not None:
-        for nr in range(n_out):
-            for i in capture.get((node, nr), ()):
-                results[i] = grads[nr]
     if type(node) is AccumulateGrad:
         var = node.variable
         gv = grads[0]
-        if var._hooks:
+        if var._hooks:  # a leaf's own hooks run first, so autograd.grad sees their result too
             for hook in list(var._hooks):
                 new = hook(gv)
                 if new is not None:
                     gv = new
+        if capture is not None:
+            for i in capture.get((node, 0), ()):
+                results[i] = gv
         if accumulate and (capture is None or (node, 0) in capture):
             _accumulate(var, gv, create_graph, handed)
         return None
+    if capture is not None:
+        for nr in range(n_out):
+            for i in capture.get((node, nr), ()):
+                results[i] = grads[nr]
     if n_out > 1:
         for i, gi in enumerate(grads):
             if gi is None:

@@ -189,6 +189,8 @@ class Function(Node):
             if isinstance(a, Tensor):
                 d = a.data
                 arrays.append(d)
+                if a._base is not None:
+                    _fresh_view(a)
                 if a.requires_grad:
                     fn = a.grad_fn
                     # an edge: (producer node, its output index, the input's shape and dtype for sum_to)
@@ -320,6 +322,22 @@ def _share_view(out, src):
             src._vc = [0]
         out._vc = src._vc
         out._base = src if src._base is None else src._base
+        out._graph_ver = src._vc[0]
+
+
+def _fresh_view(v):
+    """A view whose base was modified in place since v's grad_fn was made: re-slice the base."""
+    base = v._base
+    if v._vc[0] == v._graph_ver or not base.requires_grad:
+        return
+    if v._view_idx is None:
+        raise RuntimeError(f"a view of shape {v.shape} is used after an in-place operation on its base "
+                           f"(shape {base.shape}); its gradient would be stale. Take the view again "
+                           f"after the in-place operation.")
+    from ..ops.indexing import getitem
+    fresh = getitem(base, v._view_idx)
+    v.grad_fn, v._output_nr, v.requires_grad = fresh.grad_fn, fresh._output_nr, fresh.requires_grad
+    v._graph_ver = v._vc[0]
 
 
 def _modified_msg(node, x, now, then):

@@ -15,6 +15,12 @@ def is_grad_enabled():
 
 
 class _GradModeBase:
+    def __new__(cls, *args):
+        # bare decorator use (@mg.no_grad without parentheses), as PyTorch >= 2.1 allows
+        if cls is not set_grad_enabled and len(args) == 1 and callable(args[0]):
+            return cls()(args[0])
+        return super().__new__(cls)
+
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):

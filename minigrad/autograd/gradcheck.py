@@ -26,7 +26,7 @@ def _numerical_jacobians(fn, inputs, diff_idx, eps):
         jac = {i: [np.zeros((o.numel(), inputs[i].numel())) for o in outs] for i in diff_idx}
         for i in diff_idx:
             flat = inputs[i].data.reshape(-1)  # a view when contiguous; perturbations land in the tensor
-            if not np.shares_memory(flat, inputs[i].data):
+            if flat.size and not np.shares_memory(flat, inputs[i].data):
                 raise ValueError("gradcheck: inputs must be contiguous tensors")
             for k in range(flat.size):
                 orig = flat[k]

@@ -274,7 +274,7 @@ _erf_scalar = np.frompyfunc(math.erf, 1, 1)
 
 def _erf_np(x):
     # NumPy has no erf; math.erf is exact to double precision (slow for huge arrays, fine here)
-    return _erf_scalar(x).astype(x.dtype if x.dtype.kind == "f" else np.float64)
+    return np.asarray(_erf_scalar(x), dtype=x.dtype if x.dtype.kind == "f" else np.float64)
 
 
 Erf = _unary("Erf", _erf_np, "out = erf(x);  dx = g * 2/sqrt(pi) * exp(-x**2)",

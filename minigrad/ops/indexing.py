@@ -46,6 +46,14 @@ class BasicGetItem(GetItem):
     """out = x[index] for ints/slices/None/Ellipsis: a view of x"""
     _is_view = True
 
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.shape, ctx.index = x.shape, index
+        out = x[index]
+        if type(out) is not np.ndarray:  # NumPy gives a scalar copy for a full integer index
+            out = x[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
+        return out
+
 
 class IndexAdd(Function):
     """out = zeros(shape); out[index] += g;  dg = out_grad[index]"""

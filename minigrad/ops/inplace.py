@@ -37,13 +37,23 @@ def write_inplace(x, name, compute, others=(), fast=None):
         new = compute(_snapshot(x))
         base[x._view_idx] = new
         fresh = base[x._view_idx]
-        x.grad_fn, x._output_nr, x.requires_grad = fresh.grad_fn, fresh._output_nr, fresh.requires_grad
+        _rebase(x, fresh)
+        x._graph_ver = x._vc[0]
         return x
     res = compute(_snapshot(x))
     _assign(x, res, name)
-    x.grad_fn, x._output_nr, x.requires_grad = res.grad_fn, res._output_nr, res.requires_grad
+    _rebase(x, res)
     _bump(x)
     return x
+
+
+def _rebase(x, res):
+    """x now holds res's value: take res's place in the graph (and move a retain_grad hook along)."""
+    x.grad_fn, x._output_nr, x.requires_grad = res.grad_fn, res._output_nr, res.requires_grad
+    if x._retains_grad:
+        from ..tensor import _retain_hook
+        x._retain_handle.remove()
+        x._retain_handle = x.grad_fn.register_prehook(x._output_nr, _retain_hook(x))
 
 
 def _snapshot(x):

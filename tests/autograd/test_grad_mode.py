@@ -167,7 +167,6 @@ def test_inplace_update_of_parameter_under_no_grad(x):
     np.testing.assert_allclose(x.data, [0.0, 0.0])
 
 
-@pytest.mark.xfail(reason="core bug (parity): bare @mg.no_grad without parentheses raises TypeError", strict=True)
 def test_bare_decorator(x):
     @mg.no_grad
     def f(t):

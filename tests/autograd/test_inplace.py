@@ -299,7 +299,6 @@ def test_setitem_augmented_assignment_slice_on_non_leaf():
     np.testing.assert_allclose(x.grad.data, [1.0, 2.0, 2.0])
 
 
-@pytest.mark.xfail(reason="core bug: t[0] (0-d result) is a copy, so `y[0] += v` loses the write", strict=True)
 def test_integer_index_is_a_view():
     t = plain([1.0, 2.0, 3.0])
     v = t[0]
@@ -307,7 +306,6 @@ def test_integer_index_is_a_view():
     np.testing.assert_allclose(t.data, [11.0, 2.0, 3.0])
 
 
-@pytest.mark.xfail(reason="core bug: t[0] (0-d result) is a copy, so `y[0] += v` loses the write", strict=True)
 def test_setitem_augmented_assignment_on_non_leaf():
     x = leaf([1.0, 2.0, 3.0])
     y = x * 1.0
@@ -336,8 +334,6 @@ def test_backward_from_modified_view():
     np.testing.assert_allclose(x.grad.data, [0.0, 2.0, 2.0])
 
 
-@pytest.mark.xfail(reason="core bug: a view taken before an in-place write to its base keeps a stale "
-                          "grad_fn (silently wrong gradient)", strict=True)
 def test_view_sees_later_inplace_on_base():
     x = leaf([1.0, 2.0, 3.0])
     y = x * 1.0
@@ -348,7 +344,6 @@ def test_view_sees_later_inplace_on_base():
     np.testing.assert_allclose(x.grad.data, [0.0, 2.0, 2.0])
 
 
-@pytest.mark.xfail(reason="core bug: retain_grad() hook stays on the pre-in-place node", strict=True)
 def test_retain_grad_follows_inplace():
     x = leaf([1.0, 2.0, 3.0])
     y = x * 1.0

@@ -76,15 +76,8 @@ BINARY = {
 }
 
 
-# core bugs logged in /tmp/core_bugs.md; strict, so these fail (and get removed) once fixed
-CORE_XFAIL = {("erf", ()): "core bug B2: erf crashes on a 0-d tensor"}
-
-
 def _cases(names, shapes):
-    return [pytest.param(n, s, id=f"{n}-{s}".replace(" ", ""),
-                         marks=[pytest.mark.xfail(reason=CORE_XFAIL[n, s], strict=True)]
-                         if (n, s) in CORE_XFAIL else [])
-            for n in sorted(names) for s in shapes]
+    return [pytest.param(n, s, id=f"{n}-{s}".replace(" ", "")) for n in sorted(names) for s in shapes]
 
 
 @pytest.mark.parametrize("name,shape", _cases(UNARY, UNARY_SHAPES))

@@ -54,11 +54,7 @@ def _np_index(index):
     return index
 
 
-_B5 = "core bug B5: gradgradcheck rejects an empty grad_output as non-contiguous"
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(reason=_B5, strict=True)]
-                                               if n == "slice_empty" else []) for n in sorted(GETITEM)])
+@pytest.mark.parametrize("name", sorted(GETITEM))
 def test_getitem(name):
     shape, index = GETITEM[name]
     check_op(lambda x: x[index], lambda a: a[_np_index(index)], shape)
