@@ -518,3 +518,11 @@ def test_float32_stays_float32_through_forward_and_backward():
     loss.backward()
     for t in (h, loss, x.grad, w.grad, b.grad, rm, rv):
         assert t.dtype == mg.float32
+
+
+def test_normalize():
+    x = RNG.standard_normal((3, 4))
+    np.testing.assert_allclose(F.normalize(t64(x, False)).numpy(), x / np.linalg.norm(x, axis=1, keepdims=True))
+    np.testing.assert_allclose(F.normalize(t64(x, False), p=1, dim=0).numpy(), x / np.abs(x).sum(0, keepdims=True))
+    assert F.normalize(mg.zeros(2, 3)).tolist() == [[0.0] * 3] * 2  # eps keeps 0 / 0 away
+    assert gradcheck(lambda a: F.normalize(a, dim=-1), (t64(x),))
