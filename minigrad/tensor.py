@@ -295,17 +295,12 @@ class Tensor:
         return f"tensor({body}{', ' if extras else ''}{', '.join(extras)})"
 
     # -- arithmetic -----------------------------------------------------------------------------
-    def __add__(self, other): return _ops.add(self, other)
     def __radd__(self, other): return _ops.add(other, self)
-    def __sub__(self, other): return _ops.sub(self, other)
     def __rsub__(self, other): return _ops.sub(other, self)
-    def __mul__(self, other): return _ops.mul(self, other)
     def __rmul__(self, other): return _ops.mul(other, self)
-    def __truediv__(self, other): return _ops.div(self, other)
     def __rtruediv__(self, other): return _ops.div(other, self)
     def __pow__(self, other): return _ops.pow(self, other)
     def __rpow__(self, other): return _ops.pow(other, self)
-    def __matmul__(self, other): return _ops.matmul(self, other)
     def __rmatmul__(self, other): return _ops.matmul(other, self)
     def __floordiv__(self, other): return _ops.floor_divide(self, other)
     def __rfloordiv__(self, other): return _ops.floor_divide(other, self)
@@ -478,3 +473,10 @@ def _retain_hook(t):
     return hook
 
 from . import ops as _ops  # noqa: E402  (ops import Tensor; the methods above look them up at call time)
+
+# The hottest operators are bound straight to their op wrappers: one Python call fewer per op.
+Tensor.__add__ = _ops.add
+Tensor.__sub__ = _ops.sub
+Tensor.__mul__ = _ops.mul
+Tensor.__truediv__ = _ops.div
+Tensor.__matmul__ = _ops.matmul

@@ -100,6 +100,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     pop = buf.pop
     get = buf.get
     capturing = capture is not None
+    node = None
     try:
         for node in order:
             g = pop(node, None)
@@ -109,13 +110,9 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 grads = _prepare(node, g, capture, results, accumulate, create_graph, handed)
                 if grads is None:
                     continue
-            else:
-                grads = (g,)
-            try:
                 out = node.backward(node, *grads)
-            except Exception as e:
-                e.add_note(f"(raised in the backward of {node.name()})")
-                raise
+            else:
+                out = node.backward(node, g)
             if type(out) is not tuple:
                 out = (out,)
             edges = node._edges
@@ -142,6 +139,10 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     _add_to(buf, nxt, nr, gi)
             if not retain_graph:
                 node._saved = _FREED
+    except Exception as e:
+        if node is not None:
+            e.add_note(f"(raised while computing the backward of {node.name()})")
+        raise
     finally:
         _state.enabled = prev
     return results

@@ -23,6 +23,7 @@ _FREED_MSG = (
 class Node:
     """A node of the backward graph. `next_functions` are the edges to the nodes of its inputs."""
 
+    __slots__ = ("__dict__", "__weakref__")
     _edges = ()
     _pre_hooks = None
     _n_out = 1
@@ -101,11 +102,14 @@ class Function(Node):
         ...         return g * 3 * x ** 2
     """
 
+    # The fields every node has live in slots (cheap to create); anything an op stores on ctx
+    # (ctx.shape = ...) goes to the instance __dict__, made only when first used.
+    __slots__ = ("needs_input_grad", "_edges", "_seq", "_saved", "_to_save", "_non_diff")
     # set on view ops (reshape, transpose, basic indexing, ...): the output shares the input's memory
     _is_view = False
-    _to_save = None   # what forward passed to save_for_backward, packed into _saved after forward
-    _non_diff = None
-    _saved = ()
+    # optional: a plain NumPy function of the arrays computing forward's result, used when no graph
+    # is recorded (inside backward, under no_grad) to skip the ctx (e.g. _fast = np.multiply)
+    _fast = None
 
     @staticmethod
     def forward(ctx, *args):
@@ -151,18 +155,34 @@ class Function(Node):
     @classmethod
     def apply(cls, *args):
         """Run forward on the arguments' arrays; record a node when grad mode is on and an input needs it."""
-        # This is the per-op hot path: unwrapping is unrolled (no comprehension) on purpose.
-        enabled = _state.enabled
-        arrays = list(args)
-        for i, a in enumerate(args):
-            if isinstance(a, Tensor):
-                if enabled and a.requires_grad:
-                    return cls._apply_recorded(args)
-                arrays[i] = a.data
-        ctx = _NoGradCtx()
-        ctx.needs_input_grad = (False,) * len(arrays)
+        # The per-op hot path, so unwrapping is unrolled for the common one- and two-argument ops.
+        n = len(args)
+        if n == 2:
+            x, y = args
+            if isinstance(x, Tensor):
+                record = x.requires_grad
+                x = x.data
+            else:
+                record = False
+            if isinstance(y, Tensor):
+                record = record or y.requires_grad
+                y = y.data
+            arrays = (x, y)
+        elif n == 1 and isinstance(args[0], Tensor):
+            record = args[0].requires_grad
+            arrays = (args[0].data,)
+        else:
+            record = any(isinstance(a, Tensor) and a.requires_grad for a in args)
+            arrays = tuple([a.data if isinstance(a, Tensor) else a for a in args])
+        if record and _state.enabled:
+            return cls._apply_recorded(args, arrays)
         try:
-            out = cls.forward(ctx, *arrays)
+            if cls._fast is not None:
+                out = cls._fast(*arrays)
+            else:
+                ctx = _NoGradCtx()
+                ctx.needs_input_grad = (False,) * n
+                out = cls.forward(ctx, *arrays)
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, arrays, e) from None
         if type(out) is tuple:
@@ -182,36 +202,36 @@ class Function(Node):
         return t
 
     @classmethod
-    def _apply_recorded(cls, args):
+    def _apply_recorded(cls, args, arrays):
         ctx = _new(cls)
-        arrays, edges, needs = [], [], []
+        ctx._to_save = ctx._non_diff = None
+        ctx._saved = ()
+        edges = []
         for a in args:
             if isinstance(a, Tensor):
-                d = a.data
-                arrays.append(d)
                 if a._base is not None:
                     _fresh_view(a)
                 if a.requires_grad:
                     fn = a.grad_fn
+                    d = a.data
                     # an edge: (producer node, its output index, the input's shape and dtype for sum_to)
                     edges.append((fn, a._output_nr, d.shape, d.dtype) if fn is not None
                                  else (_accumulator(a), 0, d.shape, d.dtype))
-                    needs.append(True)
                     continue
-            else:
-                arrays.append(a)
             edges.append(_NO_EDGE)
-            needs.append(False)
-        ctx.needs_input_grad = tuple(needs)
+        if len(edges) == 2:
+            ctx.needs_input_grad = (edges[0] is not _NO_EDGE, edges[1] is not _NO_EDGE)
+        else:
+            ctx.needs_input_grad = tuple([e is not _NO_EDGE for e in edges])
         try:
             out = cls.forward(ctx, *arrays)
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, arrays, e) from None
         ctx._edges = edges
         ctx._seq = next(_seq)
-        state = ctx.__dict__
-        to_save = state.pop("_to_save", None)
-        non_diff = state.get("_non_diff")
+        to_save = ctx._to_save
+        ctx._to_save = None
+        non_diff = ctx._non_diff
         if type(out) is not tuple:
             raw = out
             if type(out) is not np.ndarray:

@@ -71,6 +71,7 @@ def cast(x, dtype):
 
 class Add(Function):
     """out = x + y;  dx = g,  dy = g"""
+    _fast = staticmethod(np.add)
 
     @staticmethod
     def forward(ctx, x, y):
@@ -82,11 +83,14 @@ class Add(Function):
 
 
 def add(x, y):
+    if type(y) is float and type(x) is Tensor and x.data.dtype.kind == "f":
+        return Add.apply(x, y)  # the common tensor-and-Python-float case needs no promotion
     return Add.apply(*_promote(x, y))
 
 
 class Sub(Function):
     """out = x - y;  dx = g,  dy = -g"""
+    _fast = staticmethod(np.subtract)
 
     @staticmethod
     def forward(ctx, x, y):
@@ -98,15 +102,19 @@ class Sub(Function):
 
 
 def sub(x, y):
+    if type(y) is float and type(x) is Tensor and x.data.dtype.kind == "f":
+        return Sub.apply(x, y)  # the common tensor-and-Python-float case needs no promotion
     return Sub.apply(*_promote(x, y))
 
 
 class Mul(Function):
     """out = x * y;  dx = g * y,  dy = g * x"""
+    _fast = staticmethod(np.multiply)
 
     @staticmethod
     def forward(ctx, x, y):
-        ctx.save_for_backward(x, y)
+        nx, ny = ctx.needs_input_grad
+        ctx.save_for_backward(x if ny else None, y if nx else None)  # only what backward reads
         return x * y
 
     @staticmethod
@@ -117,11 +125,14 @@ class Mul(Function):
 
 
 def mul(x, y):
+    if type(y) is float and type(x) is Tensor and x.data.dtype.kind == "f":
+        return Mul.apply(x, y)  # the common tensor-and-Python-float case needs no promotion
     return Mul.apply(*_promote(x, y))
 
 
 class Div(Function):
     """out = x / y;  dx = g / y,  dy = -g * x / y**2"""
+    _fast = staticmethod(np.true_divide)
 
     @staticmethod
     def forward(ctx, x, y):
@@ -154,6 +165,7 @@ def _is_float(v):
 
 class Neg(Function):
     """out = -x;  dx = -g"""
+    _fast = staticmethod(np.negative)
 
     @staticmethod
     def forward(ctx, x):
@@ -224,7 +236,8 @@ def _unary(name, np_fn, doc, grad, save="x"):
         return grad(g, v)
 
     cls = type(name, (Function,), {"__doc__": doc, "forward": staticmethod(forward),
-                                   "backward": staticmethod(backward), "__module__": __name__})
+                                   "backward": staticmethod(backward), "_fast": staticmethod(np_fn),
+                                   "__module__": __name__})
     return cls
 
 
