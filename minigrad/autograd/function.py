@@ -294,7 +294,9 @@ def _pack(to_save, args, arrays, outs, results):
     """
     packed = []
     for x in to_save:
-        if type(x) is np.ndarray or isinstance(x, np.generic):
+        if x is None or type(x) is float or type(x) is int:
+            packed.append((2, x, None, 0))
+        elif type(x) is np.ndarray or isinstance(x, np.generic):
             for a, arr in zip(args, arrays):
                 if arr is x and isinstance(a, Tensor):
                     vc = a._vc

@@ -40,6 +40,8 @@ def _promote(x, y):
     if isinstance(ya, np.generic):
         ya = ya.item()
     dt = _dtype.result_type(xa, ya)
+    if isinstance(xa, np.ndarray) and isinstance(ya, np.ndarray) and np.result_type(xa, ya) == dt:
+        return x, y  # NumPy reaches the same dtype inside the ufunc (e.g. float32 * bool): no copies
     return _cast_to(x, dt), _cast_to(y, dt)
 
 
