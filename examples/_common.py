@@ -6,7 +6,7 @@ hands them to :func:`fit`, which owns everything else:
 - ``--data``: the data folder (default ``$MINIGRAD_DATA``, else ``<repo>/../shared/data``). The
   dataset classes look for their files in it and in its ``mnist-10k`` / ``fashion-mnist``
   subfolders, so either the shared folder or the dataset folder itself works.
-- ``--limit N``: train on the first N training images only (CI smoke runs).
+- ``--limit N`` / ``--test-limit N``: train / evaluate on the first N images only (smoke runs).
 - ``--out DIR``: where ``checkpoint.mg`` (written each epoch with ``mg.save``) and
   ``curves.png`` (train loss and test accuracy per epoch) go.
 - ``--resume``: reload ``DIR/checkpoint.mg`` and continue. The checkpoint holds the model,
@@ -63,6 +63,8 @@ def make_parser(name, description, *, epochs, batch_size, lr, shift=0, seed=0):
                    help="augmentation: shift training images by up to this many pixels")
     p.add_argument("--limit", type=int, default=None,
                    help="train on the first N training images only (smoke runs)")
+    p.add_argument("--test-limit", type=int, default=None,
+                   help="evaluate on the first N test images only (smoke runs)")
     p.add_argument("--out", type=Path, default=Path("runs") / name,
                    help="folder for the checkpoint and the PNG of the curves")
     p.add_argument("--resume", action="store_true",
@@ -86,6 +88,10 @@ def load_data(dataset_cls, args):
         if args.limit <= 0:
             sys.exit("error: --limit must be positive")
         train = mg.data.Subset(train, range(min(args.limit, len(train))))
+    if args.test_limit is not None:
+        if args.test_limit <= 0:
+            sys.exit("error: --test-limit must be positive")
+        test = mg.data.Subset(test, range(min(args.test_limit, len(test))))
     return train, test
 
 
