@@ -19,6 +19,7 @@ from numpy.lib.stride_tricks import as_strided
 import minigrad as mg
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from .. import ops as _ops
 from ..random import get_rng
 from ..tensor import Tensor
 
@@ -350,10 +351,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if weight.ndim not in (1, 2) or input.shape[-1:] != weight.shape[-1:]:
         raise ValueError(f"linear: input of shape {tuple(input.shape)} and weight of shape "
                          f"{tuple(weight.shape)}: in_features differ")
-    out = input @ weight.T if weight.ndim == 2 else input @ weight
-    if bias is not None:
-        out = out + bias
-    return out
+    return _ops.linear(input, weight, bias)  # one fused node (minigrad/ops/linalg.py)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
@@ -1052,16 +1050,43 @@ class _Conv2d(Function):
             if nw:
                 # cols @ g2^T (long inner dimension second) is the faster BLAS orientation here
                 dw = _arr(np.ascontiguousarray(np.matmul(ctx.cols, g2.T).T).reshape(wd.shape))
-            if nx:
-                dx = _arr(_col2im(np.matmul(wd.reshape(O, K).T, g2), geo))
         else:
             g3 = g2.reshape(G, O // G, L)
             if nw:
                 dw = _arr(np.matmul(g3, ctx.cols.reshape(G, K, L).transpose(0, 2, 1)).reshape(wd.shape))
-            if nx:
-                dcols = np.matmul(wd.reshape(G, O // G, K).transpose(0, 2, 1), g3).reshape(G * K, L)
+        if nx:
+            w3 = wd.reshape(G, O // G, K).transpose(0, 2, 1)  # (G, K, O/G)
+            if geo.sh == geo.sw == 1:
+                dx = _arr(_conv_dx_flat(gd, w3, geo))
+            else:
+                dcols = np.matmul(w3, g2.reshape(G, O // G, L)).reshape(G * K, L)
                 dx = _arr(_col2im(dcols, geo))
         return dx, dw, db, None, None
+
+
+def _conv_dx_flat(g, w3, geo):
+    """conv2d's input gradient for stride 1, with every col2im add a long contiguous 1-D add.
+
+    g (N, O, OH, OW) is embedded, zero-filled, in the padded (Hp, Wp) grid, so that output position
+    p = oh * Wp + ow of image n reads padded input p + off(i, j), off = i*dh*Wp + j*dw, for every tap:
+    the columns dcols = W^T g_grid (one GEMM, on Hp*Wp positions instead of OH*OW) are then added
+    back with one shifted 1-D add per tap over the whole (N*Hp*Wp) flat grid. Garbage grid positions
+    carry zero gradient, so the adds that spill across rows or images add zeros."""
+    N, C, H, W = geo.N, geo.C, geo.H, geo.W
+    G, K, Og = w3.shape
+    O = G * Og
+    Hp, Wp = H + geo.pt + geo.pb, W + geo.pl + geo.pr
+    T = N * Hp * Wp
+    grid = np.zeros((O, N, Hp, Wp), dtype=g.dtype)
+    grid[:, :, :geo.OH, :geo.OW] = g.transpose(1, 0, 2, 3)
+    dcols = np.matmul(w3, grid.reshape(G, Og, T)).reshape(C, geo.kh * geo.kw, T)
+    dxp = dcols[:, 0].copy()  # the tap at offset 0 reaches every grid position: assign, no zero fill
+    for k in range(1, geo.kh * geo.kw):
+        i, j = divmod(k, geo.kw)
+        off = i * geo.dh * Wp + j * geo.dw
+        dxp[:, off:] += dcols[:, k, :T - off]
+    dxp = dxp.reshape(C, N, Hp, Wp)[:, :, geo.pt:geo.pt + H, geo.pl:geo.pl + W]
+    return dxp.transpose(1, 0, 2, 3)
 
 
 def _spatial_input(input, op, ndim_ok=(3, 4)):

@@ -526,3 +526,26 @@ def test_normalize():
     np.testing.assert_allclose(F.normalize(t64(x, False), p=1, dim=0).numpy(), x / np.abs(x).sum(0, keepdims=True))
     assert F.normalize(mg.zeros(2, 3)).tolist() == [[0.0] * 3] * 2  # eps keeps 0 / 0 away
     assert gradcheck(lambda a: F.normalize(a, dim=-1), (t64(x),))
+
+
+@pytest.mark.parametrize("kw", [dict(padding="same", dilation=(2, 1)), dict(padding=(0, 2), groups=2),
+                                dict(padding=1)])
+def test_conv2d_stride1_input_grad_flat_grid(kw):
+    """Stride-1 input gradients use the flat padded-grid col2im: they equal the general col2im path
+    and satisfy the adjoint identity <conv(x), y> = <x, dx(y)>."""
+    x = RNG.standard_normal((3, 4, 7, 6))
+    w = RNG.standard_normal((6, 4 // kw.get("groups", 1), 3, 2))
+    y = RNG.standard_normal(F.conv2d(t64(x, False), t64(w, False), **kw).shape)
+    xt = t64(x)
+    out = F.conv2d(xt, t64(w, False), **kw)
+    (out * t64(y, False)).sum().backward()
+    np.testing.assert_allclose((out.detach().numpy() * y).sum(), (x * xt.grad.numpy()).sum(), rtol=1e-10)
+    # the general (any stride) col2im route gives the same numbers
+    geo = out.grad_fn.geo
+    G = kw.get("groups", 1)
+    K = w[0].size
+    L = geo.N * geo.OH * geo.OW
+    w3 = w.reshape(G, 6 // G, K).transpose(0, 2, 1)
+    g2 = y.transpose(1, 0, 2, 3).reshape(G, 6 // G, L)
+    ref = F._col2im(np.matmul(w3, g2).reshape(G * K, L), geo)
+    np.testing.assert_allclose(xt.grad.numpy(), ref, rtol=1e-12, atol=1e-12)
