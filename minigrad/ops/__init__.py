@@ -12,5 +12,5 @@ from .shape import (  # noqa: F401
     expand_as, broadcast_to, broadcast_tensors, repeat, flip, clone, contiguous, cat, concat,
     concatenate, stack, narrow, split, chunk, unbind, tril, triu)
 from .indexing import getitem, setitem, gather, scatter_add, index_select, masked_fill, take_along_dim  # noqa: F401
-from .linalg import matmul, mm, bmm, dot, outer, einsum  # noqa: F401
+from .linalg import matmul, mm, bmm, dot, outer, einsum, linear  # noqa: F401
 from .inplace import inplace, fill_, copy_  # noqa: F401

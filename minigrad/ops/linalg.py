@@ -87,6 +87,52 @@ def dot(x, y):
     return matmul(x, y)
 
 
+class Linear(Function):
+    """out = x @ w^T + b;  dx = g @ w,  dw = g^T @ x,  db = sum of g over the batch
+
+    Fused (rather than matmul + transpose + add) because it is the hot op of every MLP: one node
+    instead of three, and the weight gradient comes out contiguous, ready to become w.grad.
+    """
+
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x, w)
+        out = np.matmul(x, w.T)
+        if b is not None:
+            out += b
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        nx, nw, nb = ctx.needs_input_grad
+        dx = g @ w if nx else None
+        dw = db = None
+        if nw or nb:
+            g2 = g.reshape(-1, g.shape[-1]) if g.ndim != 2 else g
+            if nw:
+                x2 = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
+                dw = g2.mT @ x2
+            if nb:
+                db = g2.sum(0)
+        return dx, dw, db
+
+
+def linear(x, weight, bias=None):
+    """x @ weight.T + bias (torch.nn.functional.linear), as one fused node."""
+    if weight.ndim != 2:
+        out = matmul(x, weight)
+        return out + bias if bias is not None else out
+    if x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"linear: input of shape {x.shape} and weight of shape {weight.shape}: "
+                         f"in_features {x.shape[-1] if x.ndim else None} and {weight.shape[1]} differ")
+    if x.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):
+        dt = np.result_type(x.dtype, weight.dtype, *(() if bias is None else (bias.dtype,)))
+        x, weight = x.to(dt), weight.to(dt)
+        bias = bias.to(dt) if bias is not None else None
+    return Linear.apply(x, weight, bias)
+
+
 def outer(x, y):
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(f"outer: 1D tensors expected, got shapes {x.shape} and {y.shape}")

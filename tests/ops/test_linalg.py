@@ -161,3 +161,27 @@ def test_einsum_promotes_dtypes():
 def test_einsum_errors(eq, shapes, match):
     with pytest.raises(ValueError, match=match):
         mg.einsum(eq, *[mg.ones(*s) for s in shapes])
+
+
+# -- the fused linear op (x @ w.T + b, one node) -------------------------------------------------
+@pytest.mark.parametrize("xshape", [(3,), (4, 3), (2, 4, 3)], ids=["1d", "2d", "batched"])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+def test_linear(xshape, bias):
+    rng = np.random.default_rng(0)
+    shapes = [xshape, (5, 3)] + ([(5,)] if bias else [])
+    check_op(lambda x, w, *b: mg.ops.linear(x, w, *b),
+             lambda x, w, *b: x @ w.T + (b[0] if b else 0), *shapes, gradgrad=True)
+
+
+def test_linear_weight_grad_is_contiguous_and_owned():
+    x = mg.randn(8, 3)
+    lin = mg.nn.Linear(3, 4)
+    lin(x).sum().backward()
+    assert lin.weight.grad.data.flags.c_contiguous and lin.weight.grad.data.base is None
+    np.testing.assert_allclose(lin.weight.grad.data, np.ones((8, 4)).T @ x.data, rtol=1e-5)
+    np.testing.assert_allclose(lin.bias.grad.data, np.full(4, 8.0))
+
+
+def test_linear_shape_error_names_the_op():
+    with pytest.raises(ValueError, match=r"linear: input of shape \(2, 3\)"):
+        mg.ops.linear(mg.ones(2, 3), mg.ones(4, 5))
