@@ -13,11 +13,11 @@ Writes to a path are atomic: a temporary file in the same folder is written, flu
 import collections
 import json
 import os
-import tempfile
 import zipfile
-from pathlib import Path
 
 import numpy as np
+
+from ._atomic import atomic_write
 
 import minigrad as mg
 
@@ -192,28 +192,8 @@ def save(obj, f):
     if not isinstance(f, (str, os.PathLike)):
         _write_zip(f, manifest, arrays)
         return
-    path = Path(f)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            _write_zip(out, manifest, arrays)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    try:  # make the rename itself durable
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+    with atomic_write(f) as out:
+        _write_zip(out, manifest, arrays)
 
 
 def load(f, map_location=None, weights_only=True, **kwargs):

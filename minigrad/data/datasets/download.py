@@ -1,10 +1,10 @@
 """Downloading dataset files: urllib only, MD5-verified, written atomically, tqdm progress if present."""
 import hashlib
-import os
-import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from ..._atomic import atomic_write
 
 try:  # optional: a progress bar
     from tqdm.auto import tqdm as _tqdm
@@ -41,40 +41,29 @@ def download_url(url, dest, md5=None, timeout=60.0, progress=True, chunk_size=1 
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    try:
-        h = hashlib.md5()
-        with os.fdopen(fd, "wb") as out:
-            try:
-                req = urllib.request.Request(url, headers={"User-Agent": "minigrad"})
-                with urllib.request.urlopen(req, timeout=timeout) as resp:
-                    total = resp.headers.get("Content-Length")
-                    bar = None
-                    if progress and _tqdm is not None:
-                        bar = _tqdm(total=int(total) if total else None, unit="B", unit_scale=True,
-                                    unit_divisor=1024, desc=dest.name, leave=False)
-                    try:
-                        for chunk in iter(lambda: resp.read(chunk_size), b""):
-                            out.write(chunk)
-                            h.update(chunk)
-                            if bar is not None:
-                                bar.update(len(chunk))
-                    finally:
+    h = hashlib.md5()
+    with atomic_write(dest, suffix=".part") as out:
+        try:
+            req = urllib.request.Request(url, headers={"User-Agent": "minigrad"})
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                total = resp.headers.get("Content-Length")
+                bar = None
+                if progress and _tqdm is not None:
+                    bar = _tqdm(total=int(total) if total else None, unit="B", unit_scale=True,
+                                unit_divisor=1024, desc=dest.name, leave=False)
+                try:
+                    for chunk in iter(lambda: resp.read(chunk_size), b""):
+                        out.write(chunk)
+                        h.update(chunk)
                         if bar is not None:
-                            bar.close()
-            except (urllib.error.URLError, OSError) as e:
-                raise DownloadError(f"download of {url} failed: {e}") from e
-            out.flush()
-            os.fsync(out.fileno())
+                            bar.update(len(chunk))
+                finally:
+                    if bar is not None:
+                        bar.close()
+        except (urllib.error.URLError, OSError) as e:
+            raise DownloadError(f"download of {url} failed: {e}") from e
         got = h.hexdigest()
-        if md5 is not None and got != md5:
+        if md5 is not None and got != md5:  # raising here removes the temporary file
             raise ChecksumError(f"checksum mismatch for {url}: expected MD5 {md5}, got {got}; "
                                 f"the file was not saved to {dest}")
-        os.replace(tmp, dest)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
     return dest
