@@ -167,7 +167,6 @@ def test_einsum_errors(eq, shapes, match):
 @pytest.mark.parametrize("xshape", [(3,), (4, 3), (2, 4, 3)], ids=["1d", "2d", "batched"])
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
 def test_linear(xshape, bias):
-    rng = np.random.default_rng(0)
     shapes = [xshape, (5, 3)] + ([(5,)] if bias else [])
     check_op(lambda x, w, *b: mg.ops.linear(x, w, *b),
              lambda x, w, *b: x @ w.T + (b[0] if b else 0), *shapes, gradgrad=True)

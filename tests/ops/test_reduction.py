@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from helpers import check_op, grads, ids, leaf, nonzero, positive, sample
+from helpers import check_op, grads, ids, leaf, nonzero, sample
 
 # (shape, dim) pairs: None, int, negative int, tuple, negative tuple, and 0-d
 DIMS = [
