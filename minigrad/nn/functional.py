@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import threading
 import warnings
 from collections import namedtuple
 
@@ -910,6 +911,26 @@ def _make_geom(op, shape, kernel, stride, dilation, pads, ceil_mode=False):
     return _Geom(N, C, H, W, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, OH, OW)
 
 
+_scratch = threading.local()
+_SCRATCH_SLOTS = 8
+
+
+def _workspace(key, make):
+    """A scratch array for key (shape, dtype and purpose), made by make() on first use and then reused
+    by later calls in the same thread. Only for buffers that no result, saved tensor or caller keeps:
+    the next call with the same key overwrites it. At most _SCRATCH_SLOTS are kept (oldest dropped)."""
+    cache = getattr(_scratch, "bufs", None)
+    if cache is None:
+        cache = _scratch.bufs = {}
+    buf = cache.pop(key, None)
+    if buf is None:
+        buf = make()
+        while len(cache) >= _SCRATCH_SLOTS:
+            cache.pop(next(iter(cache)))
+    cache[key] = buf  # most recently used last
+    return buf
+
+
 def _channel_major(a):
     """True when a (N, C, H, W) array is laid out C-major (as conv2d's output is)."""
     return a.ndim == 4 and a.shape[0] > 1 and a.transpose(1, 0, 2, 3).flags.c_contiguous
@@ -1077,9 +1098,16 @@ def _conv_dx_flat(g, w3, geo):
     O = G * Og
     Hp, Wp = H + geo.pt + geo.pb, W + geo.pl + geo.pr
     T = N * Hp * Wp
-    grid = np.zeros((O, N, Hp, Wp), dtype=g.dtype)
+    # both buffers are scratch (nothing returned or saved aliases them): reuse them per shape, which
+    # spares the page faults of fresh multi-MB allocations and, for grid, the zero fill (only its
+    # valid (OH, OW) corner is ever written, so the rest stays zero)
+    # (the key holds the valid corner's size too: the zeros outside it must never have been written)
+    grid = _workspace(("conv_dx_grid", O, N, Hp, Wp, geo.OH, geo.OW, g.dtype),
+                      lambda: np.zeros((O, N, Hp, Wp), g.dtype))
     grid[:, :, :geo.OH, :geo.OW] = g.transpose(1, 0, 2, 3)
-    dcols = np.matmul(w3, grid.reshape(G, Og, T)).reshape(C, geo.kh * geo.kw, T)
+    dcols = _workspace(("conv_dx_cols", G, K, T, g.dtype), lambda: np.empty((G, K, T), g.dtype))
+    np.matmul(w3, grid.reshape(G, Og, T), out=dcols)
+    dcols = dcols.reshape(C, geo.kh * geo.kw, T)
     dxp = dcols[:, 0].copy()  # the tap at offset 0 reaches every grid position: assign, no zero fill
     for k in range(1, geo.kh * geo.kw):
         i, j = divmod(k, geo.kw)

@@ -549,3 +549,27 @@ def test_conv2d_stride1_input_grad_flat_grid(kw):
     g2 = y.transpose(1, 0, 2, 3).reshape(G, 6 // G, L)
     ref = F._col2im(np.matmul(w3, g2).reshape(G * K, L), geo)
     np.testing.assert_allclose(xt.grad.numpy(), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_conv2d_scratch_reuse_across_calls():
+    """The stride-1 input gradient reuses scratch buffers per shape: convs whose padded grids share a
+    size but whose kernels differ, and two forwards before their backwards, still get exact grads."""
+    x = RNG.standard_normal((2, 3, 6, 6))
+    w3, w1 = RNG.standard_normal((4, 3, 3, 3)), RNG.standard_normal((4, 3, 1, 1))
+    grads = []
+    for w in (w3, w1, w3):  # the 1x1 kernel with padding 1 writes the whole 8x8 grid the 3x3 one shares
+        xt = t64(x)
+        F.conv2d(xt, t64(w, False), padding=1).sum().backward()
+        grads.append(xt.grad.numpy())
+    np.testing.assert_array_equal(grads[2], grads[0])
+    np.testing.assert_allclose(grads[1], np.broadcast_to(w1.sum((0, 2, 3))[None, :, None, None], x.shape))
+    xa, xb = t64(x), t64(x)
+    wa, wb = RNG.standard_normal((4, 3, 3, 3)), RNG.standard_normal((4, 3, 3, 3))
+    ya = F.conv2d(xa, t64(wa, False), padding=1)
+    yb = F.conv2d(xb, t64(wb, False), padding=1)
+    yb.sum().backward()
+    ya.sum().backward()
+    for xt, w in ((xa, wa), (xb, wb)):
+        xr = t64(x)
+        F.conv2d(xr, t64(w, False), padding=1).sum().backward()
+        np.testing.assert_allclose(xt.grad.numpy(), xr.grad.numpy(), rtol=1e-12)
