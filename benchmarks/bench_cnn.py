@@ -1,10 +1,11 @@
-"""One SGD step of a LeNet-style CNN, batch 64: minigrad vs PyTorch (and a NumPy im2col floor).
+"""One SGD step of a LeNet-style CNN, batch 64: minigrad vs PyTorch (and a NumPy im2col reference).
 
     Conv2d(1, 8, 3, padding=1) -> ReLU -> MaxPool2d(2) -> Conv2d(8, 16, 3, padding=1) -> ReLU
     -> MaxPool2d(2) -> Flatten -> Linear(784, 10), cross-entropy, SGD(lr=0.01); float32 28x28 inputs.
 
-The NumPy reference is a hand-written im2col forward/backward of the same net (one BLAS matmul
-per conv and per gradient, 2x2 pooling by reshape), checked against minigrad before timing.
+The NumPy reference is a plain hand-written im2col forward/backward of the same net (one BLAS
+matmul per conv and per gradient, 2x2 pooling by reshape, col2im by 9 slice-adds), checked against
+minigrad before timing. It is a straightforward version, not a tuned floor: minigrad's conv beats it.
 
     python benchmarks/bench_cnn.py [--repeats 100]
 """
