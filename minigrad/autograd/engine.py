@@ -59,7 +59,6 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     `inputs`, if given). accumulate=False (autograd.grad): nothing is accumulated; the total
     gradient reaching each of `inputs` is returned.
     """
-    from ..tensor import Tensor
 
     roots = []
     buf = {}
@@ -151,7 +150,6 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
 def _prepare(node, g, capture, results, accumulate, create_graph, handed):
     """The uncommon cases: run hooks, capture grads for autograd.grad, accumulate at leaves,
     fill missing outputs of multi-output nodes. Returns the grads to pass to backward, or None."""
-    from ..tensor import Tensor
     n_out = node._n_out
     grads = [g] if n_out == 1 else g
     if node._pre_hooks:
@@ -200,7 +198,6 @@ def _add_to(buf, node, nr, g):
 
 def _accumulate(var, g, create_graph, handed):
     """var.grad += g. The first gradient is taken without a copy when nothing else holds its array."""
-    from ..tensor import Tensor
 
     old = var._grad
     if old is None:
@@ -227,3 +224,6 @@ def _prune(order, targets):
         if node in targets or any(e[0] in needed for e in node._edges if e[0] is not None):
             needed.add(node)
     return [n for n in order if n in needed]
+
+
+from ..tensor import Tensor  # noqa: E402  (tensor.py imports the autograd package first)
