@@ -187,7 +187,8 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, x, y):
-        out = np.power(x, y)
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 = inf, silently, as PyTorch
+            out = np.power(x, y)
         ctx.save_for_backward(x, y, out)
         return out
 
@@ -198,8 +199,9 @@ class Pow(Function):
         dx = dy = None
         if nx:
             if isinstance(y, Tensor):
-                # PyTorch masks y == 0 so that 0 ** 0 has gradient 0, not nan
-                dx = where(y == 0, 0.0, g * y * x ** (y - 1))
+                # PyTorch masks y == 0 so that 0 ** 0 has gradient 0, not nan (0 * 0 ** -1)
+                zero = y == 0
+                dx = where(zero, 0.0, g * y * x ** (where(zero, 1.0, y) - 1))
             elif y == 0:
                 dx = g * 0.0
             else:

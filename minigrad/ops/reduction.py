@@ -248,7 +248,8 @@ def all(x, dim=None, keepdim=False):  # noqa: A001
 def _stable_lse(x, axes):
     m = np.amax(x, axis=axes, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)
-    return m + np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True))
+    with np.errstate(divide="ignore"):  # a row of -inf has logsumexp -inf
+        return m + np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True))
 
 
 class LogSumExp(Function):
