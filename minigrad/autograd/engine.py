@@ -205,7 +205,8 @@ def _accumulate(var, g, create_graph, handed):
         if create_graph:
             var._grad = g
         else:
-            if arr.base is not None or not arr.flags.writeable or id(arr) in handed:
+            # a view (a broadcast one is read-only) may share memory; so may an array already held
+            if arr.base is not None or id(arr) in handed:
                 arr = arr.copy()
             handed.add(id(arr))
             var._grad = Tensor._make(arr)
