@@ -45,6 +45,27 @@ def _promote(x, y):
     return _cast_to(x, dt), _cast_to(y, dt)
 
 
+_scalars = {}
+
+
+def _scalar(v, dtype):
+    """The Python float v as a cached constant 0-d tensor of dtype (read-only, never requires grad).
+
+    NumPy's array-with-0-d-array loop is about twice as fast as its array-with-Python-float path,
+    and the same scalars recur op after op (1.0, 0.5, a learning rate). Zeros (0.0 == -0.0 would
+    share an entry) and nan (never equal to itself) are passed through uncached.
+    """
+    key = (v, dtype)
+    t = _scalars.get(key)
+    if t is None:
+        if v == 0.0 or v != v or len(_scalars) >= 1024:
+            return v
+        arr = np.array(v, dtype=dtype)
+        arr.flags.writeable = False
+        t = _scalars[key] = Tensor._make(arr)
+    return t
+
+
 def _cast_to(v, dtype):
     if isinstance(v, Tensor):
         return v if v.dtype == dtype else cast(v, dtype)
@@ -86,7 +107,7 @@ class Add(Function):
 
 def add(x, y):
     if type(y) is float and type(x) is Tensor and x.data.dtype.kind == "f":
-        return Add.apply(x, y)  # the common tensor-and-Python-float case needs no promotion
+        return Add.apply(x, _scalar(y, x.data.dtype))  # tensor op Python float: the common case
     return Add.apply(*_promote(x, y))
 
 
@@ -105,7 +126,7 @@ class Sub(Function):
 
 def sub(x, y):
     if type(y) is float and type(x) is Tensor and x.data.dtype.kind == "f":
-        return Sub.apply(x, y)  # the common tensor-and-Python-float case needs no promotion
+        return Sub.apply(x, _scalar(y, x.data.dtype))  # tensor op Python float: the common case
     return Sub.apply(*_promote(x, y))
 
 
@@ -128,7 +149,7 @@ class Mul(Function):
 
 def mul(x, y):
     if type(y) is float and type(x) is Tensor and x.data.dtype.kind == "f":
-        return Mul.apply(x, y)  # the common tensor-and-Python-float case needs no promotion
+        return Mul.apply(x, _scalar(y, x.data.dtype))  # tensor op Python float: the common case
     return Mul.apply(*_promote(x, y))
 
 

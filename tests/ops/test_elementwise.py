@@ -421,3 +421,24 @@ def test_reciprocal_of_int_gives_float():
     out = mg.reciprocal(mg.tensor([1, 2, 4]))
     assert out.dtype == mg.float32
     np.testing.assert_array_equal(out.data, [1.0, 0.5, 0.25])
+
+
+# -- Python-float operands are cached as constant 0-d tensors (a speed path): semantics unchanged --
+def test_python_float_operands_keep_sign_nan_and_dtype():
+    x = mg.tensor([1.0, -2.0])
+    assert np.signbit((x * -0.0).data).tolist() == [True, False]
+    assert np.isnan((x + float("nan")).data).all()
+    assert (x * 2.5).dtype == mg.float32
+    assert (mg.tensor([1.0], dtype=mg.float64) * 0.1).data[0] == 0.1  # not rounded through float32
+
+
+def test_cached_scalar_is_never_modified_or_differentiated():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    for _ in range(2):
+        y = x * 3.0
+        y.sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [6.0, 6.0])
+    z = mg.ones(2) * 3.0
+    z.add_(1.0)  # in place on the result, not on the cached 3.0
+    np.testing.assert_array_equal((mg.ones(2) * 3.0).data, [3.0, 3.0])
+    np.testing.assert_array_equal(z.data, [4.0, 4.0])
