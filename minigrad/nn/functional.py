@@ -421,6 +421,8 @@ def _class_target_info(input, target, op):
 
 
 def _check_class_range(t, C, ignore_index, op):
+    if t.size == 0 or (t.min() >= 0 and t.max() < C):  # the usual case, in two reductions
+        return
     bad = (t != ignore_index) & ((t < 0) | (t >= C))
     if bad.any():
         v = int(t[bad].flat[0])
@@ -472,7 +474,10 @@ class _CrossEntropy(Function):
         else:
             valid = target != ignore_index
             tt = np.where(valid, target, 0)[:, None]  # ignored targets may lie outside [0, C)
-            picked = np.take_along_axis(logp, tt, axis=1)[:, 0]
+            if z.ndim == 2:  # plain fancy indexing is a few times cheaper than take_along_axis
+                picked = logp[np.arange(len(tt)), tt[:, 0]]
+            else:
+                picked = np.take_along_axis(logp, tt, axis=1)[:, 0]
             wt = (w[tt[:, 0]] * valid) if w is not None else valid.astype(dt)
             a = wt * dt.type(1.0 - eps) if eps else wt
             loss = -a * picked
@@ -494,8 +499,10 @@ class _CrossEntropy(Function):
         ctx.save_for_backward(z, target)
         ctx.w, ctx.probs, ctx.reduction, ctx.eps = w, probs, reduction, eps
         if reduction == "mean":
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return np.asarray(loss.sum() / denom, dtype=dt)
+            if denom == 0:  # every target ignored: nan, as PyTorch, without a warning
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    return np.asarray(loss.sum() / denom, dtype=dt)
+            return np.asarray(loss.sum() / denom, dtype=dt)
         if reduction == "sum":
             return np.asarray(loss.sum(), dtype=dt)
         return loss.astype(dt, copy=False)
