@@ -106,6 +106,11 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             if g is None:
                 continue
             if node._special or capturing:  # hooks, leaves, several outputs, autograd.grad captures
+                if type(node) is AccumulateGrad and not capturing and node._pre_hooks is None \
+                        and not node.variable._hooks:  # the common leaf: straight into .grad
+                    if accumulate:
+                        _accumulate(node.variable, g, create_graph, handed)
+                    continue
                 grads = _prepare(node, g, capture, results, accumulate, create_graph, handed)
                 if grads is None:
                     continue
