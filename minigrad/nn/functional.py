@@ -1280,6 +1280,63 @@ def _gather_windows(x, idx, geo):
     return out
 
 
+def _pairs(geo):
+    """True for 2x2 windows with stride 2 tiling the unpadded input exactly (the common CNN pooling)."""
+    return (geo.kh == geo.kw == geo.sh == geo.sw == 2 and geo.dh == geo.dw == 1
+            and not (geo.pt or geo.pb or geo.pl or geo.pr) and geo.H == 2 * geo.OH and geo.W == 2 * geo.OW)
+
+
+def _mem_order(a):
+    """(a as a C-contiguous (A, B, H, W) array in memory order, whether that is (C, N) i.e. channel-major)."""
+    if _channel_major(a):
+        return a.transpose(1, 0, 2, 3), True
+    return np.ascontiguousarray(a), False
+
+
+def _pool_pairs_fwd(ctx, x, geo):
+    """2x2 / stride-2 max pooling as two pairwise maxima over flat memory-order views: first across each
+    horizontal pair (a 1-D stride-2 loop), then across the two rows of each window, so no padded copy and
+    long inner loops. ih / iv record "the second of the pair is strictly greater", which makes the first
+    maximum in row-major window order win ties, as PyTorch (and the general path)."""
+    xm, cm = _mem_order(x)
+    A, B = xm.shape[:2]
+    p = xm.reshape(-1, 2)
+    a, b = p[:, 0], p[:, 1]
+    hm = np.maximum(a, b)                    # (A*B*H*OW,)
+    ih = np.greater(b, a)
+    q = hm.reshape(-1, 2, geo.OW)            # (A*B*OH, top/bottom row, OW)
+    t, u = q[:, 0], q[:, 1]
+    out = np.maximum(t, u)
+    iv = np.greater(u, t)
+    ctx.pairs = (ih, iv, cm)
+    out = out.reshape(A, B, geo.OH, geo.OW)
+    return out.transpose(1, 0, 2, 3) if cm else out
+
+
+def _pool_pairs_idx(ih, iv, cm, geo):
+    """The window offsets (N, C, OH, OW) int8 k = 2 * row + col of the fast path's maxima."""
+    ih3 = ih.reshape(-1, 2, geo.OW)
+    idx = (2 * iv + np.where(iv, ih3[:, 1], ih3[:, 0])).astype(np.int8)
+    idx = idx.reshape(((geo.C, geo.N) if cm else (geo.N, geo.C)) + (geo.OH, geo.OW))
+    return np.ascontiguousarray(idx.transpose(1, 0, 2, 3)) if cm else idx
+
+
+def _pool_pairs_bwd(g, ih, iv, cm, geo):
+    """dx for the fast path: g routed down the two pairwise choices, in x's memory order (so a
+    channel-major conv output gets a channel-major gradient, which conv2d's backward uses as is)."""
+    gm = np.ascontiguousarray(g.transpose(1, 0, 2, 3) if cm else g).reshape(-1, geo.OW)
+    dh = np.empty((gm.shape[0], 2, geo.OW), g.dtype)
+    np.multiply(gm, iv, out=dh[:, 1])
+    np.multiply(gm, ~iv, out=dh[:, 0])
+    dh = dh.reshape(-1)
+    dx = np.empty((dh.shape[0], 2), g.dtype)
+    np.multiply(dh, ih, out=dx[:, 1])
+    np.multiply(dh, ~ih, out=dx[:, 0])
+    if cm:
+        return dx.reshape(geo.C, geo.N, geo.H, geo.W).transpose(1, 0, 2, 3)
+    return dx.reshape(geo.N, geo.C, geo.H, geo.W)
+
+
 class _MaxPool2d(Function):
     """out = max over each window (the first maximum wins ties);  dx = g scattered to each argmax"""
 
@@ -1287,6 +1344,12 @@ class _MaxPool2d(Function):
 
     @staticmethod
     def forward(ctx, x, geo):
+        ctx.geo = geo
+        if _pairs(geo):
+            ctx.idx = None  # made on demand (create_graph, return_indices) from ctx.pairs
+            ctx.save_for_backward()
+            return _pool_pairs_fwd(ctx, x, geo)
+        ctx.pairs = None
         xp = _padded(x, geo, -np.inf)
         best = _window(xp, geo, 0, 0).copy(order="K")  # keeps a C-major (conv output) layout
         K = geo.kh * geo.kw
@@ -1304,7 +1367,16 @@ class _MaxPool2d(Function):
     @staticmethod
     def backward(ctx, g):
         ctx.saved_tensors  # raises if the graph was freed
-        return _PoolScatter.apply(g, ctx.idx, ctx.geo), None
+        if ctx.pairs is not None and not is_grad_enabled():
+            return _arr(_pool_pairs_bwd(g.data, *ctx.pairs, ctx.geo)), None
+        return _PoolScatter.apply(g, _pool_idx(ctx), ctx.geo), None
+
+
+def _pool_idx(ctx):
+    """The saved window offsets of a _MaxPool2d node (built from the fast path's choices if needed)."""
+    if ctx.idx is None:
+        ctx.idx = _pool_pairs_idx(*ctx.pairs, ctx.geo)
+    return ctx.idx
 
 
 class _PoolScatter(Function):
@@ -1371,7 +1443,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     res = out.squeeze(0) if unb else out
     if not return_indices:
         return res
-    idx = out.grad_fn.idx if out.grad_fn is not None else _max_idx(x.data, geo)
+    idx = _pool_idx(out.grad_fn) if out.grad_fn is not None else _max_idx(x.data, geo)
     i, j = np.divmod(idx.astype(np.int64), geo.kw)
     h = np.arange(geo.OH)[:, None] * geo.sh + i * geo.dh - geo.pt
     w = np.arange(geo.OW)[None, :] * geo.sw + j * geo.dw - geo.pl
@@ -1382,7 +1454,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
 def _max_idx(x, geo):
     ctx = type("ctx", (), {"needs_input_grad": (), "save_for_backward": lambda *a: None})()
     _MaxPool2d.forward(ctx, x, geo)
-    return ctx.idx
+    return _pool_idx(ctx)
 
 
 def _avg_divisor(geo, count_include_pad, divisor_override, dtype):

@@ -359,6 +359,39 @@ def test_max_pool2d_padding_is_minus_inf_and_ties_go_to_first():
     np.testing.assert_array_equal(x.grad.numpy(), [[[[1.0, 0.0], [0.0, 0.0]]]])
 
 
+@pytest.mark.parametrize("channel_major", [False, True])
+def test_max_pool2d_2x2_fast_path_equals_general_path_with_ties(channel_major, monkeypatch):
+    # small integers: most windows hold tied maxima, which must go to the first (row-major) one
+    x = RNG.integers(0, 3, (3, 4, 6, 8)).astype(np.float64)
+    if channel_major:  # the layout conv2d's output has
+        x = np.ascontiguousarray(x.transpose(1, 0, 2, 3)).transpose(1, 0, 2, 3)
+    g = RNG.standard_normal((3, 4, 3, 4))
+
+    def run():
+        a = mg.tensor(x, requires_grad=True)
+        out, idx = F.max_pool2d(a, 2, return_indices=True)
+        out.backward(mg.tensor(g))
+        return out.detach().numpy(), idx.numpy(), a.grad.numpy()
+
+    fast = run()
+    monkeypatch.setattr(F, "_pairs", lambda geo: False)
+    general = run()
+    for a, b in zip(fast, general):
+        np.testing.assert_array_equal(a, b)
+    assert (fast[2] != 0).sum() == g.size  # exactly one element of each window takes the gradient
+
+
+def test_max_pool2d_2x2_fast_path_gradgradcheck_and_no_grad_indices():
+    x = RNG.permutation(2 * 2 * 4 * 6).reshape(2, 2, 4, 6) / 10.0
+    assert gradcheck(lambda a: F.max_pool2d(a, 2), (t64(x),), eps=1e-4)
+    assert gradgradcheck(lambda a: F.max_pool2d(a, 2), (t64(x),))
+    with mg.no_grad():
+        out, idx = F.max_pool2d(t64(x), 2, return_indices=True)
+    flat = x.reshape(4, -1)
+    np.testing.assert_array_equal(np.take_along_axis(flat, idx.numpy().reshape(4, -1), 1).reshape(out.shape),
+                                  out.numpy())
+
+
 def test_max_pool2d_overlapping_windows_accumulate():
     x = t64(np.array([[[[0.0, 5.0, 0.0, 1.0]]]]))
     F.max_pool2d(x, (1, 2), stride=1).sum().backward()  # windows [0,5], [5,0], [0,1]
