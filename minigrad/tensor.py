@@ -206,6 +206,14 @@ class Tensor:
     def __hash__(self):
         return id(self)
 
+    def __reduce__(self):
+        """Pickle/copy the values (and .grad) of a leaf; the graph can't cross a process boundary."""
+        if self.grad_fn is not None:
+            raise RuntimeError("Cowardly refusing to serialize non-leaf tensor which requires_grad, since "
+                               "autograd does not support crossing process boundaries. If you just want "
+                               "to transfer the data, call detach() on the tensor before serializing.")
+        return (_rebuild_leaf, (type(self), self.data, self.requires_grad, self._grad))
+
     def __bool__(self):
         if self.data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
@@ -455,6 +463,12 @@ class Tensor:
 
 
 _new = object.__new__
+
+
+def _rebuild_leaf(cls, data, requires_grad, grad):
+    t = cls(data, requires_grad=requires_grad) if cls is not Tensor else Tensor(data, requires_grad=requires_grad)
+    t._grad = grad
+    return t
 
 
 def _retain_hook(t):

@@ -363,3 +363,20 @@ def test_to_accepts_dtype_keyword_and_tensor():
     t = mg.tensor([1.0, 2.0])
     assert t.to(dtype=mg.float64).dtype == mg.float64
     assert t.to(mg.tensor([1])).dtype == mg.int64
+
+
+def test_pickle_and_deepcopy_after_backward():
+    import copy
+    import pickle
+    t = mg.ones(2, requires_grad=True)
+    (t * 2).sum().backward()  # leaves a weak reference to the AccumulateGrad node on t
+    for u in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t)):
+        assert u.requires_grad and u.is_leaf
+        np.testing.assert_array_equal(u.data, t.data)
+        np.testing.assert_array_equal(u.grad.data, [2.0, 2.0])
+    lin = mg.nn.Linear(2, 3)
+    lin2 = pickle.loads(pickle.dumps(lin))
+    assert isinstance(lin2.weight, mg.nn.Parameter)
+    np.testing.assert_array_equal(lin2.weight.data, lin.weight.data)
+    with pytest.raises(RuntimeError, match="non-leaf"):
+        pickle.dumps(t * 2)
