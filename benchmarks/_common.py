@@ -92,3 +92,22 @@ def row(name, seconds, unit="ms", scale=1e3):
 def ratio(a_name, a, b_name, b, target=None):
     t = f" (target <= {target})" if target is not None else ""
     print(f"{a_name} / {b_name} = {a / b:.3f}{t}")
+
+
+def check_then_time(cands, args, repeats, check_steps, reference, unit="ms/step"):
+    """cands: name -> make(*args) returning (step, weights). First every candidate runs check_steps
+    steps from the same start and must end at the reference's weights (within 1e-4); then all are
+    timed interleaved (fresh instances) and printed. Returns name -> seconds per step."""
+    ends = {}
+    for name, make in cands.items():
+        step, weights = make(*args)
+        for _ in range(check_steps):
+            step()
+        ends[name] = weights()
+    for name, w in ends.items():
+        err = max(float(np.abs(a - b).max()) for a, b in zip(w, ends[reference]))
+        assert err < 1e-4, f"{name} disagrees with {reference} after {check_steps} steps (max |diff| {err:.2e})"
+    times = best_of_interleaved({name: make(*args)[0] for name, make in cands.items()}, repeats)
+    for name, t in times.items():
+        row(name, t, unit)
+    return times

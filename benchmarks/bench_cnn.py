@@ -176,20 +176,7 @@ def main():
         cands["pytorch"] = lambda *a: torch_step(torch, *a)
     if not args.no_numpy:
         cands["numpy (im2col)"] = numpy_step
-    ends = {}
-    for name, make in cands.items():
-        step, weights = make(x, y, params)
-        for _ in range(3):
-            step()
-        ends[name] = weights()
-    for name, w in ends.items():
-        err = max(float(np.abs(a - b).max()) for a, b in zip(w, ends["minigrad"]))
-        assert err < 1e-4, f"{name} disagrees with minigrad after 3 steps (max |diff| {err:.2e})"
-
-    times = _common.best_of_interleaved({name: make(x, y, params)[0] for name, make in cands.items()},
-                                        args.repeats)
-    for name, t in times.items():
-        _common.row(name, t, "ms/step")
+    times = _common.check_then_time(cands, (x, y, params), args.repeats, 3, "minigrad")
     if torch is not None:
         _common.ratio("minigrad", times["minigrad"], "pytorch", times["pytorch"], target=1.0)
     if "numpy (im2col)" in times:

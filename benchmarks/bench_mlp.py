@@ -112,24 +112,11 @@ def main():
     _common.torch_line(torch, threads)
     x, y, params = make_data()
 
-    # correctness first: 5 steps of each from the same weights end at the same weights
-    ends = {}
     cands = {"minigrad": minigrad_step, "numpy": numpy_step}
     if torch is not None:
         cands["pytorch"] = lambda *a: torch_step(torch, *a)
-    for name, make in cands.items():
-        step, weights = make(x, y, params)
-        for _ in range(5):
-            step()
-        ends[name] = weights()
-    for name, w in ends.items():
-        err = max(float(np.abs(a - b).max()) for a, b in zip(w, ends["numpy"]))
-        assert err < 1e-4, f"{name} disagrees with numpy after 5 steps (max |diff| {err:.2e})"
-
-    times = _common.best_of_interleaved({name: make(x, y, params)[0] for name, make in cands.items()},
-                                        args.repeats)
-    for name, t in times.items():
-        _common.row(name, t, "ms/step")
+    # correctness first: 5 steps of each from the same weights end at the same weights
+    times = _common.check_then_time(cands, (x, y, params), args.repeats, 5, "numpy")
     _common.ratio("minigrad", times["minigrad"], "numpy", times["numpy"], target=1.15)
     if torch is not None:
         _common.ratio("minigrad", times["minigrad"], "pytorch", times["pytorch"])
