@@ -148,9 +148,6 @@ class Function(Node):
                 out.append(value)
         return tuple(out)
 
-    def _release(self):
-        self._saved = _FREED
-
     # -- apply ----------------------------------------------------------------------------------
     @classmethod
     def apply(cls, *args):
