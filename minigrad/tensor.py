@@ -49,7 +49,7 @@ class Tensor:
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected operators
     _grad = None          # the accumulated gradient (read through .grad)
     _hooks = None         # hooks of a leaf (a non-leaf's hooks live on its grad_fn)
-    _acc = None           # weak reference to this leaf's AccumulateGrad node
+    _acc = None           # this leaf's AccumulateGrad node (made on first use)
     _base = None          # the tensor this one is a view of
     _view_idx = None      # the basic index that made this view from _base
     _graph_ver = 0        # a view's version when its grad_fn was last valid (see _fresh_view)

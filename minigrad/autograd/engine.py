@@ -106,11 +106,14 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             if g is None:
                 continue
             if node._special or capturing:  # hooks, leaves, several outputs, autograd.grad captures
-                if type(node) is AccumulateGrad and not capturing and node._pre_hooks is None \
-                        and not node.variable._hooks:  # the common leaf: straight into .grad
-                    if accumulate:
-                        _accumulate(node.variable, g, create_graph, handed)
-                    continue
+                if type(node) is AccumulateGrad and not capturing and node._pre_hooks is None:
+                    var = node.variable
+                    if var is None:  # the leaf is gone: nobody can read its gradient
+                        continue
+                    if not var._hooks:  # the common leaf: straight into .grad
+                        if accumulate:
+                            _accumulate(var, g, create_graph, handed)
+                        continue
                 grads = _prepare(node, g, capture, results, accumulate, create_graph, handed)
                 if grads is None:
                     continue
@@ -167,6 +170,8 @@ def _prepare(node, g, capture, results, accumulate, create_graph, handed):
     if type(node) is AccumulateGrad:
         var = node.variable
         gv = grads[0]
+        if var is None:  # the leaf is gone: nobody can read its gradient
+            return None
         if var._hooks:  # a leaf's own hooks run first, so autograd.grad sees their result too
             for hook in list(var._hooks):
                 new = hook(gv)

@@ -54,8 +54,15 @@ class AccumulateGrad(Node):
     _special = True
 
     def __init__(self, variable):
-        self.variable = variable
+        # the leaf holds this node (so it is made once per leaf, not once per forward); the node
+        # holds the leaf weakly, so there is no cycle: a leaf nobody else references can't be read
+        # after backward anyway, and its gradient is then dropped
+        self._variable = weakref.ref(variable)
         self._seq = next(_seq)
+
+    @property
+    def variable(self):
+        return self._variable()
 
     def name(self):
         return "AccumulateGrad"
@@ -325,12 +332,10 @@ def _pack(to_save, args, arrays, outs, results):
 
 
 def _accumulator(t):
-    """The AccumulateGrad node of leaf t (one per leaf while a graph uses it; held weakly by t)."""
-    ref = t._acc
-    acc = ref() if ref is not None else None
+    """The AccumulateGrad node of leaf t, made on first use and kept by t."""
+    acc = t._acc
     if acc is None:
-        acc = AccumulateGrad(t)
-        t._acc = weakref.ref(acc)
+        acc = t._acc = AccumulateGrad(t)
     return acc
 
 
