@@ -707,3 +707,26 @@ def test_no_cycles_multi_output_views_hooks_inplace(build, do_backward):
     finally:
         if was_enabled:
             gc.enable()
+
+
+def test_leaf_keeps_one_accumulate_grad_node_without_a_cycle():
+    import gc
+    import weakref
+    w = mg.randn(3, requires_grad=True)
+    first = (w * 2).grad_fn.next_functions[0][0]
+    second = (w * 3).grad_fn.next_functions[0][0]
+    assert first is second and first.variable is w  # one node per leaf, reused across graphs
+    gc.disable()
+    try:
+        leaf = mg.randn(3, requires_grad=True)
+        (leaf * 2).sum().backward()
+        ref = weakref.ref(leaf)
+        del leaf
+        assert ref() is None  # leaf -> node -> leaf would have kept it alive with gc off
+    finally:
+        gc.enable()
+
+
+def test_backward_into_a_leaf_nobody_holds():
+    loss = (mg.randn(3, requires_grad=True) + 1.0).sum()  # Add saves nothing: the leaf dies here
+    loss.backward()  # its gradient has nowhere to go and is dropped, without an error
