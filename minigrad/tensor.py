@@ -103,6 +103,13 @@ class Tensor:
     def _version(self):
         return self._vc[0] if self._vc else 0
 
+    def _bump_version(self):
+        """Record a write into .data (in-place ops, optimizer steps): a backward that saved the old
+        value then raises instead of silently using the new one. The counter is shared with views."""
+        if self._vc is None:
+            self._vc = [0]
+        self._vc[0] += 1
+
     def requires_grad_(self, requires_grad=True):
         if requires_grad and self.data.dtype.kind not in "fc":
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients "

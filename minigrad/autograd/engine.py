@@ -224,8 +224,7 @@ def _accumulate(var, g, create_graph, handed):
         var._grad = old + g
     else:
         old.data += g.data
-        if old._vc:
-            old._vc[0] += 1
+        old._bump_version()
 
 
 def _prune(order, targets):

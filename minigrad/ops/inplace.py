@@ -25,7 +25,7 @@ def write_inplace(x, name, compute, others=(), fast=None):
             fast()
         else:
             _assign(x, compute(x), name)
-        _bump(x)
+        x._bump_version()
         return x
     base = x._base
     if base is not None:
@@ -43,7 +43,7 @@ def write_inplace(x, name, compute, others=(), fast=None):
     res = compute(_snapshot(x))
     _assign(x, res, name)
     _rebase(x, res)
-    _bump(x)
+    x._bump_version()
     return x
 
 
@@ -59,12 +59,6 @@ def _rebase(x, res):
 def _snapshot(x):
     """A copy of x at this version, at the same place in the graph (the op may save it)."""
     return Tensor._make(x.data.copy(), x.requires_grad, x.grad_fn, x._output_nr)
-
-
-def _bump(x):
-    if x._vc is None:
-        x._vc = [0]
-    x._vc[0] += 1
 
 
 def _assign(x, res, name):

@@ -101,7 +101,5 @@ class Adagrad(Optimizer):
                 std = np.sqrt(s)
                 std += eps
                 d += (-clr) * g / std
-                vc = p._vc  # bump the version counter, as an in-place op does, so that a
-                if vc:  # backward through a graph that saved p (retain_graph) raises
-                    vc[0] += 1
+                p._bump_version()  # as an in-place op: a graph that saved p now raises
         return loss

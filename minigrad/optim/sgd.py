@@ -97,7 +97,5 @@ class SGD(Optimizer):
                             b += (1 - dampening) * g
                     g = g + momentum * b if nesterov else b
                 d -= lr * g
-                vc = p._vc  # bump the version counter, as an in-place op does, so that a
-                if vc:  # backward through a graph that saved p (retain_graph) raises
-                    vc[0] += 1
+                p._bump_version()  # as an in-place op: a graph that saved p now raises
         return loss
