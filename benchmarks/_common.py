@@ -111,3 +111,15 @@ def check_then_time(cands, args, repeats, check_steps, reference, unit="ms/step"
     for name, t in times.items():
         row(name, t, unit)
     return times
+
+
+def sgd_step(model, opt, loss_fn, x, y):
+    """One training step closure (zero_grad, loss, backward, step) for a minigrad or PyTorch model:
+    both frameworks spell it the same way, so one closure serves both."""
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step

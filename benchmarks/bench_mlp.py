@@ -40,13 +40,7 @@ def minigrad_step(x, y, params):
     opt = mg.optim.SGD(model.parameters(), lr=LR)
     xt, yt = mg.from_numpy(x), mg.from_numpy(y)
 
-    def step():
-        opt.zero_grad()
-        loss = F.cross_entropy(model(xt), yt)
-        loss.backward()
-        opt.step()
-        return loss
-    return step, lambda: [p.data for p in model.parameters()]
+    return _common.sgd_step(model, opt, F.cross_entropy, xt, yt), lambda: [p.data for p in model.parameters()]
 
 
 def numpy_step(x, y, params):
@@ -93,13 +87,7 @@ def torch_step(torch, x, y, params):
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
 
-    def step():
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(xt), yt)
-        loss.backward()
-        opt.step()
-        return loss
-    return step, lambda: [p.detach().numpy() for p in model.parameters()]
+    return _common.sgd_step(model, opt, torch.nn.functional.cross_entropy, xt, yt), lambda: [p.detach().numpy() for p in model.parameters()]
 
 
 def main():
