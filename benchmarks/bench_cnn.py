@@ -43,11 +43,11 @@ def build_minigrad():
 def minigrad_step(x, y, params):
     model = build_minigrad()
     for p, v in zip(model.parameters(), params):
-        p.data = v.copy()
+        p.data = mg.from_numpy(v.copy())
     opt = mg.optim.SGD(model.parameters(), lr=LR)
     xt, yt = mg.from_numpy(x), mg.from_numpy(y)
 
-    return _common.sgd_step(model, opt, F.cross_entropy, xt, yt), lambda: [p.data for p in model.parameters()]
+    return _common.sgd_step(model, opt, F.cross_entropy, xt, yt), lambda: [p.data.numpy() for p in model.parameters()]
 
 
 def torch_step(torch, x, y, params):

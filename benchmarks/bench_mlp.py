@@ -36,11 +36,11 @@ def minigrad_step(x, y, params):
     model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
                           nn.Linear(128, 10))
     for p, v in zip(model.parameters(), params):
-        p.data = v.copy()
+        p.data = mg.from_numpy(v.copy())
     opt = mg.optim.SGD(model.parameters(), lr=LR)
     xt, yt = mg.from_numpy(x), mg.from_numpy(y)
 
-    return _common.sgd_step(model, opt, F.cross_entropy, xt, yt), lambda: [p.data for p in model.parameters()]
+    return _common.sgd_step(model, opt, F.cross_entropy, xt, yt), lambda: [p.data.numpy() for p in model.parameters()]
 
 
 def numpy_step(x, y, params):

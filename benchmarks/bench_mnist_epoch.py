@@ -93,7 +93,7 @@ def main():
     ap.add_argument("--data", type=Path, default=default)
     ap.add_argument("--repeats", type=int, default=3, help="epochs timed per framework")
     args = ap.parse_args()
-    train = mg.data.datasets.MNIST(args.data, train=True)
+    train = mg.data.datasets.MNIST(args.data.numpy(), train=True)
     threads = _common.header(f"one epoch of examples/mnist_mlp.py: {len(train)} images, batch {BATCH}, "
                              f"Adam, {-(-len(train) // BATCH)} steps", args.repeats)
     torch = _common.import_torch(threads)

@@ -121,7 +121,7 @@ def image_batches(mean_std, max_shift=0):
     mean, std = np.float32(mean_std[0]), np.float32(mean_std[1])
 
     def transform(x, train, rng):
-        a = x.data
+        a = x.data.numpy()
         if train and max_shift:
             a = random_shift(a, max_shift, rng)
         return mg.from_numpy((a - mean) / std)

@@ -71,7 +71,7 @@ def _encode(obj, arrays, path="obj"):
     if isinstance(obj, bytes):
         return {"t": "bytes", "v": obj.hex()}
     if isinstance(obj, mg.Tensor):
-        entry = {"t": "tensor", "file": _array_entry(np.asarray(obj.data), arrays, path),
+        entry = {"t": "tensor", "file": _array_entry(np.asarray(obj._data), arrays, path),
                  "requires_grad": bool(obj.requires_grad)}
         if type(obj).__name__ == "Parameter":
             entry["parameter"] = True

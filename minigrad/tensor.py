@@ -9,7 +9,7 @@ from . import _dtype
 def _to_array(data, dtype=None):
     """Array for `data` with PyTorch's dtype inference: Python floats -> default dtype, ints -> int64."""
     if isinstance(data, Tensor):
-        arr = data.data
+        arr = data._data
     elif isinstance(data, np.ndarray):
         arr = data
     else:
@@ -45,7 +45,7 @@ class Tensor:
 
     # hot fields live in slots; rarely-set ones default at class level and go to the instance
     # __dict__ only when set (a tensor is created per op, so creation cost is the per-op overhead)
-    __slots__ = ("data", "requires_grad", "grad_fn", "_output_nr", "_vc", "__dict__", "__weakref__")
+    __slots__ = ("_data", "requires_grad", "grad_fn", "_output_nr", "_vc", "__dict__", "__weakref__")
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected operators
     _grad = None          # the accumulated gradient (read through .grad)
     _hooks = None         # hooks of a leaf (a non-leaf's hooks live on its grad_fn)
@@ -56,7 +56,7 @@ class Tensor:
     _retains_grad = False
 
     def __init__(self, data, dtype=None, requires_grad=False):
-        self.data = _to_array(data, dtype)
+        self._data = _to_array(data, dtype)
         self.grad_fn = None
         self._output_nr = 0
         self._vc = None
@@ -67,12 +67,26 @@ class Tensor:
     @staticmethod
     def _make(data, requires_grad=False, grad_fn=None, output_nr=0):
         t = _new(Tensor)
-        t.data = data
+        t._data = data
         t.requires_grad = requires_grad
         t.grad_fn = grad_fn
         t._output_nr = output_nr
         t._vc = None
         return t
+
+    # -- the values ----------------------------------------------------------------------------
+    @property
+    def data(self):
+        """A tensor sharing this one's memory, cut from the graph, with its own version counter:
+        writes through it are deliberately not seen by autograd (PyTorch's documented escape hatch,
+        `p.data.add_(...)`). Internals hold the NumPy array as `_data`."""
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data: expected a Tensor, got {type(value).__name__}")
+        self._data = value._data
 
     # -- autograd fields ------------------------------------------------------------------------
     @property
@@ -111,9 +125,9 @@ class Tensor:
         self._vc[0] += 1
 
     def requires_grad_(self, requires_grad=True):
-        if requires_grad and self.data.dtype.kind not in "fc":
+        if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
-                               f"(got {self.data.dtype})")
+                               f"(got {self._data.dtype})")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
                                "want to use a computed variable in a subgraph that doesn't require "
@@ -153,7 +167,7 @@ class Tensor:
 
     def detach(self):
         """A new tensor sharing this one's data, cut from the graph."""
-        t = Tensor._make(self.data)
+        t = Tensor._make(self._data)
         if self._vc is None:
             self._vc = [0]
         t._vc = self._vc
@@ -169,44 +183,44 @@ class Tensor:
     # -- metadata -------------------------------------------------------------------------------
     @property
     def shape(self):
-        return self.data.shape
+        return self._data.shape
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def device(self):
         return "cpu"
 
     def is_floating_point(self):
-        return self.data.dtype.kind == "f"
+        return self._data.dtype.kind == "f"
 
     def size(self, dim=None):
         if dim is None:
-            return self.data.shape
-        return self.data.shape[dim]
+            return self._data.shape
+        return self._data.shape[dim]
 
     def dim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     def numel(self):
-        return self.data.size
+        return self._data.size
 
     def element_size(self):
-        return self.data.itemsize
+        return self._data.itemsize
 
     def __len__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def __iter__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
@@ -219,13 +233,13 @@ class Tensor:
             raise RuntimeError("Cowardly refusing to serialize non-leaf tensor which requires_grad, since "
                                "autograd does not support crossing process boundaries. If you just want "
                                "to transfer the data, call detach() on the tensor before serializing.")
-        return (_rebuild_leaf, (type(self), self.data, self.requires_grad, self._grad))
+        return (_rebuild_leaf, (type(self), self._data, self.requires_grad, self._grad))
 
     def __bool__(self):
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
                                f"(shape {self.shape})")
-        return bool(self.data)
+        return bool(self._data)
 
     def __float__(self):
         return float(self.item())
@@ -234,28 +248,28 @@ class Tensor:
         return int(self.item())
 
     def __index__(self):
-        if self.data.dtype.kind not in "iu" or self.data.size != 1:
+        if self._data.dtype.kind not in "iu" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.data)
+        return int(self._data)
 
     # -- conversion -----------------------------------------------------------------------------
     def item(self):
-        if self.data.size != 1:
-            raise RuntimeError(f"item: a Tensor with {self.data.size} elements cannot be converted to "
+        if self._data.size != 1:
+            raise RuntimeError(f"item: a Tensor with {self._data.size} elements cannot be converted to "
                                f"a Python scalar (shape {self.shape})")
-        return self.data.item()
+        return self._data.item()
 
     def tolist(self):
-        return self.data.tolist()
+        return self._data.tolist()
 
     def numpy(self):
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
-        return self.data
+        return self._data
 
     def __array__(self, dtype=None, copy=None):
-        arr = self.data
+        arr = self._data
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
         return arr.copy() if copy else arr
@@ -296,12 +310,12 @@ class Tensor:
         return self
 
     def __repr__(self):
-        body = np.array2string(self.data, separator=", ", precision=4, prefix="tensor(",
+        body = np.array2string(self._data, separator=", ", precision=4, prefix="tensor(",
                                threshold=1000, edgeitems=3)
         extras = []
-        if self.data.dtype not in (_dtype.get_default_dtype(), np.dtype(np.int64), np.dtype(np.bool_)):
-            extras.append(f"dtype=minigrad.{self.data.dtype}")
-        if self.data.size == 0:
+        if self._data.dtype not in (_dtype.get_default_dtype(), np.dtype(np.int64), np.dtype(np.bool_)):
+            extras.append(f"dtype=minigrad.{self._data.dtype}")
+        if self._data.size == 0:
             extras.append(f"size={self.shape}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn=<{self.grad_fn.name()}>")
@@ -488,7 +502,7 @@ def _retain_hook(t):
         if t is not None:
             if t._grad is None:
                 # a copy: g itself flows on through the graph and may be handed to a leaf
-                t._grad = g if g.requires_grad else Tensor._make(g.data.copy())
+                t._grad = g if g.requires_grad else Tensor._make(g._data.copy())
             else:
                 t._grad = t._grad + g
     return hook

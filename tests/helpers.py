@@ -78,7 +78,7 @@ def check_op(fn, np_fn, *shapes, samplers=None, seed=0, gradgrad=True, grad=True
         for o, r in zip(outs, refs):
             r = np.asarray(r)
             assert o.shape == r.shape, f"shape {o.shape} != NumPy's {r.shape}"
-            np.testing.assert_allclose(o.data, r, rtol=rtol, atol=atol)
+            np.testing.assert_allclose(o.data.numpy(), r, rtol=rtol, atol=atol)
     for o in outs:
         assert o.dtype == mg.float64, f"float64 inputs gave {o.dtype}"
     if check_float32:
@@ -97,4 +97,4 @@ def grads(fn, *arrays, dtype=np.float64):
     xs = [mg.tensor(np.array(a, dtype=dtype), requires_grad=True) for a in arrays]
     out = fn(*xs)
     out.sum().backward()
-    return out, [None if x.grad is None else x.grad.data for x in xs]
+    return out, [None if x.grad is None else x.grad.data.numpy() for x in xs]

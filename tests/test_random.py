@@ -7,18 +7,18 @@ from minigrad.random import get_rng
 
 def test_manual_seed_reproducible():
     mg.manual_seed(123)
-    a = mg.rand(5).data.copy(), mg.randn(3).data.copy(), mg.randint(0, 100, (4,)).data.copy()
+    a = mg.rand(5).data.numpy().copy(), mg.randn(3).data.numpy().copy(), mg.randint(0, 100, (4,)).data.numpy().copy()
     mg.manual_seed(123)
-    b = mg.rand(5).data.copy(), mg.randn(3).data.copy(), mg.randint(0, 100, (4,)).data.copy()
+    b = mg.rand(5).data.numpy().copy(), mg.randn(3).data.numpy().copy(), mg.randint(0, 100, (4,)).data.numpy().copy()
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x, y)
     mg.manual_seed(124)
-    assert not np.array_equal(mg.rand(5).data, a[0])
+    assert not np.array_equal(mg.rand(5).data.numpy(), a[0])
 
 
 def test_successive_draws_differ():
     mg.manual_seed(0)
-    assert not np.array_equal(mg.rand(5).data, mg.rand(5).data)
+    assert not np.array_equal(mg.rand(5).data.numpy(), mg.rand(5).data.numpy())
 
 
 def test_generator_manual_seed_returns_generator():
@@ -30,33 +30,33 @@ def test_generator_manual_seed_returns_generator():
 def test_generator_reproducible_and_independent_of_global_seed():
     g = mg.Generator().manual_seed(42)
     mg.manual_seed(0)
-    a = mg.randn(4, generator=g).data.copy()
-    ar = mg.rand(2, generator=g).data.copy()
-    ai = mg.randint(0, 1000, (3,), generator=g).data.copy()
+    a = mg.randn(4, generator=g).data.numpy().copy()
+    ar = mg.rand(2, generator=g).data.numpy().copy()
+    ai = mg.randint(0, 1000, (3,), generator=g).data.numpy().copy()
     g2 = mg.Generator().manual_seed(42)
     mg.manual_seed(999)
     mg.rand(10)  # advance the global generator: must not affect g2
-    np.testing.assert_array_equal(mg.randn(4, generator=g2).data, a)
-    np.testing.assert_array_equal(mg.rand(2, generator=g2).data, ar)
-    np.testing.assert_array_equal(mg.randint(0, 1000, (3,), generator=g2).data, ai)
+    np.testing.assert_array_equal(mg.randn(4, generator=g2).data.numpy(), a)
+    np.testing.assert_array_equal(mg.rand(2, generator=g2).data.numpy(), ar)
+    np.testing.assert_array_equal(mg.randint(0, 1000, (3,), generator=g2).data.numpy(), ai)
 
 
 def test_generator_does_not_advance_global_state():
     mg.manual_seed(5)
-    expected = mg.rand(3).data.copy()
+    expected = mg.rand(3).data.numpy().copy()
     mg.manual_seed(5)
     g = mg.Generator().manual_seed(1)
     mg.rand(100, generator=g)
-    np.testing.assert_array_equal(mg.rand(3).data, expected)
+    np.testing.assert_array_equal(mg.rand(3).data.numpy(), expected)
 
 
 def test_like_functions_take_generator():
     x = mg.zeros(3, dtype=mg.float64)
-    a = mg.rand_like(x, generator=mg.Generator().manual_seed(3)).data
-    b = mg.rand_like(x, generator=mg.Generator().manual_seed(3)).data
+    a = mg.rand_like(x, generator=mg.Generator().manual_seed(3)).data.numpy()
+    b = mg.rand_like(x, generator=mg.Generator().manual_seed(3)).data.numpy()
     np.testing.assert_array_equal(a, b)
-    c = mg.randn_like(x, generator=mg.Generator().manual_seed(3)).data
-    d = mg.randn_like(x, generator=mg.Generator().manual_seed(3)).data
+    c = mg.randn_like(x, generator=mg.Generator().manual_seed(3)).data.numpy()
+    d = mg.randn_like(x, generator=mg.Generator().manual_seed(3)).data.numpy()
     np.testing.assert_array_equal(c, d)
 
 
@@ -76,6 +76,6 @@ def test_get_rng():
 def test_generator_state_roundtrip():
     g = mg.Generator().manual_seed(8)
     state = g.get_state()
-    a = mg.rand(4, generator=g).data.copy()
+    a = mg.rand(4, generator=g).data.numpy().copy()
     g.set_state(state)
-    np.testing.assert_array_equal(mg.rand(4, generator=g).data, a)
+    np.testing.assert_array_equal(mg.rand(4, generator=g).data.numpy(), a)

@@ -35,7 +35,7 @@ def _optim_state():
 def _assert_tensors_equal(a, b):
     assert isinstance(b, mg.Tensor) and a.dtype == b.dtype and a.shape == b.shape
     assert a.requires_grad == b.requires_grad
-    np.testing.assert_array_equal(a.data, b.data)
+    np.testing.assert_array_equal(a.data.numpy(), b.data.numpy())
 
 
 def test_model_state_dict_round_trip(tmp_path):
@@ -106,7 +106,7 @@ def test_file_objects():
     buf = io.BytesIO()
     save({"a": mg.ones(2)}, buf)
     buf.seek(0)
-    np.testing.assert_array_equal(load(buf)["a"].data, [1, 1])
+    np.testing.assert_array_equal(load(buf)["a"].data.numpy(), [1, 1])
 
 
 def test_unsupported_types_rejected_before_writing(tmp_path):

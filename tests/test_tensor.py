@@ -28,7 +28,7 @@ def default_float64():
 def test_tensor_dtype_inference_from_python(data, dtype):
     t = mg.tensor(data)
     assert t.dtype == dtype
-    np.testing.assert_array_equal(t.data, np.asarray(data))
+    np.testing.assert_array_equal(t.data.numpy(), np.asarray(data))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int64, np.uint8, np.bool_])
@@ -53,7 +53,7 @@ def test_mg_tensor_copies_numpy_data():
     arr = np.array([1.0, 2.0])
     t = mg.tensor(arr)
     arr[0] = 100.0
-    assert t.data[0] == 1.0
+    assert t.data.numpy()[0] == 1.0
 
 
 def test_tensor_from_tensor():
@@ -61,7 +61,7 @@ def test_tensor_from_tensor():
     b = mg.tensor(a)
     assert b.dtype == mg.float32 and b.tolist() == [1.0, 2.0]
     b.data[0] = 5.0
-    assert a.data[0] == 1.0
+    assert a.data.numpy()[0] == 1.0
 
 
 def test_tensor_class_constructor_is_a_leaf():
@@ -100,7 +100,7 @@ def test_tensor_rejects_non_numeric():
 
 def test_fields_of_leaf_and_non_leaf():
     x = mg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
-    assert isinstance(x.data, np.ndarray)
+    assert isinstance(x.data.numpy(), np.ndarray)
     assert x.shape == (2, 3) and x.ndim == 2 and x.dim() == 2
     assert x.size() == (2, 3) and x.size(0) == 2 and x.size(1) == 3 and x.size(-1) == 3
     assert x.numel() == 6
@@ -112,7 +112,7 @@ def test_fields_of_leaf_and_non_leaf():
 
 def test_T():
     x = mg.tensor(np.arange(6.0).reshape(2, 3))
-    np.testing.assert_array_equal(x.T.data, x.data.T)
+    np.testing.assert_array_equal(x.T.data.numpy(), x.data.numpy().T)
     z = mg.tensor(np.arange(24.0).reshape(2, 3, 4))
     assert z.T.shape == (4, 3, 2)
 
@@ -151,7 +151,7 @@ def test_numpy_shares_memory():
     a = t.numpy()
     assert isinstance(a, np.ndarray)
     a[0] = 9.0
-    assert t.data[0] == 9.0
+    assert t.data.numpy()[0] == 9.0
 
 
 def test_numpy_raises_when_requires_grad():
@@ -188,7 +188,7 @@ def test_iter_is_differentiable():
     x = mg.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
     total = sum(v * (i + 1) for i, v in enumerate(x))
     total.backward()
-    np.testing.assert_allclose(x.grad.data, [1.0, 2.0, 3.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [1.0, 2.0, 3.0])
 
 
 def test_bool_of_single_element_and_ambiguous():
@@ -250,7 +250,7 @@ def test_cast_is_differentiable():
     assert y.requires_grad and y.grad_fn is not None
     (y * y).sum().backward()
     assert x.grad.dtype == mg.float32
-    np.testing.assert_allclose(x.grad.data, [2.0, 4.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [2.0, 4.0])
 
 
 def test_cast_to_int_is_not_differentiable():
@@ -289,10 +289,10 @@ def test_detach_shares_data_and_cuts_graph():
     y = x * 2
     d = y.detach()
     assert not d.requires_grad and d.grad_fn is None and d.is_leaf
-    assert np.shares_memory(d.data, y.data)
+    assert np.shares_memory(d.data.numpy(), y.data.numpy())
     z = d * x
     z.sum().backward()
-    np.testing.assert_allclose(x.grad.data, [2.0, 4.0])  # no gradient through d
+    np.testing.assert_allclose(x.grad.data.numpy(), [2.0, 4.0])  # no gradient through d
 
 
 def test_detach_shares_version_counter():
@@ -311,15 +311,15 @@ def test_detach_():
     out = y.detach_()
     assert out is y
     assert y.grad_fn is None and not y.requires_grad and y.is_leaf
-    np.testing.assert_allclose(y.data, [2.0, 4.0])
+    np.testing.assert_allclose(y.data.numpy(), [2.0, 4.0])
 
 
 def test_clone_is_differentiable_copy():
     x = mg.tensor([1.0, 2.0], requires_grad=True)
     c = x.clone()
-    assert not np.shares_memory(c.data, x.data) and c.grad_fn is not None
+    assert not np.shares_memory(c.data.numpy(), x.data.numpy()) and c.grad_fn is not None
     (c * 3).sum().backward()
-    np.testing.assert_allclose(x.grad.data, [3.0, 3.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [3.0, 3.0])
 
 
 def test_retain_grad_on_leaf_is_noop():
@@ -328,7 +328,7 @@ def test_retain_grad_on_leaf_is_noop():
     (x * 2).sum().backward()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        np.testing.assert_allclose(x.grad.data, [2.0])
+        np.testing.assert_allclose(x.grad.data.numpy(), [2.0])
 
 
 # -- arithmetic basics with scalars on either side ----------------------------------------------------------------
@@ -354,7 +354,7 @@ def test_misc_construction_details():
     assert mg.tensor(np.array(1.5)).dtype == mg.float64
     x = mg.tensor([1.0, 2.0], requires_grad=True)
     c = mg.tensor(x)  # a copy, cut from the graph
-    assert not c.requires_grad and not np.shares_memory(c.data, x.data)
+    assert not c.requires_grad and not np.shares_memory(c.data.numpy(), x.data.numpy())
     with pytest.raises(RuntimeError, match="floating point"):
         mg.zeros(2, dtype=mg.int64, requires_grad=True)
 
@@ -372,11 +372,29 @@ def test_pickle_and_deepcopy_after_backward():
     (t * 2).sum().backward()  # leaves a weak reference to the AccumulateGrad node on t
     for u in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t)):
         assert u.requires_grad and u.is_leaf
-        np.testing.assert_array_equal(u.data, t.data)
-        np.testing.assert_array_equal(u.grad.data, [2.0, 2.0])
+        np.testing.assert_array_equal(u.data.numpy(), t.data.numpy())
+        np.testing.assert_array_equal(u.grad.data.numpy(), [2.0, 2.0])
     lin = mg.nn.Linear(2, 3)
     lin2 = pickle.loads(pickle.dumps(lin))
     assert isinstance(lin2.weight, mg.nn.Parameter)
-    np.testing.assert_array_equal(lin2.weight.data, lin.weight.data)
+    np.testing.assert_array_equal(lin2.weight.data.numpy(), lin.weight.data.numpy())
     with pytest.raises(RuntimeError, match="non-leaf"):
         pickle.dumps(t * 2)
+
+
+def test_data_is_an_untracked_tensor_sharing_memory():
+    # PyTorch's escape hatch: .data is a Tensor, no grad, same memory, its own version counter
+    w = mg.tensor([3.0, 4.0], requires_grad=True)
+    d = w.data
+    assert isinstance(d, mg.Tensor) and not d.requires_grad and d.grad_fn is None
+    assert float(d.norm()) == 5.0
+    y = (w * w).sum()
+    w.data.mul_(2.0)          # untracked: backward uses the new values without complaint, as PyTorch
+    y.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [12.0, 16.0])
+    w.data.copy_(mg.tensor([1.0, 1.0]))
+    np.testing.assert_array_equal(w.detach().numpy(), [1.0, 1.0])
+    w.data = mg.tensor([7.0, 8.0])
+    np.testing.assert_array_equal(w.detach().numpy(), [7.0, 8.0])
+    with pytest.raises(TypeError, match="data: expected a Tensor"):
+        w.data = np.zeros(2)

@@ -78,7 +78,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                                    f"but the output has shape {t.shape}")
             if not create_graph:
                 g = g.detach()
-            handed.add(id(g.data))
+            handed.add(id(g._data))
         _add_to(buf, node, nr, g)
 
     capture = None
@@ -131,7 +131,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     continue
                 if type(gi) is not Tensor and not isinstance(gi, Tensor):
                     gi = Tensor._make(np.asarray(gi))
-                d = gi.data
+                d = gi._data
                 if d.shape != shape:
                     try:
                         gi = sum_to(gi, shape)
@@ -211,7 +211,7 @@ def _accumulate(var, g, create_graph, handed):
 
     old = var._grad
     if old is None:
-        arr = g.data
+        arr = g._data
         if create_graph:
             var._grad = g
         else:
@@ -223,7 +223,7 @@ def _accumulate(var, g, create_graph, handed):
     elif create_graph or old.requires_grad:
         var._grad = old + g
     else:
-        old.data += g.data
+        old._data += g._data
         old._bump_version()
 
 

@@ -165,19 +165,19 @@ class Function(Node):
             x, y = args
             if isinstance(x, Tensor):
                 record = x.requires_grad
-                x = x.data
+                x = x._data
             else:
                 record = False
             if isinstance(y, Tensor):
                 record = record or y.requires_grad
-                y = y.data
+                y = y._data
             arrays = (x, y)
         elif n == 1 and isinstance(args[0], Tensor):
             record = args[0].requires_grad
-            arrays = (args[0].data,)
+            arrays = (args[0]._data,)
         else:
             record = any(isinstance(a, Tensor) and a.requires_grad for a in args)
-            arrays = tuple([a.data if isinstance(a, Tensor) else a for a in args])
+            arrays = tuple([a._data if isinstance(a, Tensor) else a for a in args])
         if record and _state.enabled:
             return cls._apply_recorded(args, arrays)
         try:
@@ -196,7 +196,7 @@ class Function(Node):
                     _share_view(o, args[0])
             return outs
         t = _new(Tensor)  # inlined Tensor._make
-        t.data = out if type(out) is np.ndarray else np.asarray(out)
+        t._data = out if type(out) is np.ndarray else np.asarray(out)
         t.requires_grad = False
         t.grad_fn = None
         t._output_nr = 0
@@ -217,7 +217,7 @@ class Function(Node):
                     _fresh_view(a)
                 if a.requires_grad:
                     fn = a.grad_fn
-                    d = a.data
+                    d = a._data
                     # an edge: (producer node, its output index, the input's shape and dtype for sum_to)
                     edges.append((fn, a._output_nr, d.shape, d.dtype) if fn is not None
                                  else (_accumulator(a), 0, d.shape, d.dtype))
@@ -242,7 +242,7 @@ class Function(Node):
                 out = np.asarray(out)  # NumPy gives scalars for 0-d results
             if out.dtype.kind == "f" and (non_diff is None or not _is_in(out, non_diff)):
                 t = _new(Tensor)
-                t.data = out
+                t._data = out
                 t.requires_grad = True
                 t.grad_fn = ctx
                 t._output_nr = 0
@@ -282,7 +282,7 @@ def _is_in(x, items):
 
 def _plain(arr):
     t = _new(Tensor)
-    t.data = arr
+    t._data = arr
     t.requires_grad = False
     t.grad_fn = None
     t._output_nr = 0
@@ -312,7 +312,7 @@ def _pack(to_save, args, arrays, outs, results):
                 for i, o in enumerate(outs):
                     if o is x:
                         t = results[i]
-                        x = t.data
+                        x = t._data
                         vc = t._vc
                         if vc is None:
                             vc = t._vc = [0]

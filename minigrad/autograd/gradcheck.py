@@ -25,15 +25,15 @@ def _numerical_jacobians(fn, inputs, diff_idx, eps):
         outs = _outputs(fn, inputs)
         jac = {i: [np.zeros((o.numel(), inputs[i].numel())) for o in outs] for i in diff_idx}
         for i in diff_idx:
-            flat = inputs[i].data.reshape(-1)  # a view when contiguous; perturbations land in the tensor
-            if flat.size and not np.shares_memory(flat, inputs[i].data):
+            flat = inputs[i]._data.reshape(-1)  # a view when contiguous; perturbations land in the tensor
+            if flat.size and not np.shares_memory(flat, inputs[i]._data):
                 raise ValueError("gradcheck: inputs must be contiguous tensors")
             for k in range(flat.size):
                 orig = flat[k]
                 flat[k] = orig + eps
-                plus = [o.data.astype(np.float64).reshape(-1) for o in _outputs(fn, inputs)]
+                plus = [o._data.astype(np.float64).reshape(-1) for o in _outputs(fn, inputs)]
                 flat[k] = orig - eps
-                minus = [o.data.astype(np.float64).reshape(-1) for o in _outputs(fn, inputs)]
+                minus = [o._data.astype(np.float64).reshape(-1) for o in _outputs(fn, inputs)]
                 flat[k] = orig
                 for o, (p, m) in enumerate(zip(plus, minus)):
                     jac[i][o][:, k] = (p - m) / (2 * eps)
@@ -54,7 +54,7 @@ def _analytical_jacobians(outs, inputs, diff_idx):
                       retain_graph=True, allow_unused=True)
             for i, g in zip(diff_idx, gs):
                 if g is not None:
-                    jac[i][o][j, :] = g.data.reshape(-1)
+                    jac[i][o][j, :] = g._data.reshape(-1)
     return jac
 
 

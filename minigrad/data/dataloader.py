@@ -54,7 +54,7 @@ def default_collate(batch):
                                f"but got shapes {sorted(shapes)}")
         if any(t.requires_grad for t in batch):
             return mg.stack(list(batch), 0)
-        return mg.from_numpy(np.stack([t.data for t in batch]))
+        return mg.from_numpy(np.stack([t._data for t in batch]))
     if isinstance(elem, (np.ndarray, np.generic)) and not isinstance(elem, (np.str_, np.bytes_)):
         arrs = [np.asarray(b) for b in batch]
         _check_np_dtype(arrs[0])

@@ -46,7 +46,7 @@ class IterableDataset(Dataset):
 
 
 def _as_array(t):
-    return t.data if isinstance(t, mg.Tensor) else np.asarray(t)
+    return t._data if isinstance(t, mg.Tensor) else np.asarray(t)
 
 
 class TensorDataset(Dataset):

@@ -132,7 +132,7 @@ class WeightedRandomSampler(Sampler):
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
             raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
-        w = np.asarray(getattr(weights, "data", weights), dtype=np.float64).reshape(-1)
+        w = np.asarray(getattr(weights, "_data", weights), dtype=np.float64).reshape(-1)
         if (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
             raise ValueError("WeightedRandomSampler: weights must be finite, non-negative, with a positive sum")
         if not replacement and num_samples > np.count_nonzero(w):

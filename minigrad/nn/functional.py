@@ -388,7 +388,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         tensor (Tensor): class indices (integers).
         num_classes (int): the number of classes; -1 infers max(tensor) + 1.
     """
-    t = np.asarray(tensor.data if isinstance(tensor, Tensor) else tensor)
+    t = np.asarray(tensor._data if isinstance(tensor, Tensor) else tensor)
     if t.dtype.kind not in "iu":
         raise TypeError(f"one_hot is only applicable to index tensor (integer dtype), got {t.dtype}")
     if t.size and t.min() < 0:
@@ -433,7 +433,7 @@ def _check_class_range(t, C, ignore_index, op):
 def _class_weight(weight, C, op, dtype):
     if weight is None:
         return None
-    w = weight.data if isinstance(weight, Tensor) else np.asarray(weight)
+    w = weight._data if isinstance(weight, Tensor) else np.asarray(weight)
     if w.shape != (C,):
         raise ValueError(f"{op}: weight of shape {tuple(w.shape)} must have one entry per class ({C},)")
     return w.astype(dtype, copy=False)
@@ -536,7 +536,7 @@ class _CrossEntropy(Function):
                     q += ctx.b[:, None] * (_bshape(w, ndim) if w is not None else 1.0)
                 dz = gi * (_arr(ctx.S[:, None]) * mg.softmax(z, 1) - _arr(q))
             return dz, dy, None, None, None, None, None
-        gd = g.data
+        gd = g._data
         dt = z.dtype
         if red == "mean":
             gi = (gd / dt.type(ctx.denom)).astype(dt)
@@ -627,7 +627,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
             target = target.to(input.dtype)
     else:
         _class_target_info(input, target, "cross_entropy")
-        _check_class_range(target.data, C, ignore_index, "cross_entropy")
+        _check_class_range(target._data, C, ignore_index, "cross_entropy")
     w = _class_weight(weight, C, "cross_entropy", input.dtype)
     out = _CrossEntropy.apply(input, target, w, probs, int(ignore_index), reduction, float(label_smoothing))
     if unb and reduction == "none":
@@ -688,7 +688,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     target = _as_tensor(target)
     input, target, unb = _unbatched(input, target, "nll_loss")
     C = _class_target_info(input, target, "nll_loss")
-    _check_class_range(target.data, C, ignore_index, "nll_loss")
+    _check_class_range(target._data, C, ignore_index, "nll_loss")
     w = _class_weight(weight, C, "nll_loss", input.dtype)
     out = _NLLLoss.apply(input, target, w, int(ignore_index), reduction)
     if unb and reduction == "none":
@@ -798,7 +798,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _check_reduction(reduction, "binary_cross_entropy")
     target = _as_tensor(target, input)
     _check_same_target(input, target, "binary_cross_entropy")
-    x = input.data
+    x = input._data
     if x.size and not ((x >= 0) & (x <= 1)).all():
         raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
     if target.dtype != input.dtype:
@@ -1068,9 +1068,9 @@ class _Conv2d(Function):
             if nb:
                 db = g2.sum((0, 2)) if G == 1 else g2.sum(2).reshape(O)
             return dx, dw, db, None, None
-        gd = g.data
+        gd = g._data
         g2 = gd.transpose(1, 0, 2, 3).reshape(O, L)  # free when g kept the forward's layout
-        wd = w.data
+        wd = w._data
         dx = dw = db = None
         if nb:
             db = _arr(g2.sum(axis=1))
@@ -1368,7 +1368,7 @@ class _MaxPool2d(Function):
     def backward(ctx, g):
         ctx.saved_tensors  # raises if the graph was freed
         if ctx.pairs is not None and not is_grad_enabled():
-            return _arr(_pool_pairs_bwd(g.data, *ctx.pairs, ctx.geo)), None
+            return _arr(_pool_pairs_bwd(g._data, *ctx.pairs, ctx.geo)), None
         return _PoolScatter.apply(g, _pool_idx(ctx), ctx.geo), None
 
 
@@ -1443,7 +1443,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     res = out.squeeze(0) if unb else out
     if not return_indices:
         return res
-    idx = _pool_idx(out.grad_fn) if out.grad_fn is not None else _max_idx(x.data, geo)
+    idx = _pool_idx(out.grad_fn) if out.grad_fn is not None else _max_idx(x._data, geo)
     i, j = np.divmod(idx.astype(np.int64), geo.kw)
     h = np.arange(geo.OH)[:, None] * geo.sh + i * geo.dh - geo.pt
     w = np.arange(geo.OW)[None, :] * geo.sw + j * geo.dw - geo.pl
@@ -1607,11 +1607,11 @@ class _Normalize(Function):
             dx = rstd * (gw - gw.mean(axes, keepdim=True) - xhat * (gw * xhat).mean(axes, keepdim=True)) \
                 if nx else None
             return dx, (g * xhat if nw else None), (g if nb else None), None, None, None
-        gd = g.data
+        gd = g._data
         xhat, rstd = ctx.xhat, ctx.rstd
         dx = dw = db = None
         if nx:
-            gw = gd * w.data if w is not None else gd
+            gw = gd * w._data if w is not None else gd
             gx = gw * xhat
             dxa = gw - gw.mean(axis=axes, keepdims=True)
             dxa -= xhat * gx.mean(axis=axes, keepdims=True)
@@ -1674,8 +1674,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         return out
     if running_mean is None or running_var is None:
         raise ValueError(f"{op}: running_mean and running_var must be given in evaluation mode (training=False)")
-    rstd = (1.0 / np.sqrt(running_var.data.astype(input.dtype) + input.dtype.type(eps))).reshape(bshape)
-    out = (input - _arr(running_mean.data.astype(input.dtype).reshape(bshape))) * _arr(rstd)
+    rstd = (1.0 / np.sqrt(running_var._data.astype(input.dtype) + input.dtype.type(eps))).reshape(bshape)
+    out = (input - _arr(running_mean._data.astype(input.dtype).reshape(bshape))) * _arr(rstd)
     if w is not None:
         out = out * w
     if b is not None:
@@ -1759,7 +1759,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     """
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not supported")
-    idx = np.asarray(input.data if isinstance(input, Tensor) else input)
+    idx = np.asarray(input._data if isinstance(input, Tensor) else input)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
     if weight.ndim != 2:
@@ -1776,7 +1776,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if max_norm is not None:
         with no_grad():
             rows = np.unique(idx)
-            wd = weight.data
+            wd = weight._data
             norms = np.linalg.norm(wd[rows], ord=norm_type, axis=1)
             scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(wd.dtype)
             wd[rows] *= scale[:, None]

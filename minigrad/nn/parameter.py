@@ -28,13 +28,13 @@ class Parameter(Tensor):
         if data is None:
             arr = np.empty((0,), dtype=get_default_dtype())
         elif isinstance(data, Tensor):
-            arr = data.data
+            arr = data._data
         else:
             arr = np.asarray(data)
             if arr.dtype == np.float64 and not isinstance(data, np.ndarray):
                 arr = arr.astype(get_default_dtype())  # Python floats: the default float dtype
         super().__init__(arr, dtype=arr.dtype, requires_grad=requires_grad)
-        self.data = arr  # share memory with the source, as PyTorch does
+        self._data = arr  # share memory with the source, as PyTorch does
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
@@ -42,8 +42,8 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo: dict) -> "Parameter":
         if id(self) in memo:
             return memo[id(self)]
-        out = type(self)(self.data.copy(), self.requires_grad)
+        out = type(self)(self._data.copy(), self.requires_grad)
         if self.grad is not None:
-            out.grad = Tensor(self.grad.data.copy(), dtype=self.grad.dtype)
+            out.grad = Tensor(self.grad._data.copy(), dtype=self.grad.dtype)
         memo[id(self)] = out
         return out

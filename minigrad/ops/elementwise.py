@@ -16,9 +16,9 @@ def _promote(x, y):
     """Cast operands to PyTorch's result dtype (float32 * 2.5 stays float32; int64 * 2.5 -> float32)."""
     # fast exits first: this runs for every binary op
     if isinstance(x, Tensor):
-        xa = x.data
+        xa = x._data
         if isinstance(y, Tensor):
-            if xa.dtype == y.data.dtype:
+            if xa.dtype == y._data.dtype:
                 return x, y
         elif type(y) is float:
             if xa.dtype.kind == "f":
@@ -28,14 +28,14 @@ def _promote(x, y):
     elif isinstance(y, Tensor):
         xa = x
         if type(x) is float:
-            if y.data.dtype.kind == "f":
+            if y._data.dtype.kind == "f":
                 return x, y
-        elif type(x) is int and y.data.dtype.kind in "fiu":
+        elif type(x) is int and y._data.dtype.kind in "fiu":
             return x, y
     else:
         x = Tensor(x)
-        xa = x.data
-    ya = y.data if isinstance(y, Tensor) else y
+        xa = x._data
+    ya = y._data if isinstance(y, Tensor) else y
     if isinstance(xa, np.generic):
         xa = xa.item()
     if isinstance(ya, np.generic):
@@ -107,8 +107,8 @@ class Add(Function):
 
 
 def add(x, y):
-    if type(y) is float and type(x) is Tensor and x.data.dtype.kind == "f":
-        return Add.apply(x, _scalar(y, x.data.dtype))  # tensor op Python float: the common case
+    if type(y) is float and type(x) is Tensor and x._data.dtype.kind == "f":
+        return Add.apply(x, _scalar(y, x._data.dtype))  # tensor op Python float: the common case
     return Add.apply(*_promote(x, y))
 
 
@@ -126,8 +126,8 @@ class Sub(Function):
 
 
 def sub(x, y):
-    if type(y) is float and type(x) is Tensor and x.data.dtype.kind == "f":
-        return Sub.apply(x, _scalar(y, x.data.dtype))  # tensor op Python float: the common case
+    if type(y) is float and type(x) is Tensor and x._data.dtype.kind == "f":
+        return Sub.apply(x, _scalar(y, x._data.dtype))  # tensor op Python float: the common case
     return Sub.apply(*_promote(x, y))
 
 
@@ -149,8 +149,8 @@ class Mul(Function):
 
 
 def mul(x, y):
-    if type(y) is float and type(x) is Tensor and x.data.dtype.kind == "f":
-        return Mul.apply(x, _scalar(y, x.data.dtype))  # tensor op Python float: the common case
+    if type(y) is float and type(x) is Tensor and x._data.dtype.kind == "f":
+        return Mul.apply(x, _scalar(y, x._data.dtype))  # tensor op Python float: the common case
     return Mul.apply(*_promote(x, y))
 
 
@@ -175,7 +175,7 @@ def div(x, y, rounding_mode=None):
         return floor_divide(x, y)
     if rounding_mode == "trunc":
         q = div(x, y)
-        return Tensor._make(np.trunc(q.data))
+        return Tensor._make(np.trunc(q._data))
     x, y = _promote(x, y)
     if not _is_float(x) and not _is_float(y):  # true division of integers gives the default float
         x = _cast_to(x, _dtype.get_default_dtype())
@@ -306,7 +306,7 @@ class Relu(Function):
     def backward(ctx, g):
         out, = ctx.saved_tensors
         if not _state.enabled:  # no graph to record: one NumPy multiply instead of a compare op and a mul op
-            return Tensor._make(g.data * (out.data > 0))
+            return Tensor._make(g._data * (out._data > 0))
         return g * (out > 0)
 
 
@@ -468,7 +468,7 @@ class Where(Function):
 
 def where(condition, x, y):
     if isinstance(condition, Tensor) and condition.dtype != np.bool_:
-        condition = Tensor._make(condition.data.astype(bool))
+        condition = Tensor._make(condition._data.astype(bool))
     elif not isinstance(condition, Tensor):
         condition = Tensor._make(np.asarray(condition, dtype=bool))
     if isinstance(x, Tensor) and not isinstance(y, Tensor):
@@ -483,7 +483,7 @@ def where(condition, x, y):
 
 # -- no gradient: integer division, remainder, comparisons, logic, tests -------------------------
 def _raw(v):
-    return v.data if isinstance(v, Tensor) else v
+    return v._data if isinstance(v, Tensor) else v
 
 
 def _nograd(name, fn, promote=True):
@@ -516,15 +516,15 @@ logical_or = _nograd("logical_or", np.logical_or, promote=False)
 logical_xor = _nograd("logical_xor", np.logical_xor, promote=False)
 
 
-def logical_not(x): return Tensor._make(np.logical_not(x.data))
-def isnan(x): return Tensor._make(np.isnan(x.data))
-def isinf(x): return Tensor._make(np.isinf(x.data))
-def isfinite(x): return Tensor._make(np.isfinite(x.data))
+def logical_not(x): return Tensor._make(np.logical_not(x._data))
+def isnan(x): return Tensor._make(np.isnan(x._data))
+def isinf(x): return Tensor._make(np.isinf(x._data))
+def isfinite(x): return Tensor._make(np.isfinite(x._data))
 
 
 def equal(x, y):
     """True if x and y have the same shape and elements."""
-    return x.shape == y.shape and bool(np.array_equal(x.data, y.data))
+    return x.shape == y.shape and bool(np.array_equal(x._data, y._data))
 
 
 def allclose(x, y, rtol=1e-5, atol=1e-8, equal_nan=False):

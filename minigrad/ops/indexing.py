@@ -17,7 +17,7 @@ def _np_index(index):
 
 def _np_index_item(i):
     if isinstance(i, Tensor):
-        return i.data
+        return i._data
     if isinstance(i, list):
         return np.asarray(i)
     return i
@@ -115,9 +115,9 @@ def setitem(x, index, value):
 
 
 def _setitem_data(x, idx, value):
-    v = value.data if isinstance(value, Tensor) else value
+    v = value._data if isinstance(value, Tensor) else value
     try:
-        x.data[idx] = v
+        x._data[idx] = v
     except ValueError as e:
         raise ValueError(f"setitem: {e} (tensor of shape {x.shape}, value of shape {np.shape(v)})") from None
 
@@ -145,7 +145,7 @@ class Gather(Function):
 
 
 def _check_index(op, x, dim, index):
-    index = index.data if isinstance(index, Tensor) else np.asarray(index)
+    index = index._data if isinstance(index, Tensor) else np.asarray(index)
     if index.dtype.kind not in "iu":
         raise RuntimeError(f"{op}(): Expected dtype int64 for index, got {index.dtype}")
     if index.ndim != x.ndim:
@@ -195,7 +195,7 @@ def scatter_add(x, dim, index, src):
 
 
 def index_select(x, dim, index):
-    index = index.data if isinstance(index, Tensor) else np.asarray(index)
+    index = index._data if isinstance(index, Tensor) else np.asarray(index)
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector (got shape {index.shape})")
     d = dim % max(x.ndim, 1)
@@ -207,7 +207,7 @@ def masked_fill(x, mask, value):
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s)")
-    m = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill: expected a bool mask, got {m.dtype}")
     try:
@@ -221,7 +221,7 @@ def masked_fill(x, mask, value):
 
 
 def take_along_dim(x, indices, dim=None):
-    idx = indices.data if isinstance(indices, Tensor) else np.asarray(indices)
+    idx = indices._data if isinstance(indices, Tensor) else np.asarray(indices)
     if dim is None:
         return gather(x.reshape(-1), 0, Tensor._make(idx.reshape(-1)))
     d = dim % x.ndim

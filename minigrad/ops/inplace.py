@@ -58,17 +58,17 @@ def _rebase(x, res):
 
 def _snapshot(x):
     """A copy of x at this version, at the same place in the graph (the op may save it)."""
-    return Tensor._make(x.data.copy(), x.requires_grad, x.grad_fn, x._output_nr)
+    return Tensor._make(x._data.copy(), x.requires_grad, x.grad_fn, x._output_nr)
 
 
 def _assign(x, res, name):
-    r = res.data
+    r = res._data
     if r.shape != x.shape:
         raise RuntimeError(f"{name}: output with shape {x.shape} doesn't match the broadcast shape {r.shape}")
     if r.dtype != x.dtype and not np.can_cast(r.dtype, x.dtype, "same_kind"):
         raise RuntimeError(f"{name}: result type {r.dtype} can't be cast to the desired output type {x.dtype}")
     try:
-        x.data[...] = r
+        x._data[...] = r
     except ValueError:
         raise RuntimeError(f"{name}: this tensor's memory is read-only (is it an expand()ed view? "
                            f"shape {x.shape}); clone() it first") from None
@@ -91,7 +91,7 @@ def fill_(x, value, name="fill_"):
     v = value if isinstance(value, Tensor) else Tensor._make(np.asarray(value, dtype=x.dtype))
 
     def fast():
-        x.data[...] = v.data
+        x._data[...] = v._data
     return write_inplace(x, name, lambda a: where(_everywhere(a), v, a), (v,), fast=fast)
 
 
@@ -108,5 +108,5 @@ def copy_(x, src):
                            f"destination's shape {x.shape}") from None
 
     def fast():
-        x.data[...] = src.data
+        x._data[...] = src._data
     return write_inplace(x, "copy_", lambda a: where(_everywhere(a), src.to(a.dtype), a), (src,), fast=fast)

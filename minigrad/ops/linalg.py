@@ -112,9 +112,9 @@ class Linear(Function):
         if not _state.enabled:
             # no graph to record (the usual backward): the same three products straight in NumPy,
             # which skips the per-op cost of matmul/transpose/sum Tensor calls (most of this node's time)
-            gd, xd = g.data, x.data
+            gd, xd = g._data, x._data
             g2 = gd.reshape(-1, gd.shape[-1]) if gd.ndim != 2 else gd
-            return (_make(gd @ w.data) if nx else None,
+            return (_make(gd @ w._data) if nx else None,
                     _make(g2.T @ (xd.reshape(-1, xd.shape[-1]) if xd.ndim != 2 else xd)) if nw else None,
                     _make(g2.sum(0)) if nb else None)
         # create_graph: Tensor ops, so that this backward can itself be differentiated

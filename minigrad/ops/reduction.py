@@ -140,10 +140,10 @@ class Prod(Function):
     def backward(ctx, g):
         x, out_kept = _saved_kept(ctx)
         g = _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim)
-        if not (x.data == 0).any():
+        if not (x._data == 0).any():
             return g * (out_kept / x), None, None  # differentiable again
         # with zeros, out / x is 0/0: take the product of the other elements directly (first order)
-        return g * Tensor._make(_prod_others(x.data, ctx.axes)), None, None
+        return g * Tensor._make(_prod_others(x._data, ctx.axes)), None, None
 
 
 def _prod_others(x, axes):
@@ -174,7 +174,7 @@ class AMax(Function):
     def backward(ctx, g):
         x, out_kept = _saved_kept(ctx)
         mask = x == out_kept
-        count = Tensor._make(np.sum(mask.data, axis=ctx.axes, keepdims=True).astype(g.dtype))
+        count = Tensor._make(np.sum(mask._data, axis=ctx.axes, keepdims=True).astype(g.dtype))
         g = _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim)
         return where(mask, g / count, 0.0), None, None, None
 
@@ -225,24 +225,24 @@ def min(x, dim=None, keepdim=False):  # noqa: A001
 
 def argmax(x, dim=None, keepdim=False):
     if dim is None:
-        return Tensor._make(np.asarray(np.argmax(x.data), dtype=np.int64))
-    return Tensor._make(np.argmax(x.data, axis=dim, keepdims=keepdim).astype(np.int64))
+        return Tensor._make(np.asarray(np.argmax(x._data), dtype=np.int64))
+    return Tensor._make(np.argmax(x._data, axis=dim, keepdims=keepdim).astype(np.int64))
 
 
 def argmin(x, dim=None, keepdim=False):
     if dim is None:
-        return Tensor._make(np.asarray(np.argmin(x.data), dtype=np.int64))
-    return Tensor._make(np.argmin(x.data, axis=dim, keepdims=keepdim).astype(np.int64))
+        return Tensor._make(np.asarray(np.argmin(x._data), dtype=np.int64))
+    return Tensor._make(np.argmin(x._data, axis=dim, keepdims=keepdim).astype(np.int64))
 
 
 def any(x, dim=None, keepdim=False):  # noqa: A001
     axes = None if dim is None else _axes(dim, x.ndim, "any")
-    return Tensor._make(np.asarray(np.any(x.data, axis=axes, keepdims=keepdim)))
+    return Tensor._make(np.asarray(np.any(x._data, axis=axes, keepdims=keepdim)))
 
 
 def all(x, dim=None, keepdim=False):  # noqa: A001
     axes = None if dim is None else _axes(dim, x.ndim, "all")
-    return Tensor._make(np.asarray(np.all(x.data, axis=axes, keepdims=keepdim)))
+    return Tensor._make(np.asarray(np.all(x._data, axis=axes, keepdims=keepdim)))
 
 
 def _stable_lse(x, axes):

@@ -56,7 +56,7 @@ def _infer_shape(shape, x):
 
 
 def _alias(x):
-    t = Tensor._make(x.data)
+    t = Tensor._make(x._data)
     if x._vc is None:
         x._vc = [0]
     t._vc = x._vc
@@ -250,7 +250,7 @@ def clone(x):
 
 
 def contiguous(x):
-    if x.data.flags.c_contiguous:
+    if x._data.flags.c_contiguous:
         return x
     return Clone.apply(x)
 
@@ -285,7 +285,7 @@ def cat(tensors, dim=0):
     from .. import _dtype
     dt = ref.dtype
     for x in tensors[1:]:
-        dt = _dtype.result_type(np.empty((1,), dt), x.data)
+        dt = _dtype.result_type(np.empty((1,), dt), x._data)
     tensors = [_cast_to(x, dt) for x in tensors]
     return Cat.apply(d, *tensors)
 

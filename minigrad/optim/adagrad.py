@@ -68,7 +68,7 @@ class Adagrad(Optimizer):
     def _init_state(self, p, group) -> dict:
         st = self.state[p]
         st["step"] = _step_tensor()
-        st["sum"] = _wrap(np.full_like(p.data, group["initial_accumulator_value"]))
+        st["sum"] = _wrap(np.full_like(p._data, group["initial_accumulator_value"]))
         return st
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
@@ -85,8 +85,8 @@ class Adagrad(Optimizer):
                 grad = p.grad
                 if grad is None:
                     continue
-                d = p.data
-                g = grad.data
+                d = p._data
+                g = grad._data
                 st = state[p]
                 if len(st) == 0:  # a parameter added by add_param_group after construction
                     st = self._init_state(p, group)
@@ -96,7 +96,7 @@ class Adagrad(Optimizer):
                 if weight_decay != 0:
                     g = g + weight_decay * d
                 clr = lr / (1 + (step - 1) * lr_decay)
-                s = st["sum"].data
+                s = st["sum"]._data
                 s += g * g
                 std = np.sqrt(s)
                 std += eps

@@ -95,8 +95,8 @@ class Adam(Optimizer):
                 grad = p.grad
                 if grad is None:
                     continue
-                d = p.data
-                g = grad.data
+                d = p._data
+                g = grad._data
                 st = state[p]
                 if len(st) == 0:
                     st["step"] = _step_tensor()
@@ -112,8 +112,8 @@ class Adam(Optimizer):
                         d *= 1 - lr * weight_decay
                     else:
                         g = g + weight_decay * d
-                m = st["exp_avg"].data
-                v = st["exp_avg_sq"].data
+                m = st["exp_avg"]._data
+                v = st["exp_avg_sq"]._data
                 # same operations in the same order as PyTorch's, through one scratch buffer
                 w = 1 - beta1
                 tmp = np.empty_like(m)
@@ -136,7 +136,7 @@ class Adam(Optimizer):
                     vmax = st.get("max_exp_avg_sq")
                     if vmax is None:  # amsgrad switched on after the state was made
                         vmax = st["max_exp_avg_sq"] = _wrap(np.zeros_like(d))
-                    vmax = vmax.data
+                    vmax = vmax._data
                     np.maximum(vmax, v, out=vmax)
                     denom = np.sqrt(vmax)
                 else:

@@ -1,6 +1,6 @@
 """Optimizer: the base class of every minigrad optimizer, with PyTorch's param groups and state dicts.
 
-Updates are written in plain NumPy on ``p.data`` in place, in the parameter's own dtype: a step
+Updates are written in plain NumPy on ``p._data`` in place, in the parameter's own dtype: a step
 records no graph and allocates no Tensors, so it costs little more than its arithmetic.
 """
 from __future__ import annotations
@@ -23,8 +23,8 @@ __all__ = ["Optimizer"]
 def _wrap(arr: np.ndarray) -> Tensor:
     """A leaf Tensor holding ``arr`` (optimizer state is exposed as Tensors, as PyTorch's is)."""
     t = Tensor(arr, dtype=arr.dtype)
-    if t.data is not arr:  # keep the very buffer we update in place
-        t.data = arr
+    if t._data is not arr:  # keep the very buffer we update in place
+        t._data = arr
     return t
 
 
@@ -39,7 +39,7 @@ def _bump_step(state: dict) -> float:
     t = state["step"]
     if not isinstance(t, Tensor):  # a plain number from a hand-made state dict
         t = state["step"] = _wrap(np.asarray(float(t), dtype=_step_tensor().dtype))
-    arr = t.data
+    arr = t._data
     arr += 1
     return float(arr)
 
@@ -179,10 +179,10 @@ class Optimizer:
                 if g.grad_fn is not None or g.requires_grad:
                     g = g.detach()
                     p.grad = g
-                if g.data.flags.writeable:
-                    g.data[...] = 0
+                if g._data.flags.writeable:
+                    g._data[...] = 0
                 else:  # e.g. a broadcast view handed over by the engine
-                    g.data = np.zeros(g.data.shape, dtype=g.data.dtype)
+                    g._data = np.zeros(g._data.shape, dtype=g._data.dtype)
 
     def _run_closure(self, closure: Callable[[], Any] | None) -> Any:
         if closure is None:
@@ -219,7 +219,7 @@ class Optimizer:
         state = {}
         for p, st in self.state.items():
             key = index[id(p)] if isinstance(p, Tensor) else p
-            state[key] = {k: (_wrap(v.data.copy()) if isinstance(v, Tensor) else deepcopy(v)) for k, v in st.items()}
+            state[key] = {k: (_wrap(v._data.copy()) if isinstance(v, Tensor) else deepcopy(v)) for k, v in st.items()}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -286,7 +286,7 @@ def _as_key(k: Any) -> Any:
 def _cast(p: Tensor, value: Any, key: Any) -> Any:
     """A copy of a saved state value; floating arrays take p's dtype except for 'step'."""
     if isinstance(value, (Tensor, np.ndarray)):
-        arr = value.data if isinstance(value, Tensor) else value
+        arr = value._data if isinstance(value, Tensor) else value
         if key != "step" and arr.dtype.kind == "f" and p.dtype.kind == "f":
             arr = arr.astype(p.dtype, copy=True)
         else:

@@ -83,8 +83,8 @@ class RMSprop(Optimizer):
                 grad = p.grad
                 if grad is None:
                     continue
-                d = p.data
-                g = grad.data
+                d = p._data
+                g = grad._data
                 st = state[p]
                 if len(st) == 0:
                     st["step"] = _step_tensor()
@@ -98,7 +98,7 @@ class RMSprop(Optimizer):
                 _bump_step(st)
                 if weight_decay != 0:
                     g = g + weight_decay * d
-                v = st["square_avg"].data
+                v = st["square_avg"]._data
                 v *= alpha
                 v += (1 - alpha) * g * g
                 if centered:
@@ -123,4 +123,4 @@ def _state_array(st: dict, key: str, d: np.ndarray) -> np.ndarray:
     t = st.get(key)
     if t is None:  # the option was switched on after the state was made
         t = st[key] = _wrap(np.zeros_like(d))
-    return t.data
+    return t._data

@@ -76,8 +76,8 @@ class SGD(Optimizer):
                 grad = p.grad
                 if grad is None:
                     continue
-                d = p.data
-                g = grad.data
+                d = p._data
+                g = grad._data
                 if maximize:
                     g = -g
                 if weight_decay != 0:
@@ -89,7 +89,7 @@ class SGD(Optimizer):
                         b = np.array(g, dtype=d.dtype, copy=True)
                         st["momentum_buffer"] = _wrap(b)
                     else:
-                        b = buf.data
+                        b = buf._data
                         b *= momentum
                         if dampening == 0:
                             b += g  # (1 - 0) * g is g exactly

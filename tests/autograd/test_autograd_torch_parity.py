@@ -35,8 +35,8 @@ def test_hvp_matches_torch(name):
     (gt,) = torch.autograd.grad(f(xt, torch), xt, create_graph=True)
     (hvt,) = torch.autograd.grad(gt, xt, grad_outputs=torch.tensor(vn))
 
-    np.testing.assert_allclose(gm.data, gt.detach().numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(hvm.data, hvt.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gm.data.numpy(), gt.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(hvm.data.numpy(), hvt.numpy(), rtol=1e-10, atol=1e-12)
 
 
 def test_gradient_penalty_matches_torch():
@@ -55,7 +55,7 @@ def test_gradient_penalty_matches_torch():
         (gx,) = grad(out, x, create_graph=True)
         loss = ((gx * gx).sum(1).sqrt() - 1).pow(2).mean()
         loss.backward()
-        res[lib.__name__] = (loss.item(), np.asarray(W.grad.detach() if lib is torch else W.grad.data))
+        res[lib.__name__] = (loss.item(), np.asarray(W.grad.detach() if lib is torch else W.grad.data.numpy()))
     assert res["minigrad"][0] == pytest.approx(res["torch"][0], rel=1e-12)
     np.testing.assert_allclose(res["minigrad"][1], res["torch"][1], rtol=1e-10)
 
@@ -69,7 +69,7 @@ def test_third_derivative_matches_torch():
         (d1,) = grad(y, x, create_graph=True)
         (d2,) = grad(d1.sum(), x, create_graph=True)
         (d3,) = grad(d2.sum(), x)
-        outs.append(np.asarray(d3.detach().numpy() if grad is torch.autograd.grad else d3.data))
+        outs.append(np.asarray(d3.detach().numpy() if grad is torch.autograd.grad else d3.data.numpy()))
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-10)
 
 
@@ -83,5 +83,5 @@ def test_inplace_non_leaf_grad_matches_torch():
         y[1:] *= 3
         y.add_(1.0)
         (y * y).sum().backward()
-        grads.append(np.asarray(x.grad.data if lib is mg else x.grad.numpy()))
+        grads.append(np.asarray(x.grad.data.numpy() if lib is mg else x.grad.numpy()))
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)

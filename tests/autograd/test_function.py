@@ -84,7 +84,7 @@ class ScaledSum(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return mg.Tensor(np.full(ctx.shape, g.data * ctx.k)), None
+        return mg.Tensor(np.full(ctx.shape, g.data.numpy() * ctx.k)), None
 
 
 def test_custom_exp_forward_backward():
@@ -92,9 +92,9 @@ def test_custom_exp_forward_backward():
     y = Exp.apply(x)
     assert isinstance(y, mg.Tensor) and y.requires_grad
     assert y.grad_fn.name() == "ExpBackward0"
-    np.testing.assert_allclose(y.data, np.exp(x.data))
+    np.testing.assert_allclose(y.data.numpy(), np.exp(x.data.numpy()))
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, np.exp(x.data))
+    np.testing.assert_allclose(x.grad.data.numpy(), np.exp(x.data.numpy()))
 
 
 def test_custom_exp_gradcheck_and_gradgradcheck():
@@ -142,10 +142,10 @@ def test_needs_input_grad_and_non_tensor_args():
 
     x, y = leaf([1.0, 2.0]), mg.tensor(np.array([3.0, 4.0]))
     out = Probe.apply(x, y, 0.5)
-    np.testing.assert_allclose(out.data, [3.5, 9.0])
+    np.testing.assert_allclose(out.data.numpy(), [3.5, 9.0])
     out.sum().backward()
     assert seen == [(True, False, False)]
-    np.testing.assert_allclose(x.grad.data, [3.5, 4.5])
+    np.testing.assert_allclose(x.grad.data.numpy(), [3.5, 4.5])
     assert y.grad is None
 
 
@@ -162,24 +162,24 @@ def test_custom_function_broadcast_grad_summed_by_engine():
     assert out.shape == (2, 3)
     out.sum().backward()
     assert x.grad.shape == (2, 1) and y.grad.shape == (3,)
-    np.testing.assert_allclose(x.grad.data, [[3.0 + 6.0], [3.0 + 6.0]])
-    np.testing.assert_allclose(y.grad.data, [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [[3.0 + 6.0], [3.0 + 6.0]])
+    np.testing.assert_allclose(y.grad.data.numpy(), [2.0, 2.0, 2.0])
 
 
 def test_multiple_outputs():
     x = leaf([0.2, 1.0])
     s, c = SinCos.apply(x)
     assert s.grad_fn is c.grad_fn
-    np.testing.assert_allclose(s.data, np.sin(x.data))
+    np.testing.assert_allclose(s.data.numpy(), np.sin(x.data.numpy()))
     (s * 2 + c * 3).sum().backward()
-    np.testing.assert_allclose(x.grad.data, 2 * np.cos(x.data) - 3 * np.sin(x.data))
+    np.testing.assert_allclose(x.grad.data.numpy(), 2 * np.cos(x.data.numpy()) - 3 * np.sin(x.data.numpy()))
 
 
 def test_multiple_outputs_only_one_used():
     x = leaf([0.2, 1.0])
     s, _ = SinCos.apply(x)
     s.sum().backward()
-    np.testing.assert_allclose(x.grad.data, np.cos(x.data))
+    np.testing.assert_allclose(x.grad.data.numpy(), np.cos(x.data.numpy()))
 
 
 def test_multiple_outputs_gradcheck():
@@ -193,9 +193,9 @@ def test_mark_non_differentiable():
     vals, idx = SortWithIndex.apply(x)
     assert vals.requires_grad
     assert not idx.requires_grad and idx.grad_fn is None
-    np.testing.assert_array_equal(idx.data, [1, 2, 0])
+    np.testing.assert_array_equal(idx.data.numpy(), [1, 2, 0])
     (vals * mg.tensor(np.array([1.0, 10.0, 100.0]))).sum().backward()
-    np.testing.assert_allclose(x.grad.data, [100.0, 1.0, 10.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [100.0, 1.0, 10.0])
 
 
 def test_mark_non_differentiable_float_output():
@@ -216,7 +216,7 @@ def test_mark_non_differentiable_float_output():
     y, m = WithMask.apply(x)
     assert y.requires_grad and not m.requires_grad
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, [0.0, 1.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [0.0, 1.0])
 
 
 def test_sort_gradcheck():
@@ -229,7 +229,7 @@ def test_first_order_numpy_backward_gradcheck():
     out = ScaledSum.apply(x, 3)
     assert out.item() == 45.0
     out.backward()
-    np.testing.assert_allclose(x.grad.data, np.full((2, 3), 3.0))
+    np.testing.assert_allclose(x.grad.data.numpy(), np.full((2, 3), 3.0))
     assert gradcheck(lambda t: ScaledSum.apply(t, 3), (x,))
 
 
@@ -255,7 +255,7 @@ def test_ctx_attributes_available_under_no_grad():
 
     with mg.no_grad():
         y = UsesNeeds.apply(leaf([1.0]))
-    np.testing.assert_allclose(y.data, [2.0])
+    np.testing.assert_allclose(y.data.numpy(), [2.0])
 
 
 def test_backward_returning_wrong_count_raises():

@@ -156,7 +156,7 @@ def test_backward_inside_no_grad_still_computes_grad(x):
     y = (x * x).sum()
     with mg.no_grad():
         y.backward()
-    np.testing.assert_allclose(x.grad.data, [2.0, 4.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [2.0, 4.0])
 
 
 def test_inplace_update_of_parameter_under_no_grad(x):
@@ -164,7 +164,7 @@ def test_inplace_update_of_parameter_under_no_grad(x):
     with mg.no_grad():
         x -= 0.5 * x.grad
     assert x.is_leaf and x.requires_grad
-    np.testing.assert_allclose(x.data, [0.0, 0.0])
+    np.testing.assert_allclose(x.data.numpy(), [0.0, 0.0])
 
 
 def test_bare_decorator(x):

@@ -44,14 +44,14 @@ EXPECTED = {
 @pytest.mark.parametrize("name", list(INPLACE))
 def test_inplace_bumps_version_and_writes_memory(name):
     t = plain([1.0, 2.0, 3.0])
-    arr = t.data
+    arr = t.data.numpy()
     v0 = t._version
     out = INPLACE[name](t)
     if name not in ("setitem", "setitem_slice"):
         assert out is t
     assert t._version > v0
-    assert t.data is arr or np.shares_memory(t.data, arr)
-    np.testing.assert_allclose(t.data, EXPECTED[name])
+    assert t.data.numpy() is arr or np.shares_memory(t.data.numpy(), arr)
+    np.testing.assert_allclose(t.data.numpy(), EXPECTED[name])
     np.testing.assert_allclose(arr, EXPECTED[name])
 
 
@@ -63,7 +63,7 @@ def test_inplace_on_non_leaf_gradient_matches_out_of_place(name):
     h = x * 1.5
     INPLACE[name](h)
     (h * plain([1.0, 2.0, 3.0])).sum().backward()
-    g_inplace = x.grad.data.copy()
+    g_inplace = x.grad.data.numpy().copy()
 
     x2 = leaf(xn)
     ref = plain(xn * 1.5).clone()
@@ -76,7 +76,7 @@ def test_inplace_on_non_leaf_gradient_matches_out_of_place(name):
             p[k] += s
             t = plain(p * 1.5)
             INPLACE[name](t)
-            vals.append((t.data * [1.0, 2.0, 3.0]).sum())
+            vals.append((t.data.numpy() * [1.0, 2.0, 3.0]).sum())
         num[k] = (vals[0] - vals[1]) / (2 * eps)
     del x2, ref
     np.testing.assert_allclose(g_inplace, num, rtol=1e-5, atol=1e-6)
@@ -88,7 +88,7 @@ def test_views_share_version_counter():
     v0 = y._version
     v.mul_(2)
     assert y._version == v._version > v0
-    np.testing.assert_allclose(y.data, [1.0, 4.0, 6.0])
+    np.testing.assert_allclose(y.data.numpy(), [1.0, 4.0, 6.0])
 
 
 # -- saved tensors modified in place -----------------------------------------------------------------------
@@ -145,7 +145,7 @@ def test_modifying_unsaved_tensor_is_fine():
     z = h + 1.0
     h.mul_(10.0)
     (z.sum() + h.sum()).backward()
-    np.testing.assert_allclose(x.grad.data, [2.0 + 20.0, 2.0 + 20.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [2.0 + 20.0, 2.0 + 20.0])
 
 
 def test_clone_before_modifying_avoids_error():
@@ -154,7 +154,7 @@ def test_clone_before_modifying_avoids_error():
     y2 = y.clone()
     y2.mul_(2.0)
     (y2.sum() + y.sum()).backward()
-    np.testing.assert_allclose(x.grad.data, 3 * np.exp(x.data))
+    np.testing.assert_allclose(x.grad.data.numpy(), 3 * np.exp(x.data.numpy()))
 
 
 # -- leaves ----------------------------------------------------------------------------------------------------
@@ -164,7 +164,7 @@ def test_inplace_on_leaf_requiring_grad_raises(name):
     x = leaf([1.0, 2.0, 3.0])
     with pytest.raises(RuntimeError, match="leaf"):
         INPLACE[name](x)
-    np.testing.assert_allclose(x.data, [1.0, 2.0, 3.0])
+    np.testing.assert_allclose(x.data.numpy(), [1.0, 2.0, 3.0])
 
 
 @pytest.mark.parametrize("name", list(INPLACE))
@@ -172,7 +172,7 @@ def test_inplace_on_leaf_works_under_no_grad(name):
     x = leaf([1.0, 2.0, 3.0])
     with mg.no_grad():
         INPLACE[name](x)
-    np.testing.assert_allclose(x.data, EXPECTED[name])
+    np.testing.assert_allclose(x.data.numpy(), EXPECTED[name])
     assert x.is_leaf and x.requires_grad and x.grad_fn is None
 
 
@@ -183,7 +183,7 @@ def test_sgd_style_update_under_no_grad_then_backward_again():
         x.sub_(0.1 * x.grad)
     x.grad = None
     (x * x).sum().backward()
-    np.testing.assert_allclose(x.grad.data, 2 * np.array([0.8, 1.6]))
+    np.testing.assert_allclose(x.grad.data.numpy(), 2 * np.array([0.8, 1.6]))
 
 
 # -- gradients through in-place writes -----------------------------------------------------------------------------
@@ -195,8 +195,8 @@ def test_inplace_non_leaf_grad_chain():
     h.add_(x)      # h = 2 x^2 + x
     h.pow_(2)      # h = (2 x^2 + x)^2
     h.sum().backward()
-    xn = x.data
-    np.testing.assert_allclose(x.grad.data, 2 * (2 * xn ** 2 + xn) * (4 * xn + 1))
+    xn = x.data.numpy()
+    np.testing.assert_allclose(x.grad.data.numpy(), 2 * (2 * xn ** 2 + xn) * (4 * xn + 1))
     assert h.grad_fn is not None and h.grad_fn.name() == "PowBackward0"
 
 
@@ -207,8 +207,8 @@ def test_inplace_with_tensor_argument_requiring_grad():
     h.mul_(w)
     h.sub_(w)
     h.sum().backward()
-    np.testing.assert_allclose(x.grad.data, [3.0, 5.0])
-    np.testing.assert_allclose(w.grad.data, [0.0, 1.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [3.0, 5.0])
+    np.testing.assert_allclose(w.grad.data.numpy(), [0.0, 1.0])
 
 
 def test_inplace_on_plain_tensor_with_grad_argument_joins_graph():
@@ -217,7 +217,7 @@ def test_inplace_on_plain_tensor_with_grad_argument_joins_graph():
     t.mul_(w)
     assert t.requires_grad and t.grad_fn is not None
     t.sum().backward()
-    np.testing.assert_allclose(w.grad.data, [1.0, 1.0])
+    np.testing.assert_allclose(w.grad.data.numpy(), [1.0, 1.0])
 
 
 def test_setitem_gradient_flows_to_value_not_overwritten():
@@ -226,8 +226,8 @@ def test_setitem_gradient_flows_to_value_not_overwritten():
     y = x * 2.0
     y[0] = v
     (y * plain([5.0, 6.0, 7.0])).sum().backward()
-    np.testing.assert_allclose(y.data, [10.0, 4.0, 6.0])
-    np.testing.assert_allclose(x.grad.data, [0.0, 12.0, 14.0])
+    np.testing.assert_allclose(y.data.numpy(), [10.0, 4.0, 6.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [0.0, 12.0, 14.0])
     assert v.grad.item() == pytest.approx(5.0)
 
 
@@ -239,9 +239,9 @@ def test_setitem_slice_and_mask():
     y[y > 4] = 0.0
     (y * y).sum().backward()
     # y[0] = x[0] (values 0, 1, 2 not > 4); y[1] = 2v = 2, 4, 6 -> 6 zeroed
-    np.testing.assert_allclose(y.data, [[0.0, 1.0, 2.0], [2.0, 4.0, 0.0]])
-    np.testing.assert_allclose(x.grad.data, [[0.0, 2.0, 4.0], [0.0, 0.0, 0.0]])
-    np.testing.assert_allclose(v.grad.data, [8.0, 16.0, 0.0])
+    np.testing.assert_allclose(y.data.numpy(), [[0.0, 1.0, 2.0], [2.0, 4.0, 0.0]])
+    np.testing.assert_allclose(x.grad.data.numpy(), [[0.0, 2.0, 4.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(v.grad.data.numpy(), [8.0, 16.0, 0.0])
 
 
 def test_setitem_on_plain_tensor_with_grad_value():
@@ -250,7 +250,7 @@ def test_setitem_on_plain_tensor_with_grad_value():
     buf[1:] = v
     assert buf.requires_grad
     (buf * plain([1.0, 2.0, 3.0])).sum().backward()
-    np.testing.assert_allclose(v.grad.data, [2.0, 3.0])
+    np.testing.assert_allclose(v.grad.data.numpy(), [2.0, 3.0])
 
 
 def test_inplace_through_basic_slice_view_of_non_leaf():
@@ -258,10 +258,10 @@ def test_inplace_through_basic_slice_view_of_non_leaf():
     y = x * 1.0
     v = y[1:]
     v.mul_(2)
-    np.testing.assert_allclose(y.data, [1.0, 4.0, 6.0])
-    np.testing.assert_allclose(v.data, [4.0, 6.0])
+    np.testing.assert_allclose(y.data.numpy(), [1.0, 4.0, 6.0])
+    np.testing.assert_allclose(v.data.numpy(), [4.0, 6.0])
     (y * plain([1.0, 10.0, 100.0])).sum().backward()
-    np.testing.assert_allclose(x.grad.data, [1.0, 20.0, 200.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [1.0, 20.0, 200.0])
 
 
 def test_inplace_through_view_then_use_view():
@@ -270,8 +270,8 @@ def test_inplace_through_view_then_use_view():
     v = y[::2]
     v.add_(x[1::2])  # y = [x0 + x1, x1, x2 + x3, x3]
     (v * plain([1.0, 10.0])).sum().backward()
-    np.testing.assert_allclose(v.data, [3.0, 7.0])
-    np.testing.assert_allclose(x.grad.data, [1.0, 1.0, 10.0, 10.0])
+    np.testing.assert_allclose(v.data.numpy(), [3.0, 7.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [1.0, 1.0, 10.0, 10.0])
 
 
 def test_inplace_on_view_of_leaf_raises():
@@ -295,15 +295,15 @@ def test_setitem_augmented_assignment_slice_on_non_leaf():
     y = x * 1.0
     y[1:] *= 2
     y.sum().backward()
-    np.testing.assert_allclose(y.data, [1.0, 4.0, 6.0])
-    np.testing.assert_allclose(x.grad.data, [1.0, 2.0, 2.0])
+    np.testing.assert_allclose(y.data.numpy(), [1.0, 4.0, 6.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [1.0, 2.0, 2.0])
 
 
 def test_integer_index_is_a_view():
     t = plain([1.0, 2.0, 3.0])
     v = t[0]
     v.add_(10.0)
-    np.testing.assert_allclose(t.data, [11.0, 2.0, 3.0])
+    np.testing.assert_allclose(t.data.numpy(), [11.0, 2.0, 3.0])
 
 
 def test_setitem_augmented_assignment_on_non_leaf():
@@ -312,8 +312,8 @@ def test_setitem_augmented_assignment_on_non_leaf():
     y[1:] *= 2
     y[0] += x[1]
     y.sum().backward()
-    np.testing.assert_allclose(y.data, [3.0, 4.0, 6.0])
-    np.testing.assert_allclose(x.grad.data, [1.0, 3.0, 2.0])
+    np.testing.assert_allclose(y.data.numpy(), [3.0, 4.0, 6.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [1.0, 3.0, 2.0])
 
 
 def test_view_inplace_with_tensor_requiring_grad():
@@ -322,7 +322,7 @@ def test_view_inplace_with_tensor_requiring_grad():
     v = y[1:]
     v.mul_(x[1:])
     (y * plain([1.0, 10.0, 100.0])).sum().backward()
-    np.testing.assert_allclose(x.grad.data, [1.0, 40.0, 600.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [1.0, 40.0, 600.0])
 
 
 def test_backward_from_modified_view():
@@ -331,7 +331,7 @@ def test_backward_from_modified_view():
     v = y[1:]
     v.mul_(2)
     v.sum().backward()
-    np.testing.assert_allclose(x.grad.data, [0.0, 2.0, 2.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [0.0, 2.0, 2.0])
 
 
 def test_view_sees_later_inplace_on_base():
@@ -339,9 +339,9 @@ def test_view_sees_later_inplace_on_base():
     y = x * 1.0
     v = y[1:]
     y.mul_(2)
-    np.testing.assert_allclose(v.data, [4.0, 6.0])
+    np.testing.assert_allclose(v.data.numpy(), [4.0, 6.0])
     v.sum().backward()
-    np.testing.assert_allclose(x.grad.data, [0.0, 2.0, 2.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [0.0, 2.0, 2.0])
 
 
 def test_retain_grad_follows_inplace():
@@ -350,8 +350,8 @@ def test_retain_grad_follows_inplace():
     y.retain_grad()
     y.mul_(2)
     y.sum().backward()
-    np.testing.assert_allclose(y.grad.data, [1.0, 1.0, 1.0])
-    np.testing.assert_allclose(x.grad.data, [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(y.grad.data.numpy(), [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(x.grad.data.numpy(), [2.0, 2.0, 2.0])
 
 
 @pytest.mark.parametrize("make_view", [lambda y: y.T, lambda y: y.reshape(4), lambda y: y[1:][1:]])
@@ -365,9 +365,9 @@ def test_inplace_on_other_views_is_correct_or_refused(make_view):
     except RuntimeError as e:
         assert "view" in str(e)
         return
-    expected = np.where(np.isclose(y.data, 2 * x.data), 2.0, 1.0)
+    expected = np.where(np.isclose(y.data.numpy(), 2 * x.data.numpy()), 2.0, 1.0)
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, expected)
+    np.testing.assert_allclose(x.grad.data.numpy(), expected)
 
 
 @pytest.mark.parametrize("modify", [

@@ -24,7 +24,7 @@ def test_collate_tensors_and_numbers():
     out = default_collate([(mg.zeros(2), 1, 0.5, True), (mg.ones(2), 2, 1.5, False)])
     assert isinstance(out, list) and len(out) == 4
     assert out[0].shape == (2, 2) and out[0].dtype == mg.float32
-    np.testing.assert_array_equal(out[0].data, [[0, 0], [1, 1]])
+    np.testing.assert_array_equal(out[0].data.numpy(), [[0, 0], [1, 1]])
     assert out[1].dtype == mg.int64 and out[1].tolist() == [1, 2]
     assert out[2].dtype == mg.float64 and out[2].tolist() == [0.5, 1.5]  # as torch: Python floats -> float64
     assert out[3].dtype == mg.bool_ and out[3].tolist() == [True, False]
@@ -65,7 +65,7 @@ def test_collate_keeps_graph_for_tensors_requiring_grad():
     out = default_collate([a, a * 2])
     assert out.requires_grad
     out.sum().backward()
-    np.testing.assert_allclose(a.grad.data, [3, 3])
+    np.testing.assert_allclose(a.grad.data.numpy(), [3, 3])
 
 
 def test_default_convert():
@@ -82,7 +82,7 @@ def test_batches_shapes_dtypes_len():
     assert [tuple(b[0].shape) for b in batches] == [(4, 3), (4, 3), (2, 3)]
     x, y = batches[0]
     assert x.dtype == mg.float32 and y.dtype == mg.int64
-    np.testing.assert_array_equal(y.data, [0, 1, 2, 3])
+    np.testing.assert_array_equal(y.data.numpy(), [0, 1, 2, 3])
 
 
 def test_drop_last():
@@ -103,7 +103,7 @@ def test_batch_size_none_disables_batching():
 
 def test_shuffle_reproducible_with_generator_and_epochs_differ():
     def order(dl):
-        return np.concatenate([y.data for _, y in dl]).tolist()
+        return np.concatenate([y.data.numpy() for _, y in dl]).tolist()
     dl1 = DataLoader(_ds(50), batch_size=8, shuffle=True, generator=mg.Generator().manual_seed(0))
     dl2 = DataLoader(_ds(50), batch_size=8, shuffle=True, generator=mg.Generator().manual_seed(0))
     e1, e2 = order(dl1), order(dl1)
@@ -185,7 +185,7 @@ def _assert_same_batches(a, b):
         assert isinstance(ba, list) and len(ba) == len(bb)
         for ta, tb in zip(ba, bb):
             assert ta.dtype == tb.dtype and ta.shape == tb.shape
-            np.testing.assert_array_equal(ta.data, tb.data)
+            np.testing.assert_array_equal(ta.data.numpy(), tb.data.numpy())
 
 
 @pytest.mark.parametrize("kwargs", [dict(batch_size=3), dict(batch_size=4, drop_last=True),
@@ -223,7 +223,7 @@ def test_subclass_overriding_getitem_uses_its_items():
 
     ds = Doubled(mg.tensor(np.ones((4, 2), dtype=np.float32)), mg.tensor(np.arange(4)))
     x, _ = next(iter(DataLoader(ds, batch_size=4)))
-    np.testing.assert_array_equal(x.data, np.full((4, 2), 2.0))
+    np.testing.assert_array_equal(x.data.numpy(), np.full((4, 2), 2.0))
 
 
 def test_dataset_requiring_grad_keeps_graph():
@@ -231,14 +231,14 @@ def test_dataset_requiring_grad_keeps_graph():
     x, = next(iter(DataLoader(TensorDataset(w), batch_size=4)))
     assert x.requires_grad
     x.sum().backward()
-    np.testing.assert_array_equal(w.grad.data, np.ones((4, 2)))
+    np.testing.assert_array_equal(w.grad.data.numpy(), np.ones((4, 2)))
 
 
 def test_fast_batches_are_copies():
     ds = _ds(4)
     x, _ = next(iter(DataLoader(ds, batch_size=4)))
     x.data[...] = -1
-    assert ds.tensors[0].data.min() >= 0
+    assert ds.tensors[0].data.numpy().min() >= 0
 
 
 def test_collate_and_len_parity_with_torch():
@@ -251,7 +251,7 @@ def test_collate_and_len_parity_with_torch():
     for k in "abc":
         assert str(ours[0][k].dtype) == str(theirs[0][k].dtype).replace("torch.", "")
         assert ours[0][k].tolist() == theirs[0][k].tolist()
-    np.testing.assert_array_equal(ours[1].data, theirs[1].numpy())
+    np.testing.assert_array_equal(ours[1].data.numpy(), theirs[1].numpy())
     assert ours[2] == list(theirs[2]) == ["s", "t"]
     for n, bs, dl in [(10, 3, False), (10, 3, True), (9, 3, True), (1, 4, False), (1, 4, True)]:
         t = torch.utils.data.DataLoader(range(n), batch_size=bs, drop_last=dl)

@@ -11,7 +11,7 @@ def test_tensor_dataset_items_and_len():
     ds = TensorDataset(x, y)
     assert len(ds) == 4
     xi, yi = ds[2]
-    np.testing.assert_array_equal(xi.data, [6, 7, 8])
+    np.testing.assert_array_equal(xi.data.numpy(), [6, 7, 8])
     assert yi.item() == 0
     assert ds.tensors[0] is x
 

@@ -25,7 +25,7 @@ class Scale(nn.Module):
 # ---------------------------------------------------------------- Sequential
 def test_sequential_forward_chains():
     seq = nn.Sequential(Scale(2.0), Scale(3.0))
-    np.testing.assert_allclose(seq(mg.tensor([1.0, 2.0])).data, [6.0, 12.0])
+    np.testing.assert_allclose(seq(mg.tensor([1.0, 2.0])).data.numpy(), [6.0, 12.0])
 
 
 def test_sequential_names_and_ordereddict_ctor():

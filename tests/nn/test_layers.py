@@ -31,15 +31,15 @@ def check_module_grads(module, *inputs, eps=1e-6, atol=1e-6, rtol=1e-4, seed=0):
 
     def scalar():
         with mg.no_grad():
-            return float((module(*inputs).data * r).sum())
+            return float((module(*inputs).data.numpy() * r).sum())
 
     for p in leaves:
         p.grad = None
     (module(*inputs) * _t(r)).sum().backward()
     checked = 0
     for p in leaves:
-        analytic = np.zeros(p.shape) if p.grad is None else p.grad.data
-        flat = p.data.reshape(-1)
+        analytic = np.zeros(p.shape) if p.grad is None else p.grad.data.numpy()
+        flat = p.data.numpy().reshape(-1)
         numeric = np.zeros(flat.size)
         for i in range(flat.size):
             orig = flat[i]
@@ -96,7 +96,7 @@ def test_linear_shape_forward_and_repr():
     x = _rng().standard_normal((5, 4)).astype(np.float32)
     out = m(mg.tensor(x))
     assert out.shape == (5, 3)
-    np.testing.assert_allclose(out.data, x @ m.weight.data.T + m.bias.data, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out.data.numpy(), x @ m.weight.data.numpy().T + m.bias.data.numpy(), rtol=1e-5, atol=1e-6)
     assert m(mg.tensor(x[None])).shape == (1, 5, 3)  # leading batch dimensions
     assert repr(m) == "Linear(in_features=4, out_features=3, bias=True)"
     assert [n for n, _ in m.named_parameters()] == ["weight", "bias"]
@@ -107,19 +107,19 @@ def test_linear_without_bias_and_dtype():
     assert m.bias is None and [n for n, _ in m.named_parameters()] == ["weight"]
     assert m.weight.dtype == mg.float64
     assert repr(m) == "Linear(in_features=2, out_features=2, bias=False)"
-    np.testing.assert_allclose(m(_t(np.eye(2))).data, m.weight.data.T)
+    np.testing.assert_allclose(m(_t(np.eye(2))).data.numpy(), m.weight.data.numpy().T)
 
 
 def test_linear_init_bounds_kaiming_uniform():
     mg.manual_seed(0)
     m = nn.Linear(400, 300)
     bound = 1 / math.sqrt(400)  # kaiming_uniform_(a=sqrt(5)) gives exactly 1/sqrt(fan_in)
-    w = m.weight.data
+    w = m.weight.data.numpy()
     assert np.abs(w).max() <= bound
     assert np.abs(w).max() > 0.99 * bound
     assert w.std() == pytest.approx(bound / math.sqrt(3), rel=0.02)
     assert abs(w.mean()) < 0.01 * bound * 10
-    assert np.abs(m.bias.data).max() <= bound and np.abs(m.bias.data).max() > 0.9 * bound
+    assert np.abs(m.bias.data.numpy()).max() <= bound and np.abs(m.bias.data.numpy()).max() > 0.9 * bound
 
 
 def test_linear_init_reproducible_with_seed():
@@ -127,8 +127,8 @@ def test_linear_init_reproducible_with_seed():
     a = nn.Linear(5, 5)
     mg.manual_seed(123)
     b = nn.Linear(5, 5)
-    np.testing.assert_array_equal(a.weight.data, b.weight.data)
-    np.testing.assert_array_equal(a.bias.data, b.bias.data)
+    np.testing.assert_array_equal(a.weight.data.numpy(), b.weight.data.numpy())
+    np.testing.assert_array_equal(a.bias.data.numpy(), b.bias.data.numpy())
 
 
 def test_linear_gradcheck():
@@ -156,10 +156,10 @@ def test_conv2d_forward_matches_numpy(kw):
     out = m(_t(x))
     s = m.stride
     p = m.padding
-    ref = conv2d_ref(x, m.weight.data, None if m.bias is None else m.bias.data, s,
+    ref = conv2d_ref(x, m.weight.data.numpy(), None if m.bias is None else m.bias.data.numpy(), s,
                      (p[0], p[0], p[1], p[1]), m.dilation, m.groups)
     assert out.shape == ref.shape
-    np.testing.assert_allclose(out.data, ref, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(out.data.numpy(), ref, rtol=1e-10, atol=1e-10)
 
 
 def test_conv2d_padding_same_and_valid():
@@ -170,9 +170,9 @@ def test_conv2d_padding_same_and_valid():
         assert out.shape == (1, 3, 6, 5)
         kh, kw = m.kernel_size
         th, tw = d * (kh - 1), d * (kw - 1)
-        ref = conv2d_ref(x, m.weight.data, m.bias.data, (1, 1), (th // 2, th - th // 2, tw // 2, tw - tw // 2),
+        ref = conv2d_ref(x, m.weight.data.numpy(), m.bias.data.numpy(), (1, 1), (th // 2, th - th // 2, tw // 2, tw - tw // 2),
                          (d, d))
-        np.testing.assert_allclose(out.data, ref, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(out.data.numpy(), ref, rtol=1e-10, atol=1e-10)
     m = nn.Conv2d(2, 3, 3, padding="valid")
     assert m(mg.tensor(x.astype(np.float32))).shape == (1, 3, 4, 3)
     with pytest.raises(ValueError, match="strided"):
@@ -203,9 +203,9 @@ def test_conv2d_init_bounds():
     m = nn.Conv2d(8, 16, 3, groups=2)
     fan_in = 4 * 9
     bound = 1 / math.sqrt(fan_in)
-    assert np.abs(m.weight.data).max() <= bound
-    assert np.abs(m.weight.data).max() > 0.95 * bound
-    assert np.abs(m.bias.data).max() <= bound
+    assert np.abs(m.weight.data.numpy()).max() <= bound
+    assert np.abs(m.weight.data.numpy()).max() > 0.95 * bound
+    assert np.abs(m.bias.data.numpy()).max() <= bound
 
 
 def test_conv2d_gradcheck():
@@ -220,9 +220,9 @@ def test_maxpool2d_forward_and_repr():
     x = _rng(7).standard_normal((2, 3, 7, 6))
     m = nn.MaxPool2d(2)
     out = m(_t(x))
-    np.testing.assert_allclose(out.data, pool_ref(x, 2, 2, 0, np.max, -np.inf))
+    np.testing.assert_allclose(out.data.numpy(), pool_ref(x, 2, 2, 0, np.max, -np.inf))
     out = nn.MaxPool2d(3, stride=2, padding=1)(_t(x))
-    np.testing.assert_allclose(out.data, pool_ref(x, 3, 2, 1, np.max, -np.inf))
+    np.testing.assert_allclose(out.data.numpy(), pool_ref(x, 3, 2, 1, np.max, -np.inf))
     assert repr(m) == "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
     assert repr(nn.MaxPool2d(3, 1, 1)) == "MaxPool2d(kernel_size=3, stride=1, padding=1, dilation=1, ceil_mode=False)"
 
@@ -230,13 +230,13 @@ def test_maxpool2d_forward_and_repr():
 def test_maxpool2d_gradient_routes_to_max():
     x = _t([[[[1.0, 2.0], [4.0, 3.0]]]], requires_grad=True)
     nn.MaxPool2d(2)(x).sum().backward()
-    np.testing.assert_allclose(x.grad.data, [[[[0.0, 0.0], [1.0, 0.0]]]])
+    np.testing.assert_allclose(x.grad.data.numpy(), [[[[0.0, 0.0], [1.0, 0.0]]]])
 
 
 def test_avgpool2d_forward_and_repr():
     x = _rng(8).standard_normal((2, 3, 6, 7))
-    np.testing.assert_allclose(nn.AvgPool2d(2)(_t(x)).data, pool_ref(x, 2, 2, 0, np.mean, 0.0), rtol=1e-12)
-    np.testing.assert_allclose(nn.AvgPool2d(3, stride=2, padding=1)(_t(x)).data,
+    np.testing.assert_allclose(nn.AvgPool2d(2)(_t(x)).data.numpy(), pool_ref(x, 2, 2, 0, np.mean, 0.0), rtol=1e-12)
+    np.testing.assert_allclose(nn.AvgPool2d(3, stride=2, padding=1)(_t(x)).data.numpy(),
                                pool_ref(x, 3, 2, 1, np.mean, 0.0), rtol=1e-12)  # count_include_pad
     assert repr(nn.AvgPool2d(2)) == "AvgPool2d(kernel_size=2, stride=2, padding=0)"
 
@@ -257,8 +257,8 @@ def test_adaptive_avg_pool2d():
         for j in range(2):
             w0, w1 = (j * 5) // 2, -((-(j + 1) * 5) // 2)
             ref[:, :, i, j] = x[:, :, h0:h1, w0:w1].mean(axis=(2, 3))
-    np.testing.assert_allclose(out.data, ref, rtol=1e-12)
-    np.testing.assert_allclose(nn.AdaptiveAvgPool2d(1)(_t(x)).data, x.mean(axis=(2, 3), keepdims=True))
+    np.testing.assert_allclose(out.data.numpy(), ref, rtol=1e-12)
+    np.testing.assert_allclose(nn.AdaptiveAvgPool2d(1)(_t(x)).data.numpy(), x.mean(axis=(2, 3), keepdims=True))
     assert repr(nn.AdaptiveAvgPool2d((5, 7))) == "AdaptiveAvgPool2d(output_size=(5, 7))"
 
 
@@ -274,10 +274,10 @@ def test_batchnorm2d_train_forward_and_running_stats():
     var = x.var(axis=(0, 2, 3))
     ref = (x - mean[None, :, None, None]) / np.sqrt(var[None, :, None, None] + 1e-5)
     ref = ref * np.array([1, 2, 3])[None, :, None, None] + np.array([0, -1, 1])[None, :, None, None]
-    np.testing.assert_allclose(out.data, ref, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(out.data.numpy(), ref, rtol=1e-9, atol=1e-9)
     n = x.size / 3
-    np.testing.assert_allclose(m.running_mean.data, 0.8 * 0 + 0.2 * mean, rtol=1e-10)
-    np.testing.assert_allclose(m.running_var.data, 0.8 * 1 + 0.2 * var * n / (n - 1), rtol=1e-10)  # unbiased
+    np.testing.assert_allclose(m.running_mean.data.numpy(), 0.8 * 0 + 0.2 * mean, rtol=1e-10)
+    np.testing.assert_allclose(m.running_var.data.numpy(), 0.8 * 1 + 0.2 * var * n / (n - 1), rtol=1e-10)  # unbiased
     assert m.num_batches_tracked.item() == 1 and m.num_batches_tracked.dtype == mg.int64
     m(_t(x))
     assert m.num_batches_tracked.item() == 2
@@ -292,8 +292,8 @@ def test_batchnorm_eval_uses_running_stats():
     x = _rng(12).standard_normal((5, 2))
     out = m(_t(x))
     ref = (x - np.array([1.0, -1.0])) / np.sqrt(np.array([4.0, 0.25]) + 1e-5)
-    np.testing.assert_allclose(out.data, ref, rtol=1e-10)
-    np.testing.assert_allclose(m.running_mean.data, [1.0, -1.0])  # not updated in eval
+    np.testing.assert_allclose(out.data.numpy(), ref, rtol=1e-10)
+    np.testing.assert_allclose(m.running_mean.data.numpy(), [1.0, -1.0])  # not updated in eval
     assert m.num_batches_tracked.item() == 0
 
 
@@ -302,7 +302,7 @@ def test_batchnorm1d_3d_input_and_dim_check():
     x = _rng(13).standard_normal((4, 3, 6))
     out = m(_t(x))
     mean, var = x.mean(axis=(0, 2)), x.var(axis=(0, 2))
-    np.testing.assert_allclose(out.data, (x - mean[None, :, None]) / np.sqrt(var[None, :, None] + 1e-5),
+    np.testing.assert_allclose(out.data.numpy(), (x - mean[None, :, None]) / np.sqrt(var[None, :, None] + 1e-5),
                                rtol=1e-9, atol=1e-9)
     with pytest.raises(ValueError, match="expected 2D or 3D input"):
         m(_t(np.zeros((1, 3, 2, 2))))
@@ -315,7 +315,7 @@ def test_batchnorm_momentum_none_is_cumulative_average():
     batches = [_rng(i).standard_normal((8, 1)) + i for i in range(3)]
     for b in batches:
         m(_t(b))
-    np.testing.assert_allclose(m.running_mean.data, np.mean([b.mean() for b in batches]), rtol=1e-10)
+    np.testing.assert_allclose(m.running_mean.data.numpy(), np.mean([b.mean() for b in batches]), rtol=1e-10)
 
 
 def test_batchnorm_without_running_stats_and_affine():
@@ -325,15 +325,15 @@ def test_batchnorm_without_running_stats_and_affine():
     m.eval()
     x = _rng(14).standard_normal((6, 2))
     out = m(_t(x))  # batch statistics even in eval
-    np.testing.assert_allclose(out.data, (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-6)
+    np.testing.assert_allclose(out.data.numpy(), (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-6)
 
 
 def test_batchnorm_state_dict_and_repr():
     m = nn.BatchNorm2d(4)
     assert list(m.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
     assert repr(m) == "BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
-    np.testing.assert_array_equal(m.weight.data, 1.0)
-    np.testing.assert_array_equal(m.bias.data, 0.0)
+    np.testing.assert_array_equal(m.weight.data.numpy(), 1.0)
+    np.testing.assert_array_equal(m.bias.data.numpy(), 0.0)
     sd = m.state_dict()
     del sd["num_batches_tracked"]  # older checkpoints lack it; they still load
     nn.BatchNorm2d(4).load_state_dict(sd)
@@ -357,12 +357,12 @@ def test_layernorm_forward_and_repr():
     x = _rng(17).standard_normal((4, 5, 6))
     m = nn.LayerNorm(6).double()
     ref = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
-    np.testing.assert_allclose(m(_t(x)).data, ref, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(m(_t(x)).data.numpy(), ref, rtol=1e-9, atol=1e-9)
     m2 = nn.LayerNorm((5, 6), elementwise_affine=True).double()
     assert m2.weight.shape == (5, 6)
     mu = x.mean((1, 2), keepdims=True)
     ref2 = (x - mu) / np.sqrt(x.var((1, 2), keepdims=True) + 1e-5)
-    np.testing.assert_allclose(m2(_t(x)).data, ref2, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(m2(_t(x)).data.numpy(), ref2, rtol=1e-9, atol=1e-9)
     assert repr(nn.LayerNorm(10)) == "LayerNorm((10,), eps=1e-05, elementwise_affine=True, bias=True)"
     nb = nn.LayerNorm(4, bias=False)
     assert nb.bias is None and [n for n, _ in nb.named_parameters()] == ["weight"]
@@ -382,7 +382,7 @@ def test_dropout_train_scaling_and_rate():
     mg.manual_seed(0)
     m = nn.Dropout(p=0.3)
     x = mg.ones(200, 100)
-    out = m(x).data
+    out = m(x).data.numpy()
     kept = out != 0
     assert abs(kept.mean() - 0.7) < 0.02
     np.testing.assert_allclose(out[kept], 1 / 0.7, rtol=1e-6)
@@ -391,9 +391,9 @@ def test_dropout_train_scaling_and_rate():
 def test_dropout_eval_is_identity_and_edge_cases():
     m = nn.Dropout(0.5).eval()
     x = mg.randn(4, 4)
-    assert m(x) is x or np.array_equal(m(x).data, x.data)
-    assert np.array_equal(nn.Dropout(0.0)(x).data, x.data)
-    assert np.all(nn.Dropout(1.0)(x).data == 0)
+    assert m(x) is x or np.array_equal(m(x).data.numpy(), x.data.numpy())
+    assert np.array_equal(nn.Dropout(0.0)(x).data.numpy(), x.data.numpy())
+    assert np.all(nn.Dropout(1.0)(x).data.numpy() == 0)
     with pytest.raises(ValueError, match="between 0 and 1"):
         nn.Dropout(1.5)
     assert repr(nn.Dropout()) == "Dropout(p=0.5, inplace=False)"
@@ -404,7 +404,7 @@ def test_dropout_gradient_matches_mask():
     x = mg.ones(50, requires_grad=True)
     out = nn.Dropout(0.5)(x)
     out.sum().backward()
-    np.testing.assert_allclose(x.grad.data, out.data)  # d out / d x = mask / (1 - p)
+    np.testing.assert_allclose(x.grad.data.numpy(), out.data.numpy())  # d out / d x = mask / (1 - p)
 
 
 # ---------------------------------------------------------------- Embedding
@@ -412,12 +412,12 @@ def test_embedding_lookup_init_and_repr():
     mg.manual_seed(2)
     m = nn.Embedding(1000, 20)
     assert m.weight.shape == (1000, 20)
-    w = m.weight.data
+    w = m.weight.data.numpy()
     assert abs(w.mean()) < 0.02 and w.std() == pytest.approx(1.0, rel=0.03)  # N(0, 1)
     idx = mg.tensor([[1, 2, 4], [4, 3, 999]])
     out = m(idx)
     assert out.shape == (2, 3, 20)
-    np.testing.assert_array_equal(out.data, w[idx.data])
+    np.testing.assert_array_equal(out.data.numpy(), w[idx.data.numpy()])
     assert repr(nn.Embedding(10, 3)) == "Embedding(10, 3)"
     assert repr(nn.Embedding(10, 3, padding_idx=0)) == "Embedding(10, 3, padding_idx=0)"
 
@@ -425,10 +425,10 @@ def test_embedding_lookup_init_and_repr():
 def test_embedding_padding_idx():
     m = nn.Embedding(5, 3, padding_idx=-1)
     assert m.padding_idx == 4
-    np.testing.assert_array_equal(m.weight.data[4], 0.0)
+    np.testing.assert_array_equal(m.weight.data.numpy()[4], 0.0)
     m(mg.tensor([4, 1, 4])).sum().backward()
-    np.testing.assert_array_equal(m.weight.grad.data[4], 0.0)
-    np.testing.assert_array_equal(m.weight.grad.data[1], 1.0)
+    np.testing.assert_array_equal(m.weight.grad.data.numpy()[4], 0.0)
+    np.testing.assert_array_equal(m.weight.grad.data.numpy()[1], 1.0)
     with pytest.raises(AssertionError):
         nn.Embedding(5, 3, padding_idx=5)
 
@@ -436,11 +436,11 @@ def test_embedding_padding_idx():
 def test_embedding_repeated_indices_accumulate_and_from_pretrained():
     m = nn.Embedding(3, 2)
     m(mg.tensor([0, 0, 2])).sum().backward()
-    np.testing.assert_array_equal(m.weight.grad.data, [[2, 2], [0, 0], [1, 1]])
+    np.testing.assert_array_equal(m.weight.grad.data.numpy(), [[2, 2], [0, 0], [1, 1]])
     pre = mg.tensor([[1.0, 2.0], [3.0, 4.0]])
     e = nn.Embedding.from_pretrained(pre)
     assert not e.weight.requires_grad
-    np.testing.assert_array_equal(e(mg.tensor([1])).data, [[3.0, 4.0]])
+    np.testing.assert_array_equal(e(mg.tensor([1])).data.numpy(), [[3.0, 4.0]])
     assert nn.Embedding.from_pretrained(pre, freeze=False).weight.requires_grad
 
 
@@ -455,7 +455,7 @@ def test_flatten_unflatten_identity():
     assert repr(nn.Flatten()) == "Flatten(start_dim=1, end_dim=-1)"
     assert repr(nn.Unflatten(1, (2, 5, 5))) == "Unflatten(dim=1, unflattened_size=(2, 5, 5))"
     assert repr(nn.Identity()) == "Identity()"
-    np.testing.assert_array_equal(nn.Flatten()(x).data, x.data.reshape(2, 60))
+    np.testing.assert_array_equal(nn.Flatten()(x).data.numpy(), x.data.numpy().reshape(2, 60))
 
 
 # ---------------------------------------------------------------- activations
@@ -487,7 +487,7 @@ def _erf(x):
     (nn.LogSoftmax(dim=1), lambda x: x - x.max(1, keepdims=True) - np.log(np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True))),
 ])
 def test_activation_forward(module, ref):
-    np.testing.assert_allclose(module(_t(_X)).data, ref(_X), rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(module(_t(_X)).data.numpy(), ref(_X), rtol=1e-7, atol=1e-10)
 
 
 @pytest.mark.parametrize("module", [nn.ReLU(), nn.LeakyReLU(0.1), nn.GELU(), nn.GELU("tanh"), nn.SiLU(), nn.ELU(),
@@ -514,7 +514,7 @@ def test_activation_reprs():
 def test_softmax_implicit_dim_warns():
     with pytest.warns(UserWarning, match="Implicit dimension"):
         out = nn.Softmax()(mg.randn(2, 3))
-    np.testing.assert_allclose(out.data.sum(1), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(out.data.numpy().sum(1), 1.0, rtol=1e-6)
 
 
 # ---------------------------------------------------------------- losses
@@ -530,7 +530,7 @@ def test_cross_entropy_loss_module():
     nll = -lp[np.arange(5), y]
     assert nn.CrossEntropyLoss()(_t(x), mg.tensor(y)).item() == pytest.approx(nll.mean())
     assert nn.CrossEntropyLoss(reduction="sum")(_t(x), mg.tensor(y)).item() == pytest.approx(nll.sum())
-    np.testing.assert_allclose(nn.CrossEntropyLoss(reduction="none")(_t(x), mg.tensor(y)).data, nll)
+    np.testing.assert_allclose(nn.CrossEntropyLoss(reduction="none")(_t(x), mg.tensor(y)).data.numpy(), nll)
     w = np.array([1.0, 2.0, 0.5, 3.0])
     loss = nn.CrossEntropyLoss(weight=_t(w))(_t(x), mg.tensor(y)).item()
     assert loss == pytest.approx((w[y] * nll).sum() / w[y].sum())
@@ -572,7 +572,7 @@ def test_regression_losses():
     assert nn.MSELoss()(_t(a), _t(b)).item() == pytest.approx((d ** 2).mean())
     assert nn.MSELoss(reduction="sum")(_t(a), _t(b)).item() == pytest.approx((d ** 2).sum())
     assert nn.L1Loss()(_t(a), _t(b)).item() == pytest.approx(np.abs(d).mean())
-    np.testing.assert_allclose(nn.L1Loss(reduction="none")(_t(a), _t(b)).data, np.abs(d))
+    np.testing.assert_allclose(nn.L1Loss(reduction="none")(_t(a), _t(b)).data.numpy(), np.abs(d))
     for beta in (1.0, 0.5):
         ref = np.where(np.abs(d) < beta, 0.5 * d ** 2 / beta, np.abs(d) - 0.5 * beta)
         assert nn.SmoothL1Loss(beta=beta)(_t(a), _t(b)).item() == pytest.approx(ref.mean())
@@ -601,7 +601,7 @@ def test_loss_modules_backward_and_legacy_args():
     x = _t(_rng(26).standard_normal((3, 5)), requires_grad=True)
     nn.CrossEntropyLoss()(x, mg.tensor([1, 0, 4])).backward()
     assert x.grad.shape == (3, 5)
-    np.testing.assert_allclose(x.grad.data.sum(1), 0.0, atol=1e-12)  # softmax - onehot rows sum to 0
+    np.testing.assert_allclose(x.grad.data.numpy().sum(1), 0.0, atol=1e-12)  # softmax - onehot rows sum to 0
     with pytest.warns(UserWarning):
         m = nn.MSELoss(size_average=False)
     assert m.reduction == "sum"
@@ -615,7 +615,7 @@ def test_small_cnn_trains():
         nn.Flatten(), nn.Dropout(0.1), nn.Linear(4 * 4 * 4, 2),
     )
     x = mg.randn(16, 1, 8, 8)
-    y = mg.tensor((x.data.mean(axis=(1, 2, 3)) > 0).astype(np.int64))
+    y = mg.tensor((x.data.numpy().mean(axis=(1, 2, 3)) > 0).astype(np.int64))
     loss_fn = nn.CrossEntropyLoss()
     losses = []
     for _ in range(30):

@@ -46,7 +46,7 @@ def test_parameter_shares_memory_with_source():
     t = mg.zeros(3)
     p = nn.Parameter(t)
     t.data[0] = 5.0
-    assert p.data[0] == 5.0
+    assert p.data.numpy()[0] == 5.0
     arr = np.arange(3.0)
     assert nn.Parameter(arr).dtype == np.float64  # numpy keeps its dtype
     assert nn.Parameter([1.0, 2.0]).dtype == mg.float32  # Python floats give the default dtype
@@ -56,7 +56,7 @@ def test_parameter_from_non_leaf_is_leaf():
     x = mg.ones(2, requires_grad=True)
     p = nn.Parameter(x * 2)
     assert p.is_leaf and p.grad_fn is None
-    np.testing.assert_allclose(p.data, [2.0, 2.0])
+    np.testing.assert_allclose(p.data.numpy(), [2.0, 2.0])
 
 
 def test_parameter_default_and_repr():
@@ -69,7 +69,7 @@ def test_parameter_default_and_repr():
 def test_parameter_gradient_accumulates():
     p = nn.Parameter(mg.tensor([1.0, 2.0]))
     (p * p).sum().backward()
-    np.testing.assert_allclose(p.grad.data, [2.0, 4.0])
+    np.testing.assert_allclose(p.grad.data.numpy(), [2.0, 4.0])
 
 
 # ---------------------------------------------------------------- registration and naming
@@ -210,7 +210,7 @@ def test_apply_visits_children_first():
 def test_call_runs_forward():
     m = Affine()
     out = m(mg.tensor([1.0, 2.0, 3.0]))
-    np.testing.assert_allclose(out.data, [1.0, 2.0, 3.0])
+    np.testing.assert_allclose(out.data.numpy(), [1.0, 2.0, 3.0])
 
 
 def test_forward_not_implemented():
@@ -224,11 +224,11 @@ def test_forward_hooks_and_removal():
     h1 = m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
     h2 = m.register_forward_hook(lambda mod, args, out: calls.append(out.shape) or out + 1)
     out = m(mg.ones(3))
-    np.testing.assert_allclose(out.data, [3.0, 3.0, 3.0])
+    np.testing.assert_allclose(out.data.numpy(), [3.0, 3.0, 3.0])
     assert calls == [(3,)]
     h1.remove()
     h2.remove()
-    np.testing.assert_allclose(m(mg.ones(3)).data, [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(m(mg.ones(3)).data.numpy(), [1.0, 1.0, 1.0])
 
 
 # ---------------------------------------------------------------- train / eval / grads
@@ -252,7 +252,7 @@ def test_zero_grad_set_to_none_and_zeros():
     grad_obj = net.head.grad
     net.zero_grad(set_to_none=False)
     assert net.head.grad is grad_obj  # zeroed in place
-    assert all(np.all(p.grad.data == 0) for p in net.parameters())
+    assert all(np.all(p.grad.data.numpy() == 0) for p in net.parameters())
     net.zero_grad()
     assert all(p.grad is None for p in net.parameters())
 
@@ -315,7 +315,7 @@ def test_state_dict_values_detached_and_share_memory():
     assert not isinstance(v, nn.Parameter) and not v.requires_grad
     with mg.no_grad():
         net.layer1.w.fill_(4.0)
-    assert np.all(v.data == 4.0)
+    assert np.all(v.data.numpy() == 4.0)
     assert net.state_dict(keep_vars=True)["layer1.w"] is net.layer1.w
 
 
@@ -332,18 +332,18 @@ def test_state_dict_round_trip():
     assert b.layer1.w is w_before  # copied in place
     for (na, pa), (nb, pb) in zip(a.state_dict().items(), b.state_dict().items()):
         assert na == nb
-        np.testing.assert_array_equal(pa.data, pb.data)
+        np.testing.assert_array_equal(pa.data.numpy(), pb.data.numpy())
     # the copy is a copy: changing a afterwards leaves b alone
     with mg.no_grad():
         a.head.fill_(-1.0)
-    assert np.all(b.head.data == 1.0)
+    assert np.all(b.head.data.numpy() == 1.0)
 
 
 def test_load_state_dict_accepts_numpy_arrays_and_casts_dtype():
     net = Affine()
     net.load_state_dict({"w": np.full(3, 2.0), "b": np.zeros(3), "count": np.array(3)})
     assert net.w.dtype == mg.float32
-    np.testing.assert_allclose(net.w.data, 2.0)
+    np.testing.assert_allclose(net.w.data.numpy(), 2.0)
     assert net.count.item() == 3
 
 
@@ -393,7 +393,7 @@ def test_load_state_dict_does_not_record_graph():
     net = Affine()
     net.load_state_dict({"w": mg.ones(3, requires_grad=True) * 3, "b": mg.zeros(3), "count": mg.tensor(0)})
     assert net.w.is_leaf and net.w.grad_fn is None
-    np.testing.assert_allclose(net.w.data, 3.0)
+    np.testing.assert_allclose(net.w.data.numpy(), 3.0)
 
 
 def test_load_state_dict_assign_takes_checkpoint_tensors():
@@ -403,7 +403,7 @@ def test_load_state_dict_assign_takes_checkpoint_tensors():
     assert isinstance(net.w, nn.Parameter) and net.w.requires_grad
     assert net.w.dtype == mg.float64  # the checkpoint's dtype, not copied into the old float32 storage
     new_w.data[0] = -1.0
-    assert net.w.data[0] == -1.0  # shares memory with the checkpoint tensor
+    assert net.w.data.numpy()[0] == -1.0  # shares memory with the checkpoint tensor
     assert net.count.item() == 2 and [n for n, _ in net.named_parameters()] == ["w", "b"]
 
 
@@ -458,5 +458,5 @@ def test_deepcopy_gives_independent_module():
     assert isinstance(clone.layer1.w, nn.Parameter)
     with mg.no_grad():
         clone.layer1.w.fill_(9.0)
-    assert np.all(net.layer1.w.data == 1.0)
+    assert np.all(net.layer1.w.data.numpy() == 1.0)
     assert [n for n, _ in clone.named_parameters()] == [n for n, _ in net.named_parameters()]

@@ -26,7 +26,7 @@ def _run_both(t_mod, m_mod, x, target_fn=None, train=True):
     r = np.random.default_rng(0).standard_normal(tuple(t_out.shape))
     (t_out * torch.tensor(r)).sum().backward()
     (m_out * mg.tensor(r, dtype=mg.float64)).sum().backward()
-    return t_out.detach().numpy(), m_out.data, tx.grad.numpy(), mx.grad.data
+    return t_out.detach().numpy(), m_out.data.numpy(), tx.grad.numpy(), mx.grad.data.numpy()
 
 
 def _assert_param_grads(t_mod, m_mod, rtol=1e-8, atol=1e-10):
@@ -34,7 +34,7 @@ def _assert_param_grads(t_mod, m_mod, rtol=1e-8, atol=1e-10):
     m_named = dict(m_mod.named_parameters())
     assert list(t_named) == list(m_named)
     for k in t_named:
-        np.testing.assert_allclose(m_named[k].grad.data, t_named[k].grad.numpy(), rtol=rtol, atol=atol,
+        np.testing.assert_allclose(m_named[k].grad.data.numpy(), t_named[k].grad.numpy(), rtol=rtol, atol=atol,
                                    err_msg=k)
 
 
@@ -117,7 +117,7 @@ def test_batchnorm_parity_train_then_eval(cls, shape, kwargs):
         np.testing.assert_allclose(m_out, t_out, rtol=1e-9, atol=1e-10)
         np.testing.assert_allclose(m_g, t_g, rtol=1e-8, atol=1e-10)
     for k, v in t_mod.state_dict().items():
-        np.testing.assert_allclose(m_mod.state_dict()[k].data, v.numpy(), rtol=1e-12, err_msg=k)
+        np.testing.assert_allclose(m_mod.state_dict()[k].data.numpy(), v.numpy(), rtol=1e-12, err_msg=k)
     x = rng.standard_normal(shape)
     t_out, m_out, t_g, m_g = _run_both(t_mod, m_mod, x, train=False)
     np.testing.assert_allclose(m_out, t_out, rtol=1e-9, atol=1e-10)
@@ -128,8 +128,8 @@ def test_maxpool_return_indices_parity():
     x = np.random.default_rng(7).standard_normal((2, 3, 6, 6))
     t_out, t_idx = tnn.MaxPool2d(2, return_indices=True)(torch.tensor(x))
     m_out, m_idx = nn.MaxPool2d(2, return_indices=True)(mg.tensor(x, dtype=mg.float64))
-    np.testing.assert_allclose(m_out.data, t_out.numpy())
-    np.testing.assert_array_equal(m_idx.data, t_idx.numpy())
+    np.testing.assert_allclose(m_out.data.numpy(), t_out.numpy())
+    np.testing.assert_array_equal(m_idx.data.numpy(), t_idx.numpy())
 
 
 def test_embedding_max_norm_parity():
@@ -138,8 +138,8 @@ def test_embedding_max_norm_parity():
     assert repr(m_mod) == repr(t_mod)
     _copy_state(t_mod, m_mod)
     idx = np.array([0, 2, 2])
-    np.testing.assert_allclose(m_mod(mg.tensor(idx)).data, t_mod(torch.tensor(idx)).detach().numpy())
-    np.testing.assert_allclose(m_mod.weight.data, t_mod.weight.detach().numpy())  # renormalised in place
+    np.testing.assert_allclose(m_mod(mg.tensor(idx)).data.numpy(), t_mod(torch.tensor(idx)).detach().numpy())
+    np.testing.assert_allclose(m_mod.weight.data.numpy(), t_mod.weight.detach().numpy())  # renormalised in place
 
 
 def test_embedding_parity():
@@ -150,11 +150,11 @@ def test_embedding_parity():
     idx = np.array([[1, 2, 3], [2, 9, 1]])
     t_out = t_mod(torch.tensor(idx))
     m_out = m_mod(mg.tensor(idx))
-    np.testing.assert_allclose(m_out.data, t_out.detach().numpy())
+    np.testing.assert_allclose(m_out.data.numpy(), t_out.detach().numpy())
     r = np.random.default_rng(3).standard_normal(t_out.shape)
     (t_out * torch.tensor(r)).sum().backward()
     (m_out * mg.tensor(r, dtype=mg.float64)).sum().backward()
-    np.testing.assert_allclose(m_mod.weight.grad.data, t_mod.weight.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(m_mod.weight.grad.data.numpy(), t_mod.weight.grad.numpy(), rtol=1e-12)
 
 
 LOSSES = [
@@ -202,10 +202,10 @@ def test_loss_parity(name, kwargs, kind):
     tx = torch.tensor(x, requires_grad=True)
     mx = mg.tensor(x, dtype=mg.float64, requires_grad=True)
     t_out, m_out = t_loss(tx, y_t), m_loss(mx, y_m)
-    np.testing.assert_allclose(m_out.data, t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(m_out.data.numpy(), t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
     t_out.sum().backward()
     m_out.sum().backward()
-    np.testing.assert_allclose(mx.grad.data, tx.grad.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(mx.grad.data.numpy(), tx.grad.numpy(), rtol=1e-9, atol=1e-12)
 
 
 def test_mlp_parity_state_dict_and_training_steps():
@@ -237,7 +237,7 @@ def test_mlp_parity_state_dict_and_training_steps():
             for p in m_net.parameters():
                 p.sub_(0.3 * p.grad)
     for k, v in t_net.state_dict().items():
-        np.testing.assert_allclose(m_net.state_dict()[k].data, v.numpy(), rtol=1e-9, err_msg=k)
+        np.testing.assert_allclose(m_net.state_dict()[k].data.numpy(), v.numpy(), rtol=1e-9, err_msg=k)
 
 
 def test_clip_grad_parity_norm_types():
@@ -253,7 +253,7 @@ def test_clip_grad_parity_norm_types():
         m_total = nn.utils.clip_grad_norm_(m_ps, 0.7, norm_type=norm_type)
         assert m_total.item() == pytest.approx(t_total.item(), rel=1e-12)
         for tp, mp in zip(t_ps, m_ps):
-            np.testing.assert_allclose(mp.grad.data, tp.grad.numpy(), rtol=1e-12)
+            np.testing.assert_allclose(mp.grad.data.numpy(), tp.grad.numpy(), rtol=1e-12)
 
 
 def test_repr_tree_parity_nested():
@@ -277,7 +277,7 @@ def test_default_init_distribution_matches_torch_bounds():
         fan_in, _ = tnn.init._calculate_fan_in_and_fan_out(t_mod.weight)
         bound = 1 / np.sqrt(fan_in)  # PyTorch's bound for both weight and bias
         for (name, tp), (_, mp) in zip(t_mod.named_parameters(), m_mod.named_parameters()):
-            t_arr, m_arr = tp.detach().numpy(), mp.data
+            t_arr, m_arr = tp.detach().numpy(), mp.data.numpy()
             assert m_arr.dtype == np.float32 and m_arr.shape == t_arr.shape
             assert np.abs(m_arr).max() <= bound and np.abs(t_arr).max() <= bound
             if name == "weight":  # many samples: the range is filled and the spread matches

@@ -50,7 +50,7 @@ def _np_index(index):
     if isinstance(index, tuple):
         return tuple(_np_index(i) for i in index)
     if isinstance(index, mg.Tensor):
-        return index.data
+        return index.data.numpy()
     return index
 
 
@@ -69,35 +69,35 @@ def test_getitem(name):
 def test_repeated_indices_accumulate(index, expected):
     x = leaf([10.0, 20.0, 30.0, 40.0])
     x[index].sum().backward()
-    np.testing.assert_array_equal(x.grad.data, expected)
+    np.testing.assert_array_equal(x.grad.data.numpy(), expected)
 
 
 def test_repeated_indices_weighted():
     x = leaf([[1.0, 2.0], [3.0, 4.0]])
     w = mg.tensor([[1.0, 1.0], [10.0, 10.0], [100.0, 100.0]], dtype=mg.float64)
     (x[[1, 0, 1]] * w).sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [[10.0, 10.0], [101.0, 101.0]])
+    np.testing.assert_array_equal(x.grad.data.numpy(), [[10.0, 10.0], [101.0, 101.0]])
 
 
 def test_basic_index_is_a_view():
     x = mg.tensor(np.arange(12.0).reshape(3, 4))
-    assert np.shares_memory(x[1].data, x.data)
-    assert np.shares_memory(x[:, ::2].data, x.data)
-    assert np.shares_memory(x[None, ..., 1].data, x.data)
+    assert np.shares_memory(x[1].data.numpy(), x.data.numpy())
+    assert np.shares_memory(x[:, ::2].data.numpy(), x.data.numpy())
+    assert np.shares_memory(x[None, ..., 1].data.numpy(), x.data.numpy())
 
 
 def test_advanced_index_copies():
     x = mg.tensor(np.arange(12.0).reshape(3, 4))
-    assert not np.shares_memory(x[[0, 1]].data, x.data)
-    assert not np.shares_memory(x[x > 5].data, x.data)
+    assert not np.shares_memory(x[[0, 1]].data.numpy(), x.data.numpy())
+    assert not np.shares_memory(x[x > 5].data.numpy(), x.data.numpy())
 
 
 def test_bool_mask_from_comparison():
     x = leaf([[-1.0, 2.0], [3.0, -4.0]])
     y = x[x > 0]
-    np.testing.assert_array_equal(y.data, [2.0, 3.0])
+    np.testing.assert_array_equal(y.data.numpy(), [2.0, 3.0])
     (y * 2.0).sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [[0.0, 2.0], [2.0, 0.0]])
+    np.testing.assert_array_equal(x.grad.data.numpy(), [[0.0, 2.0], [2.0, 0.0]])
 
 
 def test_empty_slice_forward_and_grad():
@@ -105,7 +105,7 @@ def test_empty_slice_forward_and_grad():
     y = x[2:1]
     assert y.shape == (0, 4)
     (y.sum() + x[0].sum()).backward()
-    np.testing.assert_array_equal(x.grad.data, [[1.0] * 4, [0.0] * 4, [0.0] * 4])
+    np.testing.assert_array_equal(x.grad.data.numpy(), [[1.0] * 4, [0.0] * 4, [0.0] * 4])
 
 
 def test_getitem_out_of_range_names_op_and_shape():
@@ -128,10 +128,10 @@ def test_setitem_gradient_goes_to_value_not_overwritten_entries():
     w = mg.tensor(np.arange(1.0, 7.0).reshape(2, 3), dtype=mg.float64)
     y = x * 1.0
     y[1] = v
-    np.testing.assert_array_equal(y.data, [[0.0, 1.0, 2.0], [7.0, 8.0, 9.0]])
+    np.testing.assert_array_equal(y.data.numpy(), [[0.0, 1.0, 2.0], [7.0, 8.0, 9.0]])
     (y * w).sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
-    np.testing.assert_array_equal(v.grad.data, [4.0, 5.0, 6.0])
+    np.testing.assert_array_equal(x.grad.data.numpy(), [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(v.grad.data.numpy(), [4.0, 5.0, 6.0])
 
 
 def test_setitem_broadcast_value_gets_summed_grad():
@@ -141,16 +141,16 @@ def test_setitem_broadcast_value_gets_summed_grad():
     y[:, 1] = v
     y.sum().backward()
     assert v.grad.shape == () and v.grad.item() == 3.0
-    np.testing.assert_array_equal(x.grad.data, [[1.0, 0.0]] * 3)
+    np.testing.assert_array_equal(x.grad.data.numpy(), [[1.0, 0.0]] * 3)
 
 
 def test_setitem_scalar_and_mask():
     x = leaf([1.0, -2.0, 3.0, -4.0])
     y = x * 2.0
     y[y < 0] = 0.0
-    np.testing.assert_array_equal(y.data, [2.0, 0.0, 6.0, 0.0])
+    np.testing.assert_array_equal(y.data.numpy(), [2.0, 0.0, 6.0, 0.0])
     y.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [2.0, 0.0, 2.0, 0.0])
+    np.testing.assert_array_equal(x.grad.data.numpy(), [2.0, 0.0, 2.0, 0.0])
 
 
 def test_setitem_advanced_index_and_slice_step():
@@ -158,13 +158,13 @@ def test_setitem_advanced_index_and_slice_step():
     v = leaf([10.0, 20.0])
     y = x + 0.0
     y[::3] = v
-    np.testing.assert_array_equal(y.data, [10.0, 1.0, 1.0, 20.0, 1.0])
+    np.testing.assert_array_equal(y.data.numpy(), [10.0, 1.0, 1.0, 20.0, 1.0])
     (y * y).sum().backward()
-    np.testing.assert_array_equal(v.grad.data, [20.0, 40.0])
-    np.testing.assert_array_equal(x.grad.data, [0.0, 2.0, 2.0, 0.0, 2.0])
+    np.testing.assert_array_equal(v.grad.data.numpy(), [20.0, 40.0])
+    np.testing.assert_array_equal(x.grad.data.numpy(), [0.0, 2.0, 2.0, 0.0, 2.0])
     z = mg.zeros(4)
     z[[0, 2]] = mg.tensor([1.0, 2.0])
-    np.testing.assert_array_equal(z.data, [1.0, 0.0, 2.0, 0.0])
+    np.testing.assert_array_equal(z.data.numpy(), [1.0, 0.0, 2.0, 0.0])
 
 
 def test_setitem_gradcheck():
@@ -186,13 +186,13 @@ def test_setitem_on_leaf_requiring_grad_raises():
         x[0] = 5.0
     with mg.no_grad():
         x[0] = 5.0
-    assert x.data[0] == 5.0
+    assert x.data.numpy()[0] == 5.0
 
 
 def test_setitem_casts_value_to_tensor_dtype():
     x = mg.zeros(3, dtype=mg.float32)
     x[1] = mg.tensor(2.5, dtype=mg.float64)
-    assert x.dtype == mg.float32 and x.data[1] == 2.5
+    assert x.dtype == mg.float32 and x.data.numpy()[1] == 2.5
 
 
 # -- gather / scatter_add / index_select / masked_fill / take_along_dim -------------------------------
@@ -219,9 +219,9 @@ def test_gather_index_smaller_than_input():
     # PyTorch allows index.size(d) <= input.size(d) in the non-gathered dims
     x = leaf(np.arange(12.0).reshape(3, 4))
     out = x.gather(1, mg.tensor([[1, 0], [3, 3]]))
-    np.testing.assert_array_equal(out.data, [[1.0, 0.0], [7.0, 7.0]])
+    np.testing.assert_array_equal(out.data.numpy(), [[1.0, 0.0], [7.0, 7.0]])
     out.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [[1, 1, 0, 0], [0, 0, 0, 2], [0, 0, 0, 0]])
+    np.testing.assert_array_equal(x.grad.data.numpy(), [[1, 1, 0, 0], [0, 0, 0, 2], [0, 0, 0, 0]])
 
 
 def test_gather_errors():
@@ -264,10 +264,10 @@ def test_scatter_add_repeated_targets_accumulate():
     x = leaf(np.zeros(3))
     src = leaf([1.0, 2.0, 3.0, 4.0])
     out = x.scatter_add(0, mg.tensor([2, 2, 0, 2]), src)
-    np.testing.assert_array_equal(out.data, [3.0, 0.0, 7.0])
+    np.testing.assert_array_equal(out.data.numpy(), [3.0, 0.0, 7.0])
     (out * mg.tensor([1.0, 10.0, 100.0], dtype=mg.float64)).sum().backward()
-    np.testing.assert_array_equal(src.grad.data, [100.0, 100.0, 1.0, 100.0])
-    np.testing.assert_array_equal(x.grad.data, [1.0, 10.0, 100.0])
+    np.testing.assert_array_equal(src.grad.data.numpy(), [100.0, 100.0, 1.0, 100.0])
+    np.testing.assert_array_equal(x.grad.data.numpy(), [1.0, 10.0, 100.0])
 
 
 def test_scatter_add_src_larger_than_index_gets_zero_grad_outside():
@@ -275,9 +275,9 @@ def test_scatter_add_src_larger_than_index_gets_zero_grad_outside():
     x = leaf(np.zeros((3, 4)))
     src = leaf(np.arange(6.0).reshape(2, 3))
     out = x.scatter_add(1, mg.tensor([[0], [2]]), src)
-    np.testing.assert_array_equal(out.data[:2], [[0.0, 0, 0, 0], [0, 0, 3.0, 0]])
+    np.testing.assert_array_equal(out.data.numpy()[:2], [[0.0, 0, 0, 0], [0, 0, 3.0, 0]])
     (out * 2.0).sum().backward()
-    np.testing.assert_array_equal(src.grad.data, [[2.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(src.grad.data.numpy(), [[2.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
 
 
 INDEX_SELECT = [((4, 3), 0, [3, 0, 3]), ((3, 4), 1, [1, 1]), ((3, 4), -1, [0]), ((4,), 0, [2, 2, 2]),
@@ -305,9 +305,9 @@ def test_masked_fill(shape, mask):
     x = leaf(sample(shape, np.random.default_rng(0)))
     v = leaf(2.0)
     out = mg.masked_fill(x, mg.tensor(mask), v)
-    np.testing.assert_array_equal(out.data, np.where(mask, 2.0, x.data))
+    np.testing.assert_array_equal(out.data.numpy(), np.where(mask, 2.0, x.data.numpy()))
     out.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, np.broadcast_to(~mask, shape))
+    np.testing.assert_array_equal(x.grad.data.numpy(), np.broadcast_to(~mask, shape))
     assert v.grad.shape == () and v.grad.item() == np.broadcast_to(mask, shape).sum()
     assert mg.autograd.gradcheck(lambda x, v: x.masked_fill(mg.tensor(mask), v * v), (x, v))
 
@@ -337,15 +337,15 @@ def test_take_along_dim(shape, dim, idx):
 def test_take_along_dim_broadcasts_index():
     x = leaf(np.arange(12.0).reshape(3, 4))
     out = mg.take_along_dim(x, mg.tensor([[0], [3], [1]]), 1)
-    np.testing.assert_array_equal(out.data, [[0.0], [7.0], [9.0]])
+    np.testing.assert_array_equal(out.data.numpy(), [[0.0], [7.0], [9.0]])
     # an index with size 1 in a non-indexed dim broadcasts against the input, as PyTorch
     out = mg.take_along_dim(x, mg.tensor([[3, 0]]), 1)
-    np.testing.assert_array_equal(out.data, [[3.0, 0.0], [7.0, 4.0], [11.0, 8.0]])
+    np.testing.assert_array_equal(out.data.numpy(), [[3.0, 0.0], [7.0, 4.0], [11.0, 8.0]])
     out.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [[1, 0, 0, 1]] * 3)
+    np.testing.assert_array_equal(x.grad.data.numpy(), [[1, 0, 0, 1]] * 3)
 
 
 def test_take_along_dim_with_argmax_picks_max():
     x = leaf(sample((3, 5), np.random.default_rng(2)))
     idx = x.argmax(1, keepdim=True)
-    np.testing.assert_array_equal(mg.take_along_dim(x, idx, 1).data[:, 0], x.data.max(1))
+    np.testing.assert_array_equal(mg.take_along_dim(x, idx, 1).data.numpy()[:, 0], x.data.numpy().max(1))

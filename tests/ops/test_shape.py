@@ -84,22 +84,22 @@ def test_shape_op(name):
 def test_views_share_memory(name):
     shape, fn, _ = CASES[name]
     x = mg.tensor(sample(shape, np.random.default_rng(0)))
-    assert np.shares_memory(fn(x).data, x.data)
+    assert np.shares_memory(fn(x).data.numpy(), x.data.numpy())
 
 
 @pytest.mark.parametrize("name", ["flip", "repeat", "clone", "contiguous"])
 def test_copies_do_not_share_memory(name):
     shape, fn, _ = CASES[name]
     x = mg.tensor(sample(shape, np.random.default_rng(0)))
-    assert not np.shares_memory(fn(x).data, x.data)
+    assert not np.shares_memory(fn(x).data.numpy(), x.data.numpy())
 
 
 def test_contiguous_makes_c_contiguous():
     x = mg.randn(2, 3).T
-    assert not x.data.flags.c_contiguous
-    assert x.contiguous().data.flags.c_contiguous
+    assert not x.data.numpy().flags.c_contiguous
+    assert x.contiguous().data.numpy().flags.c_contiguous
     y = mg.randn(2, 3)
-    assert y.contiguous() is y or np.shares_memory(y.contiguous().data, y.data)
+    assert y.contiguous() is y or np.shares_memory(y.contiguous().data.numpy(), y.data.numpy())
 
 
 def test_expand_grad_sums_over_broadcast():
@@ -130,9 +130,9 @@ def test_cat_aliases_and_mixed_requires_grad():
     a = leaf([[1.0, 2.0]])
     b = mg.tensor([[3.0, 4.0]], dtype=mg.float64)
     out = mg.concat([a, b]) if hasattr(mg, "concat") else mg.cat([a, b])
-    np.testing.assert_array_equal(out.data, [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(out.data.numpy(), [[1, 2], [3, 4]])
     (out * mg.tensor([[1.0], [10.0]], dtype=mg.float64)).sum().backward()
-    np.testing.assert_array_equal(a.grad.data, [[1.0, 1.0]])
+    np.testing.assert_array_equal(a.grad.data.numpy(), [[1.0, 1.0]])
     assert b.grad is None
 
 
@@ -178,9 +178,9 @@ def test_split(shape, arg, dim, sizes):
     x = mg.tensor(sample(shape, np.random.default_rng(0)))
     parts = x.split(arg, dim)
     assert isinstance(parts, tuple) and [p.shape[dim] for p in parts] == sizes
-    refs = np.split(x.data, np.cumsum(sizes)[:-1], axis=dim)
+    refs = np.split(x.data.numpy(), np.cumsum(sizes)[:-1], axis=dim)
     for p, r in zip(parts, refs):
-        np.testing.assert_array_equal(p.data, r)
+        np.testing.assert_array_equal(p.data.numpy(), r)
     check_op(lambda t: _all_parts(mg.split(t, arg, dim)), None, shape)
     check_op(lambda t: t.split(arg, dim=dim)[0], None, shape)
 
@@ -201,7 +201,7 @@ def test_chunk(shape, chunks, dim, sizes):
     x = mg.tensor(sample(shape, np.random.default_rng(0)))
     parts = x.chunk(chunks, dim)
     assert [p.shape[dim] for p in parts] == sizes
-    np.testing.assert_array_equal(mg.cat(parts, dim).data, x.data)
+    np.testing.assert_array_equal(mg.cat(parts, dim).data.numpy(), x.data.numpy())
     check_op(lambda t: _all_parts(mg.chunk(t, chunks, dim)), None, shape)
 
 
@@ -211,7 +211,7 @@ def test_unbind(shape, dim):
     parts = x.unbind(dim)
     assert len(parts) == shape[dim]
     for i, p in enumerate(parts):
-        np.testing.assert_array_equal(p.data, np.take(x.data, i, axis=dim))
+        np.testing.assert_array_equal(p.data.numpy(), np.take(x.data.numpy(), i, axis=dim))
     check_op(lambda t: _all_parts(mg.unbind(t, dim)), None, shape)
 
 
@@ -219,7 +219,7 @@ def test_unbind_grad_only_to_used_parts():
     x = leaf([[1.0, 2.0], [3.0, 4.0]])
     a, b = x.unbind(0)
     (b * 3.0).sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [[0.0, 0.0], [3.0, 3.0]])
+    np.testing.assert_array_equal(x.grad.data.numpy(), [[0.0, 0.0], [3.0, 3.0]])
 
 
 def test_iter_unbinds_dim0():
@@ -227,7 +227,7 @@ def test_iter_unbinds_dim0():
     rows = list(x)
     assert len(rows) == 2 and rows[1].shape == (2,)
     (rows[0] * 2.0 + rows[1]).sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [[2.0, 2.0], [1.0, 1.0]])
+    np.testing.assert_array_equal(x.grad.data.numpy(), [[2.0, 2.0], [1.0, 1.0]])
 
 
 # -- errors -------------------------------------------------------------------------------------------

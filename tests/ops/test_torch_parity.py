@@ -189,7 +189,7 @@ def test_setitem_matches_torch():
 def test_dtype_promotion_matches_torch(make):
     out_mg, out_t = make(mg), make(torch)
     assert str(out_mg.dtype) == str(out_t.dtype).replace("torch.", "")
-    np.testing.assert_array_equal(np.asarray(out_mg.data), out_t.numpy())
+    np.testing.assert_array_equal(np.asarray(out_mg.data.numpy()), out_t.numpy())
 
 
 def test_int_times_float_promotion_matches_torch():

@@ -17,7 +17,7 @@ def test_first_step_is_lr_times_sign_of_the_gradient():
     p.grad = mg.Tensor(g)
     opt.step()
     # bias-corrected m = g, v = g^2, so the step is lr * g / (|g| + eps)
-    np.testing.assert_allclose(p.data, -0.01 * np.sign(g), rtol=1e-8)
+    np.testing.assert_allclose(p.data.numpy(), -0.01 * np.sign(g), rtol=1e-8)
 
 
 def test_two_steps_by_formula():
@@ -33,10 +33,10 @@ def test_two_steps_by_formula():
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
         x = x - lr * (m / (1 - b1**t)) / (np.sqrt(v / (1 - b2**t)) + eps)
-    np.testing.assert_allclose(p.data, x, rtol=1e-12)
+    np.testing.assert_allclose(p.data.numpy(), x, rtol=1e-12)
     st = opt.state[p]
-    np.testing.assert_allclose(st["exp_avg"].data, m, rtol=1e-12)
-    np.testing.assert_allclose(st["exp_avg_sq"].data, v, rtol=1e-12)
+    np.testing.assert_allclose(st["exp_avg"].data.numpy(), m, rtol=1e-12)
+    np.testing.assert_allclose(st["exp_avg_sq"].data.numpy(), v, rtol=1e-12)
     assert float(st["step"].item()) == 2.0
     assert "max_exp_avg_sq" not in st
 
@@ -48,13 +48,13 @@ def test_amsgrad_uses_the_running_max():
     opt.step()  # v = 2, vmax = 2
     p.grad = mg.Tensor(np.array([0.0]))
     opt.step()  # v = 1, vmax stays 2; m = 0 so no move
-    np.testing.assert_allclose(opt.state[p]["max_exp_avg_sq"].data, [2.0])
-    np.testing.assert_allclose(opt.state[p]["exp_avg_sq"].data, [1.0])
+    np.testing.assert_allclose(opt.state[p]["max_exp_avg_sq"].data.numpy(), [2.0])
+    np.testing.assert_allclose(opt.state[p]["exp_avg_sq"].data.numpy(), [1.0])
     p.grad = mg.Tensor(np.array([1.0]))
-    before = p.data.copy()
+    before = p.data.numpy().copy()
     opt.step()  # m = 1, v = 1, vmax = 2, t = 3
     expected = before - 0.1 * 1.0 / (np.sqrt(2.0) / np.sqrt(1 - 0.5**3))
-    np.testing.assert_allclose(p.data, expected, rtol=1e-12)
+    np.testing.assert_allclose(p.data.numpy(), expected, rtol=1e-12)
 
 
 def test_l2_weight_decay_enters_the_moments():
@@ -62,8 +62,8 @@ def test_l2_weight_decay_enters_the_moments():
     opt = Adam([p], lr=0.1, weight_decay=0.5)
     p.grad = mg.Tensor(np.array([0.0]))
     opt.step()
-    np.testing.assert_allclose(opt.state[p]["exp_avg"].data, [0.1 * 0.5 * 2.0], rtol=1e-12)
-    np.testing.assert_allclose(p.data, [2.0 - 0.1], rtol=1e-7)  # first step ~ lr * sign
+    np.testing.assert_allclose(opt.state[p]["exp_avg"].data.numpy(), [0.1 * 0.5 * 2.0], rtol=1e-12)
+    np.testing.assert_allclose(p.data.numpy(), [2.0 - 0.1], rtol=1e-7)  # first step ~ lr * sign
 
 
 def test_maximize():
@@ -71,7 +71,7 @@ def test_maximize():
     opt = Adam([p], lr=0.01, maximize=True)
     p.grad = mg.Tensor(np.array([1.0, -1.0]))
     opt.step()
-    np.testing.assert_allclose(p.data, [0.01, -0.01], rtol=1e-6)
+    np.testing.assert_allclose(p.data.numpy(), [0.01, -0.01], rtol=1e-6)
 
 
 def test_betas_above_one_half_use_the_other_lerp_branch():
@@ -81,7 +81,7 @@ def test_betas_above_one_half_use_the_other_lerp_branch():
     for g in (1.0, 3.0):
         p.grad = mg.Tensor(np.array([g]))
         opt.step()
-    np.testing.assert_allclose(opt.state[p]["exp_avg"].data, [0.2 * 0.8 + 0.8 * 3.0], rtol=1e-14)
+    np.testing.assert_allclose(opt.state[p]["exp_avg"].data.numpy(), [0.2 * 0.8 + 0.8 * 3.0], rtol=1e-14)
 
 
 def test_defaults():
@@ -97,7 +97,7 @@ def test_converges_on_a_quadratic(dtype):
     p = mg.Tensor(np.zeros(3, dtype=dtype), requires_grad=True)
     opt = Adam([p], lr=0.1)
     for _ in range(300):
-        p.grad = mg.Tensor(2 * (p.data - target))
+        p.grad = mg.Tensor(2 * (p.data.numpy() - target))
         opt.step()
-    np.testing.assert_allclose(p.data, target, atol=1e-2)
-    assert p.data.dtype == dtype
+    np.testing.assert_allclose(p.data.numpy(), target, atol=1e-2)
+    assert p.data.numpy().dtype == dtype

@@ -258,7 +258,7 @@ def test_optimizer_step_still_works_after_wrapping():
     StepLR(opt, step_size=1)  # a second scheduler does not wrap twice
     p.grad = mg.Tensor(np.array([1.0]))
     assert opt.step() is None
-    np.testing.assert_array_equal(p.data, [0.5])
+    np.testing.assert_array_equal(p.data.numpy(), [0.5])
     assert opt.step(lambda: 3.0) == 3.0
 
 

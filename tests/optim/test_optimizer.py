@@ -46,8 +46,8 @@ def test_param_groups_with_their_own_lr():
     _set_grad(a, [1.0, 2.0])
     _set_grad(b, [1.0, 2.0])
     opt.step()
-    np.testing.assert_array_equal(a.data, [0.9, 0.8])
-    np.testing.assert_array_equal(b.data, [0.5, 0.0])
+    np.testing.assert_array_equal(a.data.numpy(), [0.9, 0.8])
+    np.testing.assert_array_equal(b.data.numpy(), [0.5, 0.0])
     assert opt.param_groups[0]["lr"] == 0.1 and opt.param_groups[1]["lr"] == 0.5
 
 
@@ -166,7 +166,7 @@ def test_zero_grad_to_zeros_keeps_the_tensor():
     g = a.grad
     SGD([a], lr=0.1).zero_grad(set_to_none=False)
     assert a.grad is g
-    np.testing.assert_array_equal(a.grad.data, [0.0, 0.0])
+    np.testing.assert_array_equal(a.grad.data.numpy(), [0.0, 0.0])
 
 
 def test_zero_grad_to_zeros_after_backward():
@@ -174,9 +174,9 @@ def test_zero_grad_to_zeros_after_backward():
     (a * a).sum().backward()
     opt = SGD([a], lr=0.1)
     opt.zero_grad(set_to_none=False)
-    np.testing.assert_array_equal(a.grad.data, [0.0, 0.0])
+    np.testing.assert_array_equal(a.grad.data.numpy(), [0.0, 0.0])
     (a * a).sum().backward()  # accumulates onto the zeros
-    np.testing.assert_array_equal(a.grad.data, [2.0, 4.0])
+    np.testing.assert_array_equal(a.grad.data.numpy(), [2.0, 4.0])
 
 
 @pytest.mark.parametrize("cls", [SGD, Adam, AdamW, RMSprop, Adagrad])
@@ -186,8 +186,8 @@ def test_param_without_grad_is_skipped(cls):
     before = len(opt.state.get(b, {}))
     _set_grad(a, [1.0, -1.0])
     opt.step()
-    np.testing.assert_array_equal(b.data, [3.0, 4.0])
-    assert not np.array_equal(a.data, [1.0, 2.0])
+    np.testing.assert_array_equal(b.data.numpy(), [3.0, 4.0])
+    assert not np.array_equal(a.data.numpy(), [1.0, 2.0])
     assert len(opt.state.get(b, {})) == before  # no state made for b (Adagrad makes it eagerly)
 
 
@@ -198,7 +198,7 @@ def test_zero_grad_is_still_a_step(cls):
     opt = cls([a], lr=0.1, weight_decay=0.5)
     _set_grad(a, [0.0, 0.0])
     opt.step()
-    assert not np.array_equal(a.data, [1.0, 2.0])  # weight decay moved it
+    assert not np.array_equal(a.data.numpy(), [1.0, 2.0])  # weight decay moved it
 
 
 def test_closure_is_called_with_grad_enabled_and_returns_loss():
@@ -217,7 +217,7 @@ def test_closure_is_called_with_grad_enabled_and_returns_loss():
         loss = opt.step(closure)
     assert seen == [True]
     assert float(loss.item()) == 5.0
-    np.testing.assert_array_equal(a.data, [0.5, -1.0])  # a - 0.25 * 2a
+    np.testing.assert_array_equal(a.data.numpy(), [0.5, -1.0])  # a - 0.25 * 2a
 
 
 @pytest.mark.parametrize("cls", [SGD, Adam, AdamW, RMSprop, Adagrad])
@@ -248,7 +248,7 @@ def test_lr_changed_in_param_groups_takes_effect():
     opt.step()
     opt.param_groups[0]["lr"] = 0.5
     opt.step()
-    np.testing.assert_allclose(a.data, [1.0 - 0.1 - 0.5], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(a.data.numpy(), [1.0 - 0.1 - 0.5], rtol=0, atol=1e-15)
 
 
 @pytest.mark.parametrize("cls, kw", [
@@ -261,7 +261,7 @@ def test_float32_params_stay_float32(cls, kw):
     for _ in range(3):
         _set_grad(a, np.ones((2, 3)))
         opt.step()
-    assert a.dtype == np.float32 and a.data.dtype == np.float32
+    assert a.dtype == np.float32 and a.data.numpy().dtype == np.float32
     for v in opt.state[a].values():
         if isinstance(v, mg.Tensor) and v.ndim > 0:
             assert v.dtype == np.float32
@@ -269,11 +269,11 @@ def test_float32_params_stay_float32(cls, kw):
 
 def test_update_is_in_place_on_the_same_array():
     a = _param([1.0, 2.0])
-    arr = a.data
+    arr = a.data.numpy()
     opt = Adam([a], lr=0.1)
     _set_grad(a, [1.0, 1.0])
     opt.step()
-    assert a.data is arr
+    assert a.data.numpy() is arr
 
 
 def test_step_does_not_modify_the_gradient():
@@ -282,7 +282,7 @@ def test_step_does_not_modify_the_gradient():
     _set_grad(a, [1.0, 1.0])
     opt.step()
     opt.step()
-    np.testing.assert_array_equal(a.grad.data, [1.0, 1.0])
+    np.testing.assert_array_equal(a.grad.data.numpy(), [1.0, 1.0])
 
 
 def test_step_bumps_the_version_so_stale_backward_raises():
@@ -320,7 +320,7 @@ def test_state_dict_is_a_snapshot():
     opt.step()
     sd = opt.state_dict()
     opt.step()
-    np.testing.assert_array_equal(sd["state"][0]["momentum_buffer"].data, [1.0])
+    np.testing.assert_array_equal(sd["state"][0]["momentum_buffer"].data.numpy(), [1.0])
     sd["param_groups"][0]["lr"] = 123.0
     assert opt.param_groups[0]["lr"] == 0.1
 
@@ -369,7 +369,7 @@ def test_load_state_dict_casts_floating_state_to_param_dtype():
     assert st["exp_avg"].dtype == np.float32 and st["exp_avg_sq"].dtype == np.float32
     assert st["step"].dtype == sd["state"][0]["step"].dtype  # step keeps its own dtype
     st["exp_avg"].data[...] = 0
-    assert sd["state"][0]["exp_avg"].data[0] != 0  # copied, not aliased
+    assert sd["state"][0]["exp_avg"].data.numpy()[0] != 0  # copied, not aliased
 
 
 def test_load_state_dict_accepts_serializer_friendly_forms():
@@ -379,19 +379,19 @@ def test_load_state_dict_accepts_serializer_friendly_forms():
     _set_grad(a, [1.0, 1.0])
     opt.step()
     sd = opt.state_dict()
-    plain = {"state": {str(k): {n: (v.data if isinstance(v, mg.Tensor) else v) for n, v in s.items()}
+    plain = {"state": {str(k): {n: (v.data.numpy() if isinstance(v, mg.Tensor) else v) for n, v in s.items()}
                        for k, s in sd["state"].items()},
              "param_groups": [dict(g, betas=list(g["betas"])) for g in sd["param_groups"]]}
     b = _param([1.0, 2.0])
     opt2 = Adam([b], lr=0.1)
     opt2.load_state_dict(plain)
     assert opt2.param_groups[0]["betas"] == (0.9, 0.999)
-    np.testing.assert_array_equal(opt2.state[b]["exp_avg"].data, opt.state[a]["exp_avg"].data)
-    b.data[...] = a.data
+    np.testing.assert_array_equal(opt2.state[b]["exp_avg"].data.numpy(), opt.state[a]["exp_avg"].data.numpy())
+    b.data[...] = a.data.numpy()
     _set_grad(b, [1.0, 1.0])
     opt.step()
     opt2.step()
-    np.testing.assert_array_equal(a.data, b.data)
+    np.testing.assert_array_equal(a.data.numpy(), b.data.numpy())
 
 
 CASES = [
@@ -412,8 +412,8 @@ def _grads(n, seed=0):
 def _run(opt, params, grads):
     for ga, gb in grads:
         w, b = params
-        _set_grad(w, 0.5 * w.data + ga)  # a quadratic plus noise
-        _set_grad(b, 0.5 * b.data + gb)
+        _set_grad(w, 0.5 * w.data.numpy() + ga)  # a quadratic plus noise
+        _set_grad(b, 0.5 * b.data.numpy() + gb)
         opt.step()
 
 
@@ -433,13 +433,13 @@ def test_resume_from_state_dict_gives_the_identical_trajectory(cls, kw):
     opt = cls([{"params": first[:1]}, {"params": first[1:], "lr": kw["lr"] / 2}], **kw)
     _run(opt, first, grads[:10])
     sd = opt.state_dict()
-    resumed = [_param(p.data.copy()) for p in first]
+    resumed = [_param(p.data.numpy().copy()) for p in first]
     del opt, first
     opt2 = cls([{"params": resumed[:1]}, {"params": resumed[1:]}], lr=123.0)  # hyper-params come from sd
     opt2.load_state_dict(sd)
     _run(opt2, resumed, grads[10:])
     for p, q in zip(ref, resumed):
-        assert np.array_equal(p.data, q.data)
+        assert np.array_equal(p.data.numpy(), q.data.numpy())
 
 
 def test_resume_through_mg_save_and_load(tmp_path):
@@ -456,12 +456,12 @@ def test_resume_through_mg_save_and_load(tmp_path):
     _run(opt, first, grads[:10])
     path = tmp_path / "opt.ckpt"
     save(opt.state_dict(), str(path))
-    resumed = [_param(p.data.copy()) for p in first]
+    resumed = [_param(p.data.numpy().copy()) for p in first]
     opt2 = Adam(resumed, lr=0.01, amsgrad=True)
     opt2.load_state_dict(load(str(path)))
     _run(opt2, resumed, grads[10:])
     for p, q in zip(ref, resumed):
-        assert np.array_equal(p.data, q.data)
+        assert np.array_equal(p.data.numpy(), q.data.numpy())
 
 
 def test_no_warnings_in_a_plain_step():

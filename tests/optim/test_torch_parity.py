@@ -81,13 +81,13 @@ def _trajectories(name, kw, dtype=np.float64, seed=0, two_groups=True, lr_change
                 mgp["lr"] *= 0.3
         for i, (a, b) in enumerate(zip(tp, mp)):
             ga = _grad(t, i, a.detach().numpy(), noise)
-            gb = _grad(t, i, b.data, noise)
+            gb = _grad(t, i, b.data.numpy(), noise)
             a.grad = None if ga is None else torch.from_numpy(ga)
             b.grad = None if gb is None else mg.Tensor(gb)
         topt.step()
         mopt.step()
         for a, b in zip(tp, mp):
-            worst = max(worst, float(np.max(np.abs(a.detach().numpy() - b.data), initial=0.0)))
+            worst = max(worst, float(np.max(np.abs(a.detach().numpy() - b.data.numpy()), initial=0.0)))
     return topt, mopt, tp, mp, worst
 
 
@@ -102,7 +102,7 @@ def test_trajectory_matches_torch_float64(case):
         assert set(ts) == set(ms), (set(ts), set(ms))
         for k in ts:
             tv = ts[k].detach().numpy() if isinstance(ts[k], torch.Tensor) else np.asarray(ts[k])
-            mv = ms[k].data if isinstance(ms[k], mg.Tensor) else np.asarray(ms[k])
+            mv = ms[k].data.numpy() if isinstance(ms[k], mg.Tensor) else np.asarray(ms[k])
             np.testing.assert_allclose(mv, tv, rtol=0, atol=TOL * max(1.0, float(np.max(np.abs(tv), initial=0))))
 
 
@@ -111,7 +111,7 @@ def test_trajectory_matches_torch_float32(case):
     name, kw = case
     *_, tp, mp, worst = _trajectories(name, kw, dtype=np.float32, seed=1)
     for b in mp:
-        assert b.data.dtype == np.float32
+        assert b.data.numpy().dtype == np.float32
     assert worst < 1e-5, f"{name} {kw}: float32 max |torch - minigrad| = {worst:.3e}"
 
 

@@ -446,9 +446,9 @@ class Module:
         # in place on the same objects, so optimizers holding the parameters keep working
         for t in itertools.chain(self.parameters(), self.buffers()):
             if t.dtype.kind == "f" and t.dtype != dtype:
-                t.data = t.data.astype(dtype)
+                t._data = t._data.astype(dtype)
                 if t.grad is not None:
-                    t.grad = Tensor(t.grad.data.astype(dtype), dtype=dtype)
+                    t.grad = Tensor(t.grad._data.astype(dtype), dtype=dtype)
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """Cast floating-point parameters and buffers to ``dtype`` in place; returns self.
@@ -522,7 +522,7 @@ class Module:
                 continue
             src = state_dict[key]
             if isinstance(src, Tensor):
-                src_arr = src.data
+                src_arr = src._data
             elif isinstance(src, (np.ndarray, np.generic, int, float, bool)):
                 src_arr = np.asarray(src)
             else:

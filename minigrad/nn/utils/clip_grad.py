@@ -49,7 +49,7 @@ def get_total_norm(tensors: _TensorOrTensors, norm_type: float = 2.0, error_if_n
     if not tensors:
         return Tensor(np.array(0.0, dtype=np.float32))
     dtype = tensors[0].dtype
-    norms = np.array([_norm_of(t.data, norm_type) for t in tensors], dtype=dtype)
+    norms = np.array([_norm_of(t._data, norm_type) for t in tensors], dtype=dtype)
     total = np.asarray(_norm_of(norms, norm_type), dtype=dtype)
     if error_if_nonfinite and not np.isfinite(total):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "

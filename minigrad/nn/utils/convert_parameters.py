@@ -38,5 +38,5 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     pointer = 0
     for p in params:
         n = p.numel()
-        p.data = vec.data[pointer:pointer + n].reshape(p.shape).astype(p.dtype, copy=False)
+        p._data = vec._data[pointer:pointer + n].reshape(p.shape).astype(p.dtype, copy=False)
         pointer += n
