@@ -29,4 +29,4 @@ from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled  #
 
 __version__ = "0.1.0"
 from .serialization import save, load  # noqa: F401,E402
-from . import nn, optim, data  # noqa: F401,E402
+from . import nn, optim, data, linalg  # noqa: F401,E402
