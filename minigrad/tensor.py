@@ -419,6 +419,18 @@ class Tensor:
     def any(self, dim=None, keepdim=False): return _ops.any(self, dim, keepdim)
     def all(self, dim=None, keepdim=False): return _ops.all(self, dim, keepdim)
 
+    # -- sorting and selection ------------------------------------------------------------------
+    def sort(self, dim=-1, descending=False, stable=False): return _ops.sort(self, dim, descending, stable)
+    def argsort(self, dim=-1, descending=False, stable=False): return _ops.argsort(self, dim, descending, stable)
+    def msort(self): return _ops.msort(self)
+    def topk(self, k, dim=-1, largest=True, sorted=True): return _ops.topk(self, k, dim, largest, sorted)
+    def kthvalue(self, k, dim=-1, keepdim=False): return _ops.kthvalue(self, k, dim, keepdim)
+    def median(self, dim=None, keepdim=False): return _ops.median(self, dim, keepdim)
+    def nanmedian(self, dim=None, keepdim=False): return _ops.nanmedian(self, dim, keepdim)
+    def mode(self, dim=-1, keepdim=False): return _ops.mode(self, dim, keepdim)
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        return _ops.unique(self, sorted, return_inverse, return_counts, dim)
+
     # -- shape ----------------------------------------------------------------------------------
     def reshape(self, *shape): return _ops.reshape(self, *shape)
     def view(self, *shape): return _ops.view(self, *shape)

@@ -14,3 +14,4 @@ from .shape import (  # noqa: F401
 from .indexing import getitem, setitem, gather, scatter_add, index_select, masked_fill, take_along_dim  # noqa: F401
 from .linalg import matmul, mm, bmm, dot, outer, einsum, linear  # noqa: F401
 from .inplace import inplace, fill_, copy_  # noqa: F401
+from .sorting import sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, unique  # noqa: F401

@@ -1,0 +1,289 @@
+"""Sorting and selection: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, unique.
+
+Each value-selecting op returns (values, indices) as PyTorch's named tuples. Its backward sends the
+gradient of each selected value to the element it came from (a scatter-add along dim, itself
+differentiable), except median() over all elements, whose gradient is shared evenly among the
+elements equal to the median, as PyTorch does.
+
+Order conventions (PyTorch's): NaN sorts as the largest value; with stable=True equal elements keep
+their order, also when descending; median is the lower of the two middle values, never their mean.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+
+__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique"]
+
+SortResult = namedtuple("sort", ["values", "indices"])
+TopkResult = namedtuple("topk", ["values", "indices"])
+KthvalueResult = namedtuple("kthvalue", ["values", "indices"])
+MedianResult = namedtuple("median", ["values", "indices"])
+ModeResult = namedtuple("mode", ["values", "indices"])
+
+
+def _dim(x, dim, op):
+    n = max(x.ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def _argsort(a, axis, descending):
+    """Stable argsort along axis; descending keeps equal elements in their original order too."""
+    if not descending:
+        return np.argsort(a, axis=axis, kind="stable")
+    n = a.shape[axis]
+    rev = np.flip(np.argsort(np.flip(a, axis), axis=axis, kind="stable"), axis)
+    return (n - 1) - rev
+
+
+def _scatter_back(g, idx, dim, shape, keepdim):
+    """The gradient of values = x.gather(dim, idx): zeros of x's shape with g added at idx."""
+    if not keepdim:
+        g = g.unsqueeze(dim)
+        idx = np.expand_dims(idx, dim)
+    zeros = Tensor._make(np.zeros(shape, dtype=g.dtype))
+    return zeros.scatter_add(dim, Tensor._make(idx), g)
+
+
+class Sort(Function):
+    """(values, indices) = sort(x, dim);  dx = g scattered back to indices"""
+
+    @staticmethod
+    def forward(ctx, x, dim, descending):
+        if x.ndim == 0:
+            idx = np.zeros((), np.int64)
+            values = x.copy()
+        else:
+            idx = _argsort(x, dim, descending)
+            values = np.take_along_axis(x, idx, dim)
+        ctx.idx, ctx.dim, ctx.shape = idx, dim, x.shape
+        idx = idx.astype(np.int64, copy=False)
+        ctx.mark_non_differentiable(idx)
+        return values, idx
+
+    @staticmethod
+    def backward(ctx, g, _):
+        if g.ndim == 0:
+            return g, None, None
+        return _scatter_back(g, ctx.idx, ctx.dim, ctx.shape, True), None, None
+
+
+def sort(input, dim=-1, descending=False, stable=False):  # noqa: A002
+    """Sorted values and their indices along dim (ascending unless descending); a stable sort always."""
+    d = _dim(input, dim, "sort")
+    return SortResult(*Sort.apply(input, d, bool(descending)))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):  # noqa: A002
+    """The indices that sort input along dim."""
+    return sort(input, dim, descending, stable).indices
+
+
+def msort(input):  # noqa: A002
+    """input sorted along its first dimension."""
+    return sort(input, 0).values
+
+
+class Topk(Function):
+    """(values, indices) = the k largest (or smallest) along dim;  dx = g scattered back"""
+
+    @staticmethod
+    def forward(ctx, x, k, dim, largest, sorted_):
+        if x.ndim == 0:
+            idx = np.zeros((), np.int64)
+            values = x.copy()
+        else:
+            idx = np.take(_argsort(x, dim, largest), np.arange(k), axis=dim)
+            values = np.take_along_axis(x, idx, dim)
+        ctx.idx, ctx.dim, ctx.shape = idx, dim, x.shape
+        idx = idx.astype(np.int64, copy=False)
+        ctx.mark_non_differentiable(idx)
+        return values, idx
+
+    @staticmethod
+    def backward(ctx, g, _):
+        if g.ndim == 0:
+            return g, None, None, None, None
+        return _scatter_back(g, ctx.idx, ctx.dim, ctx.shape, True), None, None, None, None
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+    """The k largest elements along dim (the k smallest when largest=False), with their indices."""
+    d = _dim(input, dim, "topk")
+    size = input.shape[d] if input.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError(f"topk: selected index k out of range (k={k}, dimension {d} has size {size})")
+    return TopkResult(*Topk.apply(input, int(k), d, bool(largest), bool(sorted)))
+
+
+class _Select(Function):
+    """values = x[..., idx, ...] at one computed index per slice along dim;  dx = g scattered back.
+
+    Subclasses choose the index (kthvalue, median, mode): `_pick(x, dim) -> indices along dim`.
+    """
+
+    @staticmethod
+    def _pick(x, dim, arg):
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx, x, dim, keepdim, arg):
+        if x.ndim == 0:
+            idx = np.zeros((), np.int64)
+            values = x.copy()
+        else:
+            idx = cls._pick(x, dim, arg)
+            values = np.take_along_axis(x, np.expand_dims(idx, dim), dim).squeeze(dim)
+            if keepdim:
+                values, idx = np.expand_dims(values, dim), np.expand_dims(idx, dim)
+        ctx.idx, ctx.dim, ctx.shape, ctx.keepdim = idx, dim, x.shape, keepdim
+        idx = idx.astype(np.int64, copy=False)
+        ctx.mark_non_differentiable(idx)
+        return values, idx
+
+    @staticmethod
+    def backward(ctx, g, _):
+        if g.ndim == 0 and len(ctx.shape) == 0:
+            return g, None, None, None
+        return _scatter_back(g, ctx.idx, ctx.dim, ctx.shape, ctx.keepdim), None, None, None
+
+
+class Kthvalue(_Select):
+    """the k-th smallest element along dim (1-based k)"""
+
+    @staticmethod
+    def _pick(x, dim, k):
+        return np.take(_argsort(x, dim, False), k - 1, axis=dim)
+
+
+class Median(_Select):
+    """the lower median along dim (NaN if the slice holds one, as PyTorch)"""
+
+    @staticmethod
+    def _pick(x, dim, ignore_nan):
+        order = _argsort(x, dim, False)
+        n = x.shape[dim]
+        if ignore_nan:  # the lower median of the non-NaN values (all-NaN slices give NaN's index 0)
+            valid = np.sum(~np.isnan(x), axis=dim, keepdims=True)
+            pos = np.maximum(valid - 1, 0) // 2
+            return np.take_along_axis(order, pos, dim).squeeze(dim)
+        idx = np.take(order, (n - 1) // 2, axis=dim)
+        # a NaN anywhere in the slice makes the median NaN: point at the first NaN
+        has_nan = np.isnan(x).any(axis=dim) if x.dtype.kind == "f" else None
+        if has_nan is not None and has_nan.any():
+            idx = np.where(has_nan, np.argmax(np.isnan(x), axis=dim), idx)
+        return idx
+
+
+class Mode(_Select):
+    """the most frequent value along dim (the smallest of equally frequent ones), its last index"""
+
+    @staticmethod
+    def _pick(x, dim, _):
+        xs = np.moveaxis(x, dim, -1)
+        flat = xs.reshape(-1, xs.shape[-1])
+        out = np.empty(flat.shape[0], np.int64)
+        for r, row in enumerate(flat):
+            vals, counts = np.unique(row, return_counts=True)
+            best = vals[np.argmax(counts)]          # argmax: the first, i.e. smallest, of the most frequent
+            out[r] = np.flatnonzero(row == best)[-1] if best == best else np.flatnonzero(row != row)[-1]
+        return out.reshape(xs.shape[:-1])
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
+    """The k-th smallest element of each slice along dim, and its index."""
+    d = _dim(input, dim, "kthvalue")
+    size = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} "
+                           f"(k={k}, size {size})")
+    return KthvalueResult(*Kthvalue.apply(input, d, bool(keepdim), int(k)))
+
+
+class MedianAll(Function):
+    """out = the lower median of all elements;  dx = g shared evenly among elements equal to it"""
+
+    @staticmethod
+    def forward(ctx, x, ignore_nan):
+        flat = x.reshape(-1)
+        if flat.size == 0:
+            raise RuntimeError("median() input tensor cannot be empty")
+        if not ignore_nan and x.dtype.kind == "f" and np.isnan(flat).any():
+            out = np.asarray(np.nan, dtype=x.dtype)
+        else:
+            vals = flat[~np.isnan(flat)] if ignore_nan and x.dtype.kind == "f" else flat
+            out = np.sort(vals)[(vals.size - 1) // 2] if vals.size else np.asarray(np.nan, x.dtype)
+        ctx.save_for_backward(x)
+        ctx.out = np.asarray(out, dtype=x.dtype)
+        return ctx.out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        out = ctx.out
+        hits = (x._data == out) | (np.isnan(x._data) & np.isnan(out))
+        share = Tensor._make((hits / max(int(hits.sum()), 1)).astype(x.dtype))
+        return g * share, None
+
+
+def median(input, dim=None, keepdim=False):  # noqa: A002
+    """median() of all elements (a tensor), or median(dim) -> (values, indices): the lower median."""
+    if dim is None:
+        return MedianAll.apply(input, False)
+    d = _dim(input, dim, "median")
+    _nonempty(input, d, "median")
+    return MedianResult(*Median.apply(input, d, bool(keepdim), False))
+
+
+def nanmedian(input, dim=None, keepdim=False):  # noqa: A002
+    """median ignoring NaN values."""
+    if dim is None:
+        return MedianAll.apply(input, True)
+    d = _dim(input, dim, "nanmedian")
+    _nonempty(input, d, "nanmedian")
+    return MedianResult(*Median.apply(input, d, bool(keepdim), True))
+
+
+def mode(input, dim=-1, keepdim=False):  # noqa: A002
+    """The most frequent value of each slice along dim (smallest among ties) and its index."""
+    d = _dim(input, dim, "mode")
+    _nonempty(input, d, "mode")
+    return ModeResult(*Mode.apply(input, d, bool(keepdim), None))
+
+
+def _nonempty(x, d, op):
+    if x.ndim and x.shape[d] == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size (shape {tuple(x.shape)})")
+
+
+class Unique(Function):
+    """the sorted unique values (and optionally the inverse indices and counts); not differentiable"""
+
+    @staticmethod
+    def forward(ctx, x, return_inverse, return_counts, dim):
+        if dim is None:
+            vals, inv, counts = np.unique(x, return_inverse=True, return_counts=True)
+            inv = inv.reshape(x.shape)
+        else:
+            vals, inv, counts = np.unique(x, return_inverse=True, return_counts=True, axis=dim)
+            inv = inv.reshape(-1)
+        outs = [vals]
+        if return_inverse:
+            outs.append(inv.astype(np.int64))
+        if return_counts:
+            outs.append(counts.astype(np.int64))
+        ctx.mark_non_differentiable(*outs)
+        return tuple(outs)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    """The unique elements of input, sorted (PyTorch's CPU unique always sorts), as torch.unique."""
+    if dim is not None:
+        dim = _dim(input, dim, "unique")
+    outs = Unique.apply(input, bool(return_inverse), bool(return_counts), dim)
+    return outs[0] if len(outs) == 1 else outs
