@@ -446,13 +446,15 @@ elementwise_ops += [
 
 
 # -- registry queries ------------------------------------------------------------------------------
+def _nn_op_db():
+    # the entries of the nn.functional ops and of the backward Functions live in their own file
+    from .opinfo_nn import nn_op_db
+    return list(nn_op_db)
+
+
 op_db = elementwise_ops
 
-try:  # the entries of the nn.functional ops and of the backward Functions (their own file)
-    from .opinfo_nn import nn_op_db
-except ImportError:  # not written yet
-    nn_op_db = []
-op_db = op_db + list(nn_op_db)
+op_db = op_db + _nn_op_db()
 
 
 def ops_named(name):
