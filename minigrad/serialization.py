@@ -1,18 +1,28 @@
-"""mg.save / mg.load: checkpoints that can never execute code when loaded.
+"""mg.save / mg.load: checkpoints that can never execute code when loaded, and never load corrupt data.
 
-Format: a zip archive holding ``minigrad.json`` (a manifest: format name, version, and the object
-tree as tagged JSON) and one ``.npy`` member per array or tensor, read back with
-``allow_pickle=False``. Supported: dict / OrderedDict (keys: str, int, float, bool, None or tuples
-of those; int keys stay int), list, tuple, mg.Tensor (dtype, shape, requires_grad; Parameters come
-back as nn.Parameter), numpy arrays and scalars (no object dtypes), bool, int, float, complex, str,
-bytes, None.
+Format (version 2): a zip archive (stored, not compressed) holding ``minigrad.json`` (a manifest:
+format name, version, and the object tree as tagged JSON) and one ``.npy`` member per array or
+tensor. Supported: dict / OrderedDict (keys: str, int, float, bool, None or tuples of those; int
+keys stay int), list, tuple, mg.Tensor (dtype, shape, requires_grad; Parameters come back as
+nn.Parameter), numpy arrays and scalars (no object or structured dtypes), bool, int, float,
+complex, str, bytes, None; nested at most ``MAX_DEPTH`` levels.
 
-Writes to a path are atomic: a temporary file in the same folder is written, flushed, fsynced and
-``os.replace``d onto the target, so a crash mid-save leaves the previous file intact.
+Integrity: the manifest records each array's dtype, shape and the SHA-256 of its whole ``.npy``
+member. ``load`` checks the zip CRC of the manifest, compares each member's ``.npy`` header
+byte for byte with the one the manifest implies (and its length with the archive's) *before*
+allocating, and checks every array's SHA-256 (and CRC). The ``.npy`` header is never parsed with
+``eval``/``literal_eval``. Anything corrupt, truncated or foreign raises :class:`CheckpointError`
+and nothing else; version-1 files (no hashes) are still read, with the zip CRC as their check.
+
+Writes to a path are atomic (see ``minigrad._atomic``): a temporary file next to the target is
+written, fsynced and ``os.replace``d onto it, so a crash mid-save leaves the previous file intact.
 """
 import collections
+import hashlib
+import io
 import json
 import os
+import re
 import zipfile
 
 import numpy as np
@@ -24,15 +34,36 @@ import minigrad as mg
 __all__ = ["save", "load", "CheckpointError"]
 
 FORMAT = "minigrad.checkpoint"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)  # versions load() understands
 MANIFEST = "minigrad.json"
+MAX_DEPTH = 100  # containers nested deeper than this are refused by save and load
+_CHUNK = 1 << 22
+# a plain (non-structured, non-object) dtype as numpy's dtype.str spells it: '<f4', '|b1', '<U7', '<M8[ns]'
+_DTYPE_RE = re.compile(r"[<>|][biufcSUVmM]\d{1,6}(\[[0-9a-zA-Z]{1,8}\])?")
+_SHA_RE = re.compile(r"[0-9a-f]{64}")
 
 
 class CheckpointError(RuntimeError, ValueError):
-    """A file is not a readable minigrad checkpoint (corrupt, truncated, or another format)."""
+    """A file is not a readable minigrad checkpoint (corrupt, truncated, tampered with, or another
+    format). The only error ``mg.load`` raises for a bad file; the message names the file."""
 
 
-# ---- encoding: object tree -> (JSON-able tree, list of arrays)
+# ---- the .npy header, built (never parsed) from dtype and shape
+
+def _npy_header(dtype, shape):
+    """The exact bytes numpy writes before the data of a C-ordered array of this dtype and shape."""
+    d = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": tuple(shape)}
+    buf = io.BytesIO()
+    try:
+        np.lib.format.write_array_header_1_0(buf, d)
+    except ValueError:  # header over 64 KiB: numpy's format 2.0
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_2_0(buf, d)
+    return buf.getvalue()
+
+
+# ---- encoding: object tree -> (JSON-able tree, list of (array, manifest entry))
 
 def _encode_float(x):
     return float(x).hex()
@@ -47,17 +78,24 @@ def _encode_key(k, path):
                     "keys must be str, int, float, bool, None or tuples of those")
 
 
-def _array_entry(arr, arrays, path):
-    if arr.dtype.hasobject or arr.dtype.kind == "O":
-        raise TypeError(f"mg.save: numpy arrays of object dtype cannot be saved safely "
-                        f"(found at {path}); convert to a numeric dtype first")
-    arrays.append(arr)
-    return f"arrays/{len(arrays) - 1}.npy"
+def _array_entry(arr, arrays, path, entry):
+    if arr.dtype.hasobject or arr.dtype.names is not None or arr.dtype.subdtype is not None:
+        kind = "object" if arr.dtype.hasobject else "structured"
+        raise TypeError(f"mg.save: numpy arrays of {kind} dtype ({arr.dtype}) cannot be saved safely "
+                        f"(found at {path}); convert to a plain numeric dtype first")
+    entry.update(file=f"arrays/{len(arrays)}.npy", dtype=arr.dtype.str, shape=list(arr.shape))
+    arrays.append((arr, entry))  # the SHA-256 is added to entry when the array is written
+    return entry
 
 
-def _encode(obj, arrays, path="obj"):
+def _encode(obj, arrays, path="obj", depth=0):
+    if depth > MAX_DEPTH:
+        raise ValueError(f"mg.save: object nested deeper than {MAX_DEPTH} levels at {path} "
+                         "(a reference cycle?)")
     if obj is None:
         return {"t": "none"}
+    if isinstance(obj, np.generic):  # before float: np.float64 is a float, and comes back as np.float64
+        return _array_entry(np.asarray(obj), arrays, path, {"t": "npscalar"})
     if isinstance(obj, bool):
         return {"t": "bool", "v": obj}
     if isinstance(obj, int):
@@ -71,22 +109,19 @@ def _encode(obj, arrays, path="obj"):
     if isinstance(obj, bytes):
         return {"t": "bytes", "v": obj.hex()}
     if isinstance(obj, mg.Tensor):
-        entry = {"t": "tensor", "file": _array_entry(np.asarray(obj._data), arrays, path),
-                 "requires_grad": bool(obj.requires_grad)}
+        entry = {"t": "tensor", "requires_grad": bool(obj.requires_grad)}
         if type(obj).__name__ == "Parameter":
             entry["parameter"] = True
-        return entry
+        return _array_entry(np.asarray(obj._data), arrays, path, entry)
     if isinstance(obj, np.ndarray):
-        return {"t": "ndarray", "file": _array_entry(obj, arrays, path)}
-    if isinstance(obj, np.generic):
-        return {"t": "npscalar", "file": _array_entry(np.asarray(obj), arrays, path)}
+        return _array_entry(obj, arrays, path, {"t": "ndarray"})
     if isinstance(obj, dict):
         return {"t": "odict" if isinstance(obj, collections.OrderedDict) else "dict",
-                "v": [[_encode_key(k, path), _encode(v, arrays, f"{path}[{k!r}]")]
+                "v": [[_encode_key(k, path), _encode(v, arrays, f"{path}[{k!r}]", depth + 1)]
                       for k, v in obj.items()]}
     if isinstance(obj, (list, tuple)):
         return {"t": "list" if isinstance(obj, list) else "tuple",
-                "v": [_encode(v, arrays, f"{path}[{i}]") for i, v in enumerate(obj)]}
+                "v": [_encode(v, arrays, f"{path}[{i}]", depth + 1) for i, v in enumerate(obj)]}
     raise TypeError(f"mg.save: cannot save an object of type {type(obj).__name__} (at {path}); "
                     "supported: dict, list, tuple, Tensor, numpy array/scalar, bool, int, float, "
                     "complex, str, bytes, None")
@@ -95,28 +130,89 @@ def _encode(obj, arrays, path="obj"):
 # ---- decoding
 
 class _Reader:
-    def __init__(self, zf, name):
-        self.zf, self.name = zf, name
-        self.members = set(zf.namelist())
+    def __init__(self, zf, name, version, size):
+        self.zf, self.name, self.version, self.size = zf, name, version, size
+        self.members = {}
+        for info in zf.infolist():
+            if info.filename in self.members:
+                self.fail(f"duplicate member {info.filename!r}")
+            self.members[info.filename] = info
 
     def fail(self, msg):
         raise CheckpointError(f"mg.load: {self.name}: {msg}")
 
-    def array(self, entry):
+    def member(self, entry):
         member = entry.get("file")
         if not isinstance(member, str) or member not in self.members:
             self.fail(f"manifest refers to a missing array member {member!r}")
-        try:
-            with self.zf.open(member) as f:
-                return np.lib.format.read_array(f, allow_pickle=False)
-        except ValueError as e:
-            self.fail(f"array {member} cannot be read without pickle ({e})")
-        except (zipfile.BadZipFile, OSError, EOFError) as e:
-            self.fail(f"array {member} is corrupt ({e})")
+        return member, self.members[member]
 
-    def decode(self, e):
+    def array(self, entry):
+        if self.version == 1:
+            return self.array_v1(entry)
+        member, info = self.member(entry)
+        dtype, shape, sha = entry.get("dtype"), entry.get("shape"), entry.get("sha256")
+        if not (isinstance(dtype, str) and _DTYPE_RE.fullmatch(dtype) and isinstance(sha, str)
+                and _SHA_RE.fullmatch(sha) and isinstance(shape, list) and len(shape) <= 64
+                and all(type(n) is int and 0 <= n < 1 << 62 for n in shape)):
+            self.fail(f"malformed manifest entry for {member} (dtype {dtype!r:.40}, shape {shape!r:.80})")
+        dt = np.dtype(dtype)
+        if dt.hasobject or dt.str != dtype:
+            self.fail(f"malformed manifest entry for {member} (dtype {dtype!r})")
+        header = _npy_header(dt, shape)
+        nbytes = dt.itemsize
+        for n in shape:
+            nbytes *= n
+        # everything is checked against the archive before a single byte is allocated
+        if info.compress_type != zipfile.ZIP_STORED or info.file_size != len(header) + nbytes \
+                or info.compress_size != info.file_size or info.header_offset + info.file_size > self.size:
+            self.fail(f"array {member} is corrupt (its size in the archive does not match "
+                      f"dtype {dtype} and shape {tuple(shape)} in the manifest)")
+        h = hashlib.sha256()
+        with self.zf.open(member) as f:
+            got = f.read(len(header))
+            if got != header:
+                if b"'descr': '|O'" in got:
+                    self.fail(f"array {member} cannot be read without pickle (object dtype)")
+                self.fail(f"array {member} is corrupt (its .npy header does not match dtype {dtype} "
+                          f"and shape {tuple(shape)} in the manifest)")
+            h.update(got)
+            arr = np.empty(shape, dt)
+            flat = arr.reshape(-1).view(np.uint8)
+            for start in range(0, nbytes, _CHUNK):
+                chunk = f.read(min(_CHUNK, nbytes - start))
+                if len(chunk) != min(_CHUNK, nbytes - start):
+                    self.fail(f"array {member} is truncated")
+                flat[start:start + len(chunk)] = np.frombuffer(chunk, np.uint8)
+                h.update(chunk)
+            if f.read(1):  # also the end of the member, where zipfile checks its CRC
+                self.fail(f"array {member} is corrupt (longer than its header says)")
+        if h.hexdigest() != sha:
+            self.fail(f"array {member} is corrupt (SHA-256 mismatch)")
+        return arr
+
+    def array_v1(self, entry):
+        member, _ = self.member(entry)
+        data = self.zf.read(member)  # the whole member: zipfile checks its CRC
+        buf = io.BytesIO(data)
+        fmt = np.lib.format
+        version = fmt.read_magic(buf)
+        shape, fortran, dt = (fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0)(buf)
+        if dt.hasobject:
+            self.fail(f"array {member} cannot be read without pickle (object dtype)")
+        count = 1
+        for n in shape:
+            count *= n
+        if buf.tell() + count * dt.itemsize != len(data):  # before allocating anything
+            self.fail(f"array {member} is corrupt (its header does not match its length)")
+        arr = np.frombuffer(data, dt, count, buf.tell())
+        return arr.reshape(shape[::-1]).transpose() if fortran else arr.reshape(shape).copy()
+
+    def decode(self, e, depth=0):
         if not isinstance(e, dict) or "t" not in e:
             self.fail(f"malformed manifest entry {e!r:.80}")
+        if depth > MAX_DEPTH:
+            self.fail(f"manifest nested deeper than {MAX_DEPTH} levels")
         t = e["t"]
         try:
             if t == "none":
@@ -147,31 +243,37 @@ class _Reader:
             if t == "npscalar":
                 return self.array(e)[()]
             if t in ("dict", "odict"):
-                items = ((self.decode(k), self.decode(v)) for k, v in e["v"])
+                items = ((self.decode(k, depth + 1), self.decode(v, depth + 1)) for k, v in e["v"])
                 return collections.OrderedDict(items) if t == "odict" else dict(items)
             if t == "list":
-                return [self.decode(v) for v in e["v"]]
+                return [self.decode(v, depth + 1) for v in e["v"]]
             if t == "tuple":
-                return tuple(self.decode(v) for v in e["v"])
+                return tuple(self.decode(v, depth + 1) for v in e["v"])
         except CheckpointError:
             raise
         except (KeyError, TypeError, ValueError, IndexError) as err:
-            self.fail(f"malformed manifest entry of type {t!r} ({err!r})")
-        self.fail(f"unknown manifest entry type {t!r}")
+            self.fail(f"malformed manifest entry of type {t!r:.40} ({err!r:.200})")
+        self.fail(f"unknown manifest entry type {t!r:.40}")
 
 
 # ---- public API
 
 def _write_array(f, arr):
-    np.lib.format.write_array(f, arr, allow_pickle=False)
+    """Write arr as a .npy member (C order); return the SHA-256 of the bytes written."""
+    arr = arr if arr.flags.c_contiguous else arr.copy(order="C")  # (ascontiguousarray makes 0-d 1-d)
+    h = hashlib.sha256()
+    for b in (_npy_header(arr.dtype, arr.shape), arr.reshape(-1).view(np.uint8)):
+        f.write(b)
+        h.update(b)
+    return h.hexdigest()
 
 
 def _write_zip(fileobj, manifest, arrays):
     with zipfile.ZipFile(fileobj, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-        zf.writestr(MANIFEST, json.dumps(manifest))
-        for i, arr in enumerate(arrays):
-            with zf.open(f"arrays/{i}.npy", "w", force_zip64=arr.nbytes > (1 << 31) - (1 << 20)) as f:
-                _write_array(f, arr)
+        for arr, entry in arrays:
+            with zf.open(entry["file"], "w", force_zip64=arr.nbytes > (1 << 31) - (1 << 20)) as f:
+                entry["sha256"] = _write_array(f, arr)
+        zf.writestr(MANIFEST, json.dumps(manifest))  # last: it holds the arrays' hashes
 
 
 def save(obj, f):
@@ -183,6 +285,7 @@ def save(obj, f):
 
     Raises:
         TypeError: an unsupported type or a numpy array of object dtype (nothing is written).
+        ValueError: containers nested deeper than ``MAX_DEPTH`` (nothing is written).
 
     Example:
         >>> mg.save({"model": model.state_dict(), "optim": opt.state_dict(), "epoch": 3}, "ckpt.mg")
@@ -196,35 +299,55 @@ def save(obj, f):
         _write_zip(out, manifest, arrays)
 
 
-def load(f, map_location=None, weights_only=True, **kwargs):
-    """Load an object saved by :func:`save` from a path or a readable binary file object.
-
-    Never executes code: the manifest is JSON and arrays are read with ``allow_pickle=False``.
-    ``map_location`` and ``weights_only`` are accepted for PyTorch compatibility and ignored.
-
-    Raises:
-        CheckpointError: the file is truncated, corrupt, or not a minigrad checkpoint (the
-            message names the file).
-        FileNotFoundError: no such file.
-    """
-    name = str(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", repr(f))
+def _load(fh, name):
+    fh.seek(0, os.SEEK_END)
+    size = fh.tell()
+    fh.seek(0)
     try:
-        zf = zipfile.ZipFile(f, "r")
+        zf = zipfile.ZipFile(fh, "r")
     except zipfile.BadZipFile as e:
         raise CheckpointError(f"mg.load: {name}: not a minigrad checkpoint, or truncated/corrupt "
                               f"(not a valid zip archive: {e})") from None
     with zf:
-        reader = _Reader(zf, name)
-        if MANIFEST not in reader.members:
-            reader.fail(f"not a minigrad checkpoint (no {MANIFEST} inside; files saved by "
-                        "torch.save or pickle cannot be loaded)")
+        names = zf.namelist()
+        if MANIFEST not in names:
+            raise CheckpointError(f"mg.load: {name}: not a minigrad checkpoint (no {MANIFEST} inside; "
+                                  "files saved by torch.save or pickle cannot be loaded)")
         try:
-            manifest = json.loads(zf.read(MANIFEST).decode("utf-8"))
-        except (zipfile.BadZipFile, OSError, EOFError, UnicodeDecodeError, ValueError) as e:
-            reader.fail(f"corrupt manifest ({e})")
+            manifest = json.loads(zf.read(MANIFEST).decode("utf-8"))  # zf.read checks the CRC
+        except RecursionError:
+            raise CheckpointError(f"mg.load: {name}: corrupt manifest (nested too deeply)") from None
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            reader.fail("not a minigrad checkpoint (manifest format tag missing)")
-        if manifest.get("version") != VERSION:
-            reader.fail(f"unsupported checkpoint version {manifest.get('version')!r} "
-                        f"(this minigrad reads version {VERSION})")
-        return reader.decode(manifest.get("root"))
+            raise CheckpointError(f"mg.load: {name}: not a minigrad checkpoint (manifest format tag missing)")
+        version = manifest.get("version")
+        if version not in READS or isinstance(version, bool):
+            raise CheckpointError(f"mg.load: {name}: unsupported checkpoint version {version!r:.40} "
+                                  f"(this minigrad reads versions {', '.join(map(str, READS))})")
+        return _Reader(zf, name, version, size).decode(manifest.get("root"))
+
+
+def load(f, map_location=None, weights_only=True, **kwargs):
+    """Load an object saved by :func:`save` from a path or a readable, seekable binary file object.
+
+    Never executes code: the manifest is JSON and arrays are plain bytes checked against their
+    SHA-256. ``map_location`` and ``weights_only`` are accepted for PyTorch compatibility and ignored.
+
+    Raises:
+        CheckpointError: the file is truncated, corrupt, tampered with, or not a minigrad
+            checkpoint (the message names the file). No other error escapes for bad contents.
+        FileNotFoundError: no such file (and other errors of opening the path).
+    """
+    if isinstance(f, (str, os.PathLike)):
+        name = str(f)
+        with open(f, "rb") as fh:
+            return _load_wrapped(fh, name)
+    return _load_wrapped(f, getattr(f, "name", repr(f)))
+
+
+def _load_wrapped(fh, name):
+    try:
+        return _load(fh, name)
+    except CheckpointError:
+        raise
+    except Exception as e:  # noqa: BLE001 - zipfile/zlib/json report corruption in a dozen types
+        raise CheckpointError(f"mg.load: {name}: corrupt checkpoint ({type(e).__name__}: {e})") from e

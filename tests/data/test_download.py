@@ -1,5 +1,7 @@
 """The downloader, against a local HTTP server on 127.0.0.1 (never the internet)."""
 import functools
+import os
+import stat
 import http.server
 import threading
 
@@ -81,3 +83,53 @@ def test_checksum_mismatch_keeps_existing_destination(tmp_path, server):
     with pytest.raises(ChecksumError):
         download_url(server + "t10k-labels-idx1-ubyte.gz", dest, md5="0" * 32)
     assert dest.read_bytes() == b"previous" and _files(tmp_path) == ["labels.gz"]
+
+
+class _LyingHandler(http.server.BaseHTTPRequestHandler):
+    """Announces 1000 bytes, sends 600 and closes the connection (a download cut short)."""
+    body = bytes(range(256)) * 4
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "1000")
+        self.end_headers()
+        self.wfile.write(self.body[:600] if self.path == "/short" else self.body[:1000])
+        self.wfile.flush()
+        self.close_connection = True
+
+
+@pytest.fixture
+def lying_server():
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _LyingHandler)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
+
+
+def test_truncated_download_without_md5_is_refused(tmp_path, lying_server, monkeypatch):
+    monkeypatch.setattr(download_mod, "_tqdm", None)
+    dest = tmp_path / "f.bin"
+    dest.write_bytes(b"previous")
+    with pytest.raises(DownloadError, match=r"truncated: got 600 of the 1000 bytes"):
+        download_url(lying_server + "short", dest)
+    assert dest.read_bytes() == b"previous" and _files(tmp_path) == ["f.bin"]
+    # the same server sending the whole announced length is accepted
+    out = download_url(lying_server + "full", tmp_path / "g.bin")
+    assert out.read_bytes() == _LyingHandler.body[:1000]
+
+
+def test_downloaded_file_mode_follows_umask(tmp_path, server):
+    old = os.umask(0o022)
+    try:
+        out = download_url(server + "t10k-labels-idx1-ubyte.gz", tmp_path / "labels.gz")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
