@@ -1,67 +1,74 @@
-"""One SGD step of a LeNet-style CNN, batch 64: minigrad vs PyTorch (and a NumPy im2col reference).
+"""One SGD step of a LeNet-style CNN: minigrad vs PyTorch (and a NumPy im2col reference).
 
-    Conv2d(1, 8, 3, padding=1) -> ReLU -> MaxPool2d(2) -> Conv2d(8, 16, 3, padding=1) -> ReLU
-    -> MaxPool2d(2) -> Flatten -> Linear(784, 10), cross-entropy, SGD(lr=0.01); float32 28x28 inputs.
+    Conv2d(1, C1, 3, padding=1) -> ReLU -> MaxPool2d(2) -> Conv2d(C1, C2, 3, padding=1) -> ReLU
+    -> MaxPool2d(2) -> Flatten -> Linear(C2*49, 10), cross-entropy, SGD(lr=0.01); float32 28x28 inputs.
+
+Configs: "8/16 b64" (the bench model, C1=8, C2=16, batch 64), "32/64 b64", "32/64 b1". Each
+candidate runs in its own process (benchmarks/_harness.py).
 
 The NumPy reference is a plain hand-written im2col forward/backward of the same net (one BLAS
 matmul per conv and per gradient, 2x2 pooling by reshape, col2im by 9 slice-adds), checked against
 minigrad before timing. It is a straightforward version, not a tuned floor: minigrad's conv beats it.
 
-    python benchmarks/bench_cnn.py [--repeats 100]
+    python benchmarks/bench_cnn.py [--config "8/16 b64"] [--rounds 3] [--repeats 100]
 """
-import argparse
-
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-import _common
+import _harness as H
 
-import minigrad as mg
-import minigrad.nn as nn
-import minigrad.nn.functional as F
-
-BATCH = 64
 LR = 0.01
+CONFIGS = {"8/16 b64": dict(c1=8, c2=16, batch=64),
+           "32/64 b64": dict(c1=32, c2=64, batch=64, repeats=30),
+           "32/64 b1": dict(c1=32, c2=64, batch=1, repeats=300)}
 
 
-def make_data(seed=0):
+def make_data(cfg, seed=0):
+    c1, c2, batch = cfg["c1"], cfg["c2"], cfg["batch"]
     rng = np.random.default_rng(seed)
-    x = rng.random((BATCH, 1, 28, 28), dtype=np.float32)
-    y = rng.integers(0, 10, BATCH)
-    shapes = [(8, 1, 3, 3), (8,), (16, 8, 3, 3), (16,), (10, 784), (10,)]
-    fans = [9, 9, 72, 72, 784, 784]
+    x = rng.random((batch, 1, 28, 28), dtype=np.float32)
+    y = rng.integers(0, 10, batch)
+    shapes = [(c1, 1, 3, 3), (c1,), (c2, c1, 3, 3), (c2,), (10, c2 * 49), (10,)]
+    fans = [9, 9, c1 * 9, c1 * 9, c2 * 49, c2 * 49]
     params = [rng.uniform(-1, 1, s).astype(np.float32) / np.float32(np.sqrt(f)) for s, f in zip(shapes, fans)]
     return x, y, params
 
 
-def build_minigrad():
-    return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                         nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                         nn.Flatten(), nn.Linear(784, 10))
+def build_minigrad(c1, c2):
+    import minigrad.nn as nn
+    return nn.Sequential(nn.Conv2d(1, c1, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(c1, c2, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(c2 * 49, 10))
 
 
-def minigrad_step(x, y, params):
-    model = build_minigrad()
+def minigrad_step(cfg):
+    import minigrad as mg
+    import minigrad.nn.functional as F
+    x, y, params = make_data(cfg)
+    model = build_minigrad(cfg["c1"], cfg["c2"])
     for p, v in zip(model.parameters(), params):
         p.data = mg.from_numpy(v.copy())
     opt = mg.optim.SGD(model.parameters(), lr=LR)
     xt, yt = mg.from_numpy(x), mg.from_numpy(y)
 
-    return _common.sgd_step(model, opt, F.cross_entropy, xt, yt), lambda: [p.data.numpy() for p in model.parameters()]
+    return H.sgd_step(model, opt, F.cross_entropy, xt, yt), lambda: [p.data.numpy() for p in model.parameters()]
 
 
-def torch_step(torch, x, y, params):
+def torch_step(cfg):
+    import torch
+    x, y, params = make_data(cfg)
+    c1, c2 = cfg["c1"], cfg["c2"]
     tnn = torch.nn
-    model = tnn.Sequential(tnn.Conv2d(1, 8, 3, padding=1), tnn.ReLU(), tnn.MaxPool2d(2),
-                           tnn.Conv2d(8, 16, 3, padding=1), tnn.ReLU(), tnn.MaxPool2d(2),
-                           tnn.Flatten(), tnn.Linear(784, 10))
+    model = tnn.Sequential(tnn.Conv2d(1, c1, 3, padding=1), tnn.ReLU(), tnn.MaxPool2d(2),
+                           tnn.Conv2d(c1, c2, 3, padding=1), tnn.ReLU(), tnn.MaxPool2d(2),
+                           tnn.Flatten(), tnn.Linear(c2 * 49, 10))
     with torch.no_grad():
         for p, v in zip(model.parameters(), params):
             p.copy_(torch.from_numpy(v))
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
 
-    return _common.sgd_step(model, opt, torch.nn.functional.cross_entropy, xt, yt), lambda: [p.detach().numpy() for p in model.parameters()]
+    return H.sgd_step(model, opt, torch.nn.functional.cross_entropy, xt, yt), lambda: [p.detach().numpy() for p in model.parameters()]
 
 
 # ---- the NumPy reference (3x3 convolutions with padding 1, stride 1; 2x2 max-pooling)
@@ -115,7 +122,9 @@ def _pool_bwd(g, first, x_shape):
     return d.reshape(N, C, H // 2, W // 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(x_shape)
 
 
-def numpy_step(x, y, params):
+def numpy_step(cfg):
+    x, y, params = make_data(cfg)
+    BATCH = len(x)
     w1, b1, w2, b2, w3, b3 = [p.copy() for p in params]
     lr = np.float32(LR)
     rows = np.arange(BATCH)
@@ -149,26 +158,12 @@ def numpy_step(x, y, params):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=100)
-    ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy reference")
-    args = ap.parse_args()
-    threads = _common.header(f"LeNet-style CNN (conv 1->8, pool, conv 8->16, pool, linear 784->10), "
-                             f"batch {BATCH}, one SGD step, float32", args.repeats)
-    torch = _common.import_torch(threads)
-    _common.torch_line(torch, threads)
-    x, y, params = make_data()
-
-    cands = {"minigrad": minigrad_step}
-    if torch is not None:
-        cands["pytorch"] = lambda *a: torch_step(torch, *a)
-    if not args.no_numpy:
-        cands["numpy (im2col)"] = numpy_step
-    times = _common.check_then_time(cands, (x, y, params), args.repeats, 3, "minigrad")
-    if torch is not None:
-        _common.ratio("minigrad", times["minigrad"], "pytorch", times["pytorch"], target=1.0)
-    if "numpy (im2col)" in times:
-        _common.ratio("minigrad", times["minigrad"], "numpy", times["numpy (im2col)"])
+    H.main(H.Bench(
+        title="LeNet-style CNN (conv 1->C1, ReLU, pool, conv C1->C2, ReLU, pool, linear), one SGD step, float32",
+        candidates={"minigrad": H.Candidate(minigrad_step), "pytorch": H.Candidate(torch_step, needs="torch"),
+                    "numpy-im2col": H.Candidate(numpy_step)},
+        configs=CONFIGS, repeats=100, warmup=5, check_steps=3, reference="minigrad",
+        ratios=[("minigrad", "pytorch", 1.0), ("minigrad", "numpy-im2col", None)]))
 
 
 if __name__ == "__main__":

@@ -1,19 +1,15 @@
 """One SGD step of a 784-256-128-10 ReLU MLP, batch 128, cross-entropy: minigrad vs NumPy vs PyTorch.
 
 The NumPy version is the same net written by hand (float32 forward, backward and update, weights
-in the (out, in) layout nn.Linear uses): the floor minigrad is measured against.
+in the (out, in) layout nn.Linear uses): the floor minigrad is measured against. JAX (where
+installed) runs the same step under jax.jit, as a JAX user would write it. Each candidate runs in
+its own process (benchmarks/_harness.py).
 
-    python benchmarks/bench_mlp.py [--repeats 200]
+    python benchmarks/bench_mlp.py [--rounds 3] [--repeats 200]
 """
-import argparse
-
 import numpy as np
 
-import _common
-
-import minigrad as mg
-import minigrad.nn as nn
-import minigrad.nn.functional as F
+import _harness as H
 
 SIZES = (784, 256, 128, 10)
 BATCH = 128
@@ -32,7 +28,11 @@ def make_data(seed=0):
     return x, y, params
 
 
-def minigrad_step(x, y, params):
+def minigrad_step(cfg):
+    import minigrad as mg
+    import minigrad.nn as nn
+    import minigrad.nn.functional as F
+    x, y, params = make_data()
     model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
                           nn.Linear(128, 10))
     for p, v in zip(model.parameters(), params):
@@ -40,10 +40,11 @@ def minigrad_step(x, y, params):
     opt = mg.optim.SGD(model.parameters(), lr=LR)
     xt, yt = mg.from_numpy(x), mg.from_numpy(y)
 
-    return _common.sgd_step(model, opt, F.cross_entropy, xt, yt), lambda: [p.data.numpy() for p in model.parameters()]
+    return H.sgd_step(model, opt, F.cross_entropy, xt, yt), lambda: [p.data.numpy() for p in model.parameters()]
 
 
-def numpy_step(x, y, params):
+def numpy_step(cfg):
+    x, y, params = make_data()
     W1, b1, W2, b2, W3, b3 = [p.copy() for p in params]
     lr = np.float32(LR)
     rows = np.arange(BATCH)
@@ -78,7 +79,9 @@ def numpy_step(x, y, params):
     return step, lambda: [W1, b1, W2, b2, W3, b3]
 
 
-def torch_step(torch, x, y, params):
+def torch_step(cfg):
+    import torch
+    x, y, params = make_data()
     model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 128),
                                 torch.nn.ReLU(), torch.nn.Linear(128, 10))
     with torch.no_grad():
@@ -87,27 +90,43 @@ def torch_step(torch, x, y, params):
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
 
-    return _common.sgd_step(model, opt, torch.nn.functional.cross_entropy, xt, yt), lambda: [p.detach().numpy() for p in model.parameters()]
+    return H.sgd_step(model, opt, torch.nn.functional.cross_entropy, xt, yt), lambda: [p.detach().numpy() for p in model.parameters()]
+
+
+def jax_step(cfg):
+    import jax
+    import jax.numpy as jnp
+    x, y, params = make_data()
+    state = {"p": [jnp.asarray(p) for p in params]}
+    xj, yj = jnp.asarray(x), jnp.asarray(y)
+
+    def loss_fn(p, x, y):
+        h = x
+        for i in range(0, 4, 2):
+            h = jax.nn.relu(h @ p[i].T + p[i + 1])
+        z = h @ p[4].T + p[5]
+        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(z), y[:, None], 1))
+
+    @jax.jit
+    def update(p, x, y):
+        g = jax.grad(loss_fn)(p, x, y)
+        return [a - LR * b for a, b in zip(p, g)]
+
+    def step():
+        state["p"] = update(state["p"], xj, yj)
+        state["p"][-1].block_until_ready()
+    return step, lambda: [np.asarray(p) for p in state["p"]]
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=200)
-    args = ap.parse_args()
-    threads = _common.header(f"MLP {'-'.join(map(str, SIZES))} ReLU, batch {BATCH}, cross-entropy, "
-                             f"one SGD step (forward + backward + update), float32", args.repeats)
-    torch = _common.import_torch(threads)
-    _common.torch_line(torch, threads)
-    x, y, params = make_data()
-
-    cands = {"minigrad": minigrad_step, "numpy": numpy_step}
-    if torch is not None:
-        cands["pytorch"] = lambda *a: torch_step(torch, *a)
-    # correctness first: 5 steps of each from the same weights end at the same weights
-    times = _common.check_then_time(cands, (x, y, params), args.repeats, 5, "numpy")
-    _common.ratio("minigrad", times["minigrad"], "numpy", times["numpy"], target=1.15)
-    if torch is not None:
-        _common.ratio("minigrad", times["minigrad"], "pytorch", times["pytorch"])
+    H.main(H.Bench(
+        title=f"MLP {'-'.join(map(str, SIZES))} ReLU, batch {BATCH}, cross-entropy, one SGD step "
+              f"(forward + backward + update), float32",
+        candidates={"minigrad": H.Candidate(minigrad_step), "numpy": H.Candidate(numpy_step),
+                    "pytorch": H.Candidate(torch_step, needs="torch"),
+                    "jax": H.Candidate(jax_step, needs="jax")},
+        repeats=200, warmup=10, check_steps=5, reference="numpy",
+        ratios=[("minigrad", "numpy", 1.10), ("minigrad", "pytorch", None), ("minigrad", "jax", None)]))
 
 
 if __name__ == "__main__":

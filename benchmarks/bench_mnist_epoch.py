@@ -1,50 +1,47 @@
-"""One training epoch of examples/mnist_mlp.py (MNIST 10k subset): minigrad vs PyTorch.
+"""One training epoch of examples/mnist_mlp.py and examples/mnist_cnn.py (MNIST 10k subset): minigrad vs PyTorch.
 
-Same model (784-256-128-10 ReLU MLP with dropout 0.1), optimizer (Adam, lr 1e-3), batch size
-(64) and per-batch preprocessing (normalisation and random 2-pixel shifts, in NumPy, shared by
-both) as the example. minigrad loads batches with mg.data.DataLoader(shuffle=True) over the MNIST
-dataset, as the example does; PyTorch indexes the same arrays with torch.randperm batches
-(its fastest idiomatic loop; torch's per-item DataLoader would only make it slower).
+Same model (the example's build_model; for PyTorch the same layers), optimizer (Adam, the
+example's lr), batch size (64) and per-batch preprocessing (normalisation and random 2-pixel
+shifts, in NumPy, shared by both) as the example. minigrad loads batches with
+mg.data.DataLoader(shuffle=True) over the MNIST dataset, as the example does; PyTorch indexes
+the same arrays with torch.randperm batches (its fastest idiomatic loop; torch's per-item
+DataLoader would only make it slower). Each framework runs in its own process
+(benchmarks/_harness.py); a step here is one whole epoch.
 
-    python benchmarks/bench_mnist_epoch.py [--data DIR] [--repeats 3]
+    python benchmarks/bench_mnist_epoch.py [--config mlp] [--rounds 3]
+    MINIGRAD_DATA=DIR selects the data folder (default ../shared/data next to the checkout)
 """
-import argparse
 import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
-import _common
+import _harness as H
 
-import minigrad as mg
-import minigrad.nn.functional as F
+sys.path.insert(0, str(H.REPO / "examples"))
 
-
-
-def _import_examples():
-    """examples/_common.py and examples/mnist_mlp.py. Both folders have a ``_common`` module, so
-    the examples' one is imported with this one set aside, then this one is put back."""
-    ours = sys.modules.pop("_common")
-    sys.path.insert(0, str(_common.REPO / "examples"))
-    try:
-        import _common as ex_common
-        import mnist_mlp
-    finally:
-        sys.path.pop(0)
-        sys.modules["_common"] = ours
-    return ex_common, mnist_mlp.build_model
+BATCH, SHIFT = 64, 2
+CONFIGS = {"mlp": dict(example="mnist_mlp", lr=1e-3, dropout=0.1, repeats=3, warmup=1),
+           "cnn": dict(example="mnist_cnn", lr=2e-3, dropout=0.25, repeats=1, warmup=1)}
 
 
-examples_common, build_model = _import_examples()
+def _data():
+    import minigrad as mg
+    root = Path(os.environ.get("MINIGRAD_DATA") or H.REPO.parent / "shared" / "data")
+    return mg.data.datasets.MNIST(root, train=True)
 
-BATCH, LR, SHIFT = 64, 1e-3, 2
 
+def minigrad_epoch(cfg):
+    import importlib
 
-def minigrad_epoch(train):
+    import _common as examples_common
+    import minigrad as mg
+    import minigrad.nn.functional as F
+    train = _data()
     mg.manual_seed(0)
-    model = build_model(0.1)
-    opt = mg.optim.Adam(model.parameters(), lr=LR)
+    model = importlib.import_module(cfg["example"]).build_model(cfg["dropout"])
+    opt = mg.optim.Adam(model.parameters(), lr=cfg["lr"])
     gen = mg.Generator().manual_seed(0)
     loader = mg.data.DataLoader(train, batch_size=BATCH, shuffle=True, generator=gen)
     prep = examples_common.image_batches(examples_common.MNIST_MEAN_STD, SHIFT)
@@ -61,12 +58,26 @@ def minigrad_epoch(train):
     return epoch
 
 
-def torch_epoch(torch, train):
+def torch_model(torch, cfg):
+    """The example's build_model, in PyTorch's layers."""
+    tnn, d = torch.nn, cfg["dropout"]
+    if cfg["example"] == "mnist_mlp":
+        return tnn.Sequential(tnn.Flatten(), tnn.Linear(784, 256), tnn.ReLU(), tnn.Dropout(d),
+                              tnn.Linear(256, 128), tnn.ReLU(), tnn.Dropout(d), tnn.Linear(128, 10))
+    return tnn.Sequential(
+        tnn.Conv2d(1, 16, 3, padding=1), tnn.BatchNorm2d(16), tnn.ReLU(), tnn.MaxPool2d(2),
+        tnn.Conv2d(16, 32, 3, padding=1), tnn.BatchNorm2d(32), tnn.ReLU(), tnn.MaxPool2d(2),
+        tnn.Flatten(), tnn.Dropout(d), tnn.Linear(32 * 7 * 7, 128), tnn.ReLU(), tnn.Dropout(d),
+        tnn.Linear(128, 10))
+
+
+def torch_epoch(cfg):
+    import _common as examples_common
+    import torch
+    train = _data()
     torch.manual_seed(0)
-    tnn = torch.nn
-    model = tnn.Sequential(tnn.Flatten(), tnn.Linear(784, 256), tnn.ReLU(), tnn.Dropout(0.1),
-                           tnn.Linear(256, 128), tnn.ReLU(), tnn.Dropout(0.1), tnn.Linear(128, 10))
-    opt = torch.optim.Adam(model.parameters(), lr=LR)
+    model = torch_model(torch, cfg)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg["lr"])
     images, labels = train.arrays()
     labels_t = torch.from_numpy(labels)
     mean, std = (np.float32(v) for v in examples_common.MNIST_MEAN_STD)
@@ -88,24 +99,10 @@ def torch_epoch(torch, train):
 
 
 def main():
-    default = Path(os.environ.get("MINIGRAD_DATA") or _common.REPO.parent / "shared" / "data")
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=default)
-    ap.add_argument("--repeats", type=int, default=3, help="epochs timed per framework")
-    args = ap.parse_args()
-    train = mg.data.datasets.MNIST(args.data.numpy(), train=True)
-    threads = _common.header(f"one epoch of examples/mnist_mlp.py: {len(train)} images, batch {BATCH}, "
-                             f"Adam, {-(-len(train) // BATCH)} steps", args.repeats)
-    torch = _common.import_torch(threads)
-    _common.torch_line(torch, threads)
-    fns = {"minigrad": minigrad_epoch(train)}
-    if torch is not None:
-        fns["pytorch"] = torch_epoch(torch, train)
-    times = _common.best_of_interleaved(fns, args.repeats, rounds=args.repeats, warmup=1)
-    for name, t in times.items():
-        _common.row(name, t, "s/epoch", scale=1)
-    if torch is not None:
-        _common.ratio("minigrad", times["minigrad"], "pytorch", times["pytorch"])
+    H.main(H.Bench(
+        title=__doc__.splitlines()[0],
+        candidates={"minigrad": H.Candidate(minigrad_epoch), "pytorch": H.Candidate(torch_epoch, needs="torch")},
+        configs=CONFIGS, unit="s", scale=1, per_name="epoch", ratios=[("minigrad", "pytorch", 1.0)]))
 
 
 if __name__ == "__main__":

@@ -1,79 +1,127 @@
-"""Per-op overhead: a chain of 200 tiny elementwise ops, forward + backward.
+"""Per-op cost: a chain of elementwise ops, forward + backward; and fan-out accumulation.
 
-    y = y * 1.0001 + 0.001   (100 iterations = 200 ops) on a 4-element float32 tensor
+    y = y * 1.0001 + 0.001   (each iteration is 2 ops: mul, add), then y.sum().backward()
 
-Prints microseconds per op for minigrad, for the same arithmetic in raw NumPy (forward and the
-hand-written backward: the floor), and for PyTorch when installed, all from one run.
+Configs:
+  tiny     -- 100 iterations (200 ops) on a 4-element float32 tensor: per-op dispatch overhead.
+  1e6      -- 10 iterations (20 ops) on a 10^6-element float32 tensor: extra passes/temporaries.
+  fan-out  -- one 100-element leaf used 100,000 times (s = s + x), backward only: accumulation.
+
+Times are per op (tiny, 1e6; forward + backward) or per backward (fan-out). The NumPy candidate
+is the same arithmetic written by hand, forward and the hand-written backward (the floor).
+
+    python benchmarks/bench_overhead.py [--config tiny] [--rounds 3] [--repeats N]
 """
-import argparse
 import time
 
 import numpy as np
 
-import minigrad as mg
+import _harness as H
 
-N_ITERS = 100          # each iteration is 2 ops (mul, add)
-N_OPS = 2 * N_ITERS
-
-
-def run_minigrad():
-    x = mg.tensor(np.ones(4, np.float32), requires_grad=True)
-    y = x
-    for _ in range(N_ITERS):
-        y = y * 1.0001 + 0.001
-    y.sum().backward()
-    return x.grad
+CONFIGS = {
+    "tiny": dict(size=4, iters=100, per=200, repeats=200, unit="us", scale=1e6, per_name="op",
+                 ratios=[("minigrad", "numpy", None), ("minigrad", "pytorch", 0.5)]),
+    "1e6": dict(size=10 ** 6, iters=10, per=20, repeats=20, unit="us", scale=1e6, per_name="op",
+                ratios=[("minigrad", "numpy", 1.05), ("minigrad", "pytorch", None)]),
+    "fan-out": dict(size=100, uses=100_000, repeats=3, warmup=1, self_timed=True, per_name="backward",
+                    skip=("jax",), ratios=[("minigrad", "pytorch", 1.0), ("minigrad", "numpy", None)]),
+}
 
 
-def run_numpy():
-    x = np.ones(4, np.float32)
-    y = x
-    for _ in range(N_ITERS):
-        y = y * np.float32(1.0001) + np.float32(0.001)
-    g = np.ones_like(y)
-    for _ in range(N_ITERS):  # backward of add is the identity; of mul by a constant, a multiply
-        g = g * np.float32(1.0001)
-    return g
+def minigrad_make(cfg):
+    import minigrad as mg
+    if "uses" in cfg:
+        x = mg.tensor(np.ones(cfg["size"], np.float32), requires_grad=True)
+
+        def step():
+            s = x * 1.0
+            for _ in range(cfg["uses"]):
+                s = s + x
+            loss = s.sum()
+            x.grad = None
+            t0 = time.perf_counter()
+            loss.backward()
+            return time.perf_counter() - t0
+        return step
+    x = mg.tensor(np.ones(cfg["size"], np.float32), requires_grad=True)
+
+    def step():
+        y = x
+        for _ in range(cfg["iters"]):
+            y = y * 1.0001 + 0.001
+        x.grad = None
+        y.sum().backward()
+    return step
 
 
-def run_torch(torch):
-    x = torch.ones(4, dtype=torch.float32, requires_grad=True)
-    y = x
-    for _ in range(N_ITERS):
-        y = y * 1.0001 + 0.001
-    y.sum().backward()
-    return x.grad
+def numpy_make(cfg):
+    if "uses" in cfg:
+        x = np.ones(cfg["size"], np.float32)
+
+        def step():  # backward of s = x + x + ... + x: every use adds the upstream gradient once
+            g = np.ones_like(x)
+            t0 = time.perf_counter()
+            gx = g.copy()
+            for _ in range(cfg["uses"]):
+                gx += g
+            return time.perf_counter() - t0
+        return step
+    x = np.ones(cfg["size"], np.float32)
+    a, b = np.float32(1.0001), np.float32(0.001)
+
+    def step():
+        y = x
+        for _ in range(cfg["iters"]):
+            y = y * a + b
+        g = np.ones_like(y)
+        for _ in range(cfg["iters"]):  # backward of add is the identity; of mul by a constant, a multiply
+            g = g * a
+        return g
+    return step
 
 
-def best_of(fn, repeats):
-    fn()  # warm up
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times) / N_OPS * 1e6
+def torch_make(cfg):
+    import torch
+    x = torch.ones(cfg["size"], dtype=torch.float32, requires_grad=True)
+    if "uses" in cfg:
+        def step():
+            s = x * 1.0
+            for _ in range(cfg["uses"]):
+                s = s + x
+            loss = s.sum()
+            x.grad = None
+            t0 = time.perf_counter()
+            loss.backward()
+            return time.perf_counter() - t0
+        return step
+
+    def step():
+        y = x
+        for _ in range(cfg["iters"]):
+            y = y * 1.0001 + 0.001
+        x.grad = None
+        y.sum().backward()
+    return step
+
+
+def jax_make(cfg):
+    import jax
+    import jax.numpy as jnp
+
+    def f(x):
+        y = x
+        for _ in range(cfg["iters"]):
+            y = y * 1.0001 + 0.001
+        return y.sum()
+    g = jax.grad(f)   # eager (op by op), as minigrad and PyTorch run: no jit
+    x = jnp.ones(cfg["size"], jnp.float32)
+    return lambda: g(x).block_until_ready()
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=200)
-    args = ap.parse_args()
-    rows = [("minigrad", best_of(run_minigrad, args.repeats)), ("numpy (floor)", best_of(run_numpy, args.repeats))]
-    try:
-        import torch
-        torch.set_num_threads(1)
-        rows.append((f"pytorch {torch.__version__}", best_of(lambda: run_torch(torch), args.repeats)))
-    except ImportError:
-        torch = None
-    mg_us = rows[0][1]
-    print(f"chain of {N_OPS} elementwise ops on 4 floats, forward + backward, best of {args.repeats}")
-    print(f"{'':16s} {'us/op':>8s} {'x numpy':>8s} {'x pytorch':>10s}")
-    for name, us in rows:
-        vs_torch = f"{us / rows[2][1]:10.2f}" if torch else f"{'-':>10s}"
-        print(f"{name:16s} {us:8.2f} {us / rows[1][1]:8.2f} {vs_torch}")
-    if torch:
-        print(f"minigrad / pytorch = {mg_us / rows[2][1]:.2f} (target <= 0.8)")
+    H.main(H.Bench(title=__doc__.splitlines()[0], configs=CONFIGS, candidates={
+        "minigrad": H.Candidate(minigrad_make), "numpy": H.Candidate(numpy_make),
+        "pytorch": H.Candidate(torch_make, needs="torch"), "jax": H.Candidate(jax_make, needs="jax")}))
 
 
 if __name__ == "__main__":
