@@ -23,7 +23,7 @@ from .ops import (  # noqa: F401
     broadcast_to, broadcast_tensors, repeat, flip, clone, cat, concat, concatenate, stack, narrow, split,
     chunk, unbind, tril, triu,
     gather, scatter_add, index_select, masked_fill, take_along_dim,
-    matmul, mm, bmm, dot, outer, einsum,
+    matmul, mm, bmm, dot, outer, einsum, diagonal, diag_embed, diag, trace, tensordot, kron, cross, cdist,
     sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, unique)
 from . import autograd  # noqa: F401
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled  # noqa: F401

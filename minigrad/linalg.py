@@ -133,3 +133,29 @@ def svd(A, full_matrices=True):
 def svdvals(A):
     """The singular values of A, descending (differentiable)."""
     return _d.svd(A, False)[1]
+
+
+def cross(input, other, *, dim=-1):  # noqa: A002
+    """The cross product along dim (default the last, unlike torch.cross)."""
+    from .ops.linalg import cross as _cross
+    return _cross(input, other, dim)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonal of the matrices in the last two dims (a view), as torch.linalg.diagonal."""
+    from .ops.linalg import diagonal as _diagonal
+    return _diagonal(A, offset, dim1, dim2)
+
+
+def matmul(input, other):  # noqa: A002
+    """Alias of mg.matmul."""
+    from .ops.linalg import matmul as _matmul
+    return _matmul(input, other)
+
+
+def vecdot(x, y, *, dim=-1):
+    """The dot product of x and y along dim (with broadcasting)."""
+    return (x * y).sum(dim)
+
+
+__all__ += ["cross", "diagonal", "matmul", "vecdot"]

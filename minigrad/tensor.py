@@ -475,6 +475,12 @@ class Tensor:
     def bmm(self, other): return _ops.bmm(self, other)
     def dot(self, other): return _ops.dot(self, other)
     def outer(self, other): return _ops.outer(self, other)
+    def diagonal(self, offset=0, dim1=0, dim2=1): return _ops.diagonal(self, offset, dim1, dim2)
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1): return _ops.diag_embed(self, offset, dim1, dim2)
+    def diag(self, diagonal=0): return _ops.diag(self, diagonal)
+    def trace(self): return _ops.trace(self)
+    def kron(self, other): return _ops.kron(self, other)
+    def cross(self, other, dim=None): return _ops.cross(self, other, dim)
 
     # -- in-place -------------------------------------------------------------------------------
     def add_(self, other, alpha=1): return _ops.inplace(self, _ops.add, other if alpha == 1 else other * alpha, name="add_")

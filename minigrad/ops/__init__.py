@@ -12,6 +12,7 @@ from .shape import (  # noqa: F401
     expand_as, broadcast_to, broadcast_tensors, repeat, flip, clone, contiguous, cat, concat,
     concatenate, stack, narrow, split, chunk, unbind, tril, triu)
 from .indexing import getitem, setitem, gather, scatter_add, index_select, masked_fill, take_along_dim  # noqa: F401
-from .linalg import matmul, mm, bmm, dot, outer, einsum, linear  # noqa: F401
+from .linalg import (  # noqa: F401
+    matmul, mm, bmm, dot, outer, einsum, linear, diagonal, diag_embed, diag, trace, tensordot, kron, cross, cdist)
 from .inplace import inplace, fill_, copy_  # noqa: F401
 from .sorting import sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, unique  # noqa: F401

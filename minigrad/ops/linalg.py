@@ -196,10 +196,51 @@ def _einsum_grad(g, out, xs, subs, i):
     return IndexAdd.apply(core, index, shape)
 
 
+def _expand_ellipsis(eq, operands):
+    """Rewrite '...' as explicit letters (right-aligned across operands, broadcast as PyTorch),
+    expanding size-1 ellipsis dims of an operand to the broadcast size. Returns (eq, operands)."""
+    lhs, arrow, rhs = eq.partition("->")
+    subs = lhs.split(",")
+    if len(subs) != len(operands):
+        raise ValueError(f"einsum: equation {eq!r} has {len(subs)} operands but {len(operands)} were given")
+    used = set(eq) - {".", ",", "-", ">"}
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    ell_shapes = []
+    for sub, x in zip(subs, operands):
+        if sub.count("...") > 1 or sub.replace("...", "").count(".") or ("..." not in sub and "." in sub):
+            raise ValueError(f"einsum: subscript {sub!r} has an invalid ellipsis")
+        n = x.ndim - len(sub.replace("...", "")) if "..." in sub else 0
+        if n < 0:
+            raise ValueError(f"einsum: subscript {sub!r} has more letters than the operand has dims ({x.shape})")
+        ell_shapes.append(tuple(x.shape[sub.index("..."):sub.index("...") + n]) if "..." in sub else ())
+    try:
+        full = np.broadcast_shapes(*ell_shapes)
+    except ValueError:
+        raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes (original->remapped): "
+                           f"{[tuple(o.shape) for o in operands]}") from None
+    letters = "".join(free[:len(full)])
+    new_subs, new_ops = [], []
+    for sub, x, es in zip(subs, operands, ell_shapes):
+        if "..." in sub:
+            mine = letters[len(letters) - len(es):] if es else ""
+            i = sub.index("...")
+            if es != full[len(full) - len(es):]:  # size-1 dims broadcast: expand them
+                target = x.shape[:i] + full[len(full) - len(es):] + x.shape[i + len(es):]
+                x = x.expand(*target)
+            sub = sub.replace("...", mine)
+        new_subs.append(sub)
+        new_ops.append(x)
+    if arrow:
+        out = rhs.replace("...", letters)
+    else:
+        rest = "".join(new_subs).replace(letters, "") if letters else "".join(new_subs)
+        singles = "".join(sorted(c for c in set(rest) if "".join(new_subs).count(c) == 1 and c not in letters))
+        out = letters + singles
+    return ",".join(new_subs) + "->" + out, new_ops
+
+
 def _normalise_equation(eq, operands):
     eq = eq.replace(" ", "")
-    if "." in eq:
-        raise NotImplementedError("einsum: '...' (ellipsis) subscripts are not supported yet")
     if "->" not in eq:
         letters = eq.replace(",", "")
         eq = eq + "->" + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
@@ -217,7 +258,7 @@ def _normalise_equation(eq, operands):
 
 
 def einsum(equation, *operands):
-    """einsum(equation, *operands) as torch.einsum (no ellipsis); differentiable in every operand."""
+    """einsum(equation, *operands) as torch.einsum (with '...' broadcasting); differentiable in every operand."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     operands = [o if isinstance(o, Tensor) else Tensor(o) for o in operands]
@@ -225,4 +266,170 @@ def einsum(equation, *operands):
     for o in operands[1:]:
         dt = np.promote_types(dt, o.dtype)
     operands = [o if o.dtype == dt else o.to(dt) for o in operands]
+    equation = equation.replace(" ", "")
+    if "." in equation:
+        equation, operands = _expand_ellipsis(equation, operands)
     return Einsum.apply(_normalise_equation(equation, operands), *operands)
+
+
+# -- diagonals, products of tensors, cross products and distances -------------------------------
+class Diagonal(Function):
+    """out = the diagonal of x in (dim1, dim2) with offset, moved last (a view of x);
+    dx = zeros with g written back onto that diagonal"""
+    _is_view = True
+
+    @staticmethod
+    def forward(ctx, x, offset, dim1, dim2):
+        ctx.shape, ctx.args = x.shape, (offset, dim1, dim2)
+        out = np.diagonal(x, offset, dim1, dim2)
+        if x.flags.writeable:
+            out.flags.writeable = True  # NumPy hands out read-only diagonal views; PyTorch's are writable
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return DiagEmbed.apply(g, ctx.shape, *ctx.args), None, None, None
+
+
+class DiagEmbed(Function):
+    """out = zeros(shape) with g on the diagonal (offset, dim1, dim2);  dg = diagonal(out_grad)"""
+
+    @staticmethod
+    def forward(ctx, g, shape, offset, dim1, dim2):
+        ctx.args = (offset, dim1, dim2)
+        out = np.zeros(shape, dtype=g.dtype)
+        view = np.diagonal(out, offset, dim1, dim2)
+        view.flags.writeable = True
+        view[...] = g
+        return out
+
+    @staticmethod
+    def backward(ctx, gout):
+        return Diagonal.apply(gout, *ctx.args), None, None, None, None
+
+
+def _dim_pair(ndim, dim1, dim2, op):
+    d1, d2 = dim1 % ndim if -ndim <= dim1 < ndim else None, dim2 % ndim if -ndim <= dim2 < ndim else None
+    if d1 is None or d2 is None:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+                         f"but got {dim1 if d1 is None else dim2})")
+    if d1 == d2:
+        raise RuntimeError(f"{op}: dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):  # noqa: A002
+    """The diagonal of input in dims (dim1, dim2) (offset > 0: above it), as the last dim; a view."""
+    if input.ndim < 2:
+        raise RuntimeError(f"diagonal: input must have at least 2 dimensions (shape {tuple(input.shape)})")
+    d1, d2 = _dim_pair(input.ndim, dim1, dim2, "diagonal")
+    return Diagonal.apply(input, int(offset), d1, d2)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):  # noqa: A002
+    """A tensor whose diagonals (in the new dims dim1, dim2) are filled by input's last dim."""
+    n = input.ndim + 1
+    d1, d2 = _dim_pair(n, dim1, dim2, "diag_embed")
+    m = input.shape[-1] + abs(int(offset)) if input.ndim else 1
+    rest = list(input.shape[:-1])
+    shape = []
+    for i in range(n):
+        shape.append(m if i in (d1, d2) else rest.pop(0))
+    return DiagEmbed.apply(input, tuple(shape), int(offset), d1, d2)
+
+
+def diag(input, diagonal=0):  # noqa: A002
+    """1-D input: the square matrix with it on a diagonal; 2-D input: that diagonal."""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim == 2:
+        return Diagonal.apply(input, int(diagonal), 0, 1)
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D (shape {tuple(input.shape)})")
+
+
+def trace(input):  # noqa: A002
+    """The sum of the main diagonal of a 2-D tensor."""
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim} (shape {tuple(input.shape)})")
+    return diagonal(input).sum()
+
+
+def tensordot(a, b, dims=2):
+    """Sum of products over the last `dims` dims of a and first of b, or over the dims listed in a pair."""
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = ([dims[0]] if isinstance(dims[0], int) else list(dims[0])), \
+                 ([dims[1]] if isinstance(dims[1], int) else list(dims[1]))
+        if isinstance(dims, Tensor):
+            da, db = dims[0].tolist(), dims[1].tolist()
+    if len(da) != len(db):
+        raise RuntimeError(f"tensordot: both dimension lists should have same length (got {da} and {db})")
+    da = [d % a.ndim for d in da]
+    db = [d % b.ndim for d in db]
+    for i, j in zip(da, db):
+        if a.shape[i] != b.shape[j]:
+            raise RuntimeError(f"tensordot: contracted dimensions need to match, but first has size "
+                               f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} in dim {j}")
+    keep_a = [d for d in range(a.ndim) if d not in da]
+    keep_b = [d for d in range(b.ndim) if d not in db]
+    k = int(np.prod([a.shape[d] for d in da])) if da else 1
+    A = a.permute(*(keep_a + da)).reshape(-1, k)
+    B = b.permute(*(db + keep_b)).reshape(k, -1)
+    return matmul(A, B).reshape(*([a.shape[d] for d in keep_a] + [b.shape[d] for d in keep_b]))
+
+
+def kron(a, b):
+    """The Kronecker product: out[i*m + k, ...] = a[i, ...] * b[k, ...] over every dim."""
+    n = max(a.ndim, b.ndim)
+    a = a.reshape(*((1,) * (n - a.ndim) + tuple(a.shape)))
+    b = b.reshape(*((1,) * (n - b.ndim) + tuple(b.shape)))
+    # interleave: a's dims at even positions, b's at odd, then merge each pair
+    ax = a.reshape(*[s for d in a.shape for s in (d, 1)])
+    bx = b.reshape(*[s for d in b.shape for s in (1, d)])
+    return (ax * bx).reshape(*[sa * sb for sa, sb in zip(a.shape, b.shape)])
+
+
+def cross(input, other, dim=None):  # noqa: A002
+    """The 3-D cross product along dim (the first dim of size 3 when None, as torch.cross)."""
+    input, other = _promote(input, other)
+    if input.ndim != other.ndim:
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions (shapes "
+                           f"{tuple(input.shape)} and {tuple(other.shape)})")
+    if dim is None:
+        shape = np.broadcast_shapes(input.shape, other.shape)
+        dims = [i for i, s in enumerate(shape) if s == 3]
+        if not dims:
+            raise RuntimeError(f"no dimension of size 3 in input (shapes {tuple(input.shape)} and {tuple(other.shape)})")
+        dim = dims[0] - len(shape)
+    try:
+        shape = np.broadcast_shapes(input.shape, other.shape)
+    except ValueError:
+        raise RuntimeError(f"linalg.cross: inputs of shapes {tuple(input.shape)} and {tuple(other.shape)} "
+                           f"cannot be broadcast") from None
+    n = len(shape)
+    if not -n <= dim < n or shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[dim] if -input.ndim <= dim < input.ndim else '?'} and "
+                           f"{other.shape[dim] if -other.ndim <= dim < other.ndim else '?'}")
+    input, other = input.expand(*shape), other.expand(*shape)
+    d = dim % n
+
+    def take(t, order):
+        return t.index_select(d, Tensor._make(np.array(order, dtype=np.int64)))
+    return take(input, [1, 2, 0]) * take(other, [2, 0, 1]) - take(input, [2, 0, 1]) * take(other, [1, 2, 0])
+
+
+def cdist(x1, x2, p=2.0):
+    """Pairwise p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M) -> (..., P, R)."""
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D, X2 got: {x2.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values (got {p})")
+    from .reduction import norm
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return norm(diff, p, -1)
