@@ -3,10 +3,15 @@
 Each example (mnist_mlp.py, mnist_cnn.py, fashion_mnist.py) builds its model and optimizer and
 hands them to :func:`fit`, which owns everything else:
 
-- ``--data``: the data folder (default ``$MINIGRAD_DATA``, else ``<repo>/../shared/data``). The
-  dataset classes look for their files in it and in its ``mnist-10k`` / ``fashion-mnist``
-  subfolders, so either the shared folder or the dataset folder itself works.
-- ``--limit N`` / ``--test-limit N``: train / evaluate on the first N images only (smoke runs).
+- ``--data``: the data folder. Without it the dataset classes resolve it themselves, in this
+  order: ``$MINIGRAD_DATA``, ``<repo>/../shared/data`` (when it exists), the per-user cache
+  ``$XDG_CACHE_HOME/minigrad`` (``~/.cache/minigrad``). They look for their files in the folder
+  and in its ``mnist-10k`` / ``fashion-mnist`` / ``MNIST/raw`` subfolders, so either the shared
+  folder or the dataset folder itself works. When no folder holds the files they are downloaded
+  (official files, MD5-checked, written atomically) into ``--data``, ``$MINIGRAD_DATA`` or the
+  cache; ``--no-download`` turns that off (offline, the error says which files to put where).
+- ``--limit N`` / ``--test-limit N``: train / evaluate on the first N images only. The run says
+  which training set it used: the 10k subset in ``../shared/data/mnist-10k`` or the full 60k.
 - ``--out DIR``: where ``checkpoint.mg`` (written each epoch with ``mg.save``) and
   ``curves.png`` (train loss and test accuracy per epoch) go.
 - ``--resume``: reload ``DIR/checkpoint.mg`` and continue. The checkpoint holds the model,
@@ -19,7 +24,6 @@ the plot is skipped with a message.
 """
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -44,17 +48,13 @@ CHECKPOINT = "checkpoint.mg"
 PLOT = "curves.png"
 
 
-def default_data_dir():
-    env = os.environ.get("MINIGRAD_DATA")
-    return Path(env) if env else REPO.parent / "shared" / "data"
-
-
 def make_parser(name, description, *, epochs, batch_size, lr, shift=0, seed=0):
     """The CLI every training example shares; ``name`` names the default output folder."""
     p = argparse.ArgumentParser(description=description,
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--data", type=Path, default=default_data_dir(),
-                   help="data folder ($MINIGRAD_DATA, else <repo>/../shared/data)")
+    p.add_argument("--data", type=Path, default=None,
+                   help="data folder (default: $MINIGRAD_DATA, else <repo>/../shared/data if it "
+                        "exists, else the cache $XDG_CACHE_HOME/minigrad)")
     p.add_argument("--epochs", type=int, default=epochs, help="total number of epochs")
     p.add_argument("--batch-size", type=int, default=batch_size)
     p.add_argument("--lr", type=float, default=lr, help="peak learning rate")
@@ -71,19 +71,23 @@ def make_parser(name, description, *, epochs, batch_size, lr, shift=0, seed=0):
                    help=f"continue from OUT/{CHECKPOINT}")
     p.add_argument("--stop-after", type=int, default=None, metavar="K",
                    help="stop after epoch K as if interrupted (the run can then be --resume'd)")
-    p.add_argument("--download", action="store_true",
-                   help="download the dataset into --data if it is not there")
+    p.add_argument("--download", action=argparse.BooleanOptionalAction, default=True,
+                   help="download the official files when no data folder holds them")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 
 
 def load_data(dataset_cls, args):
-    """(train, test) datasets; ``train`` cut to the first ``args.limit`` images if given."""
+    """(train, test) datasets; ``train`` cut to the first ``args.limit`` images if given.
+
+    Prints where the data came from and which training set it is (subset or full).
+    """
     try:
         train = dataset_cls(args.data, train=True, download=args.download)
         test = dataset_cls(args.data, train=False, download=args.download)
     except RuntimeError as e:
         sys.exit(f"error: {e}\n(point --data or $MINIGRAD_DATA at the data folder)")
+    print(describe_training_set(train, args.limit))
     if args.limit is not None:
         if args.limit <= 0:
             sys.exit("error: --limit must be positive")
@@ -93,6 +97,18 @@ def load_data(dataset_cls, args):
             sys.exit("error: --test-limit must be positive")
         test = mg.data.Subset(test, range(min(args.test_limit, len(test))))
     return train, test
+
+
+OFFICIAL_TRAIN_SIZE = 60000  # MNIST and Fashion-MNIST alike
+
+
+def describe_training_set(train, limit=None):
+    """One line naming the training set: its folder, and the full 60k or a subset of it."""
+    n = len(train)
+    which = ("the full official training set" if n == OFFICIAL_TRAIN_SIZE else
+             f"a {n:,}-image subset of the official {OFFICIAL_TRAIN_SIZE:,}")
+    used = f"; training on the first {min(limit, n):,} (--limit)" if limit is not None and limit < n else ""
+    return f"data: {train.folder}: {n:,} training images, {which}{used}"
 
 
 # ---- batch preprocessing (normalisation and augmentation, on whole batches in NumPy)

@@ -87,7 +87,7 @@ def test_fashion_mnist_without_optional_deps(tmp_path):
 
 def test_examples_fail_cleanly_without_data(tmp_path):
     proc = subprocess.run([sys.executable, str(EXAMPLES / "mnist_mlp.py"), "--data", tmp_path / "none",
-                           "--out", tmp_path / "out"], capture_output=True, text=True, timeout=60)
+                           "--no-download", "--out", tmp_path / "out"], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "dataset not found" in proc.stderr and "Traceback" not in proc.stderr
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import minigrad as mg
 from ..dataset import Dataset
 from .download import DownloadError, download_url
+from .paths import default_roots, download_root
 
 __all__ = ["IDXError", "read_idx", "MNIST", "FashionMNIST"]
 
@@ -81,8 +82,11 @@ class MNIST(Dataset):
     headers (magic numbers, sizes, image count == label count), not by checksum, so subsets work.
 
     Args:
-        root (str or Path, optional): data folder. Default: ``$MINIGRAD_DATA``, else
-            ``~/.cache/minigrad``.
+        root (str or Path, optional): data folder; only it is searched. Default: ``$MINIGRAD_DATA``
+            if set, else ``../shared/data`` beside the repository root (from a checkout, if it
+            exists) and then the per-user cache ``$XDG_CACHE_HOME/minigrad`` (``~/.cache/minigrad``);
+            downloads go to ``root``, ``$MINIGRAD_DATA`` or the cache (see
+            :mod:`minigrad.data.datasets.paths`).
         train (bool): the training split (``train-*``) or the test split (``t10k-*``).
         download (bool): fetch missing files into ``root/<ClassName>/raw`` from ``base_url``,
             verifying the published MD5 of each file.
@@ -129,7 +133,8 @@ class MNIST(Dataset):
                 raise RuntimeError(
                     f"{type(self).__name__}: dataset not found: no folder among "
                     f"{[str(p) for p in self._search_dirs()]} holds {self._split_names()} "
-                    "(plain or .gz). You can use download=True to download it")
+                    f"(plain or .gz). You can use download=True to download it, or "
+                    + self._where_to_put())
             folder = self._download()
         self.folder = folder
         images_path, labels_path = (self._file_in(folder, name) for name, _ in self.resources[self.train])
@@ -152,8 +157,8 @@ class MNIST(Dataset):
     # ---- locating files
     @classmethod
     def default_root(cls):
-        env = os.environ.get("MINIGRAD_DATA")
-        return Path(os.path.expanduser(env)) if env else Path.home() / ".cache" / "minigrad"
+        """The folder downloads go to without ``root``: ``$MINIGRAD_DATA``, else the per-user cache."""
+        return download_root()
 
     @property
     def raw_folder(self):
@@ -163,7 +168,7 @@ class MNIST(Dataset):
         return [name for name, _ in self.resources[self.train]]
 
     def _search_dirs(self):
-        roots = [self.root]
+        roots = [self.root] if self._root_given else default_roots()
         if not self._root_given and type(self).__name__ == "FashionMNIST":
             roots.append(DEBIAN_FASHION_MNIST_DIR)
         dirs = []
@@ -204,8 +209,14 @@ class MNIST(Dataset):
                     errors.append(str(e))
             else:
                 raise DownloadError(f"{type(self).__name__}: could not download {name}.gz: "
-                                    + "; ".join(errors))
+                                    + "; ".join(errors) + ". Offline? " + self._where_to_put(mirrors))
         return folder
+
+    def _where_to_put(self, mirrors=None):
+        # the offline instructions: which files, where, with which checksums
+        files = "; ".join(f"{name}.gz (MD5 {md5})" for name, md5 in self.resources[self.train])
+        return (f"put these files, fetched from {(mirrors or self.mirrors)[0]}, into {self.raw_folder}: "
+                f"{files}")
 
     # ---- items
     def __len__(self):
