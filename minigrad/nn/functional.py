@@ -256,8 +256,8 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    """out = log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
-    return -(mg.relu(-input) + mg.log1p(mg.exp(-mg.abs(input))))
+    """out = log(sigmoid(x)) = -softplus(-x), stable for large |x|; gradient sigmoid(-x) (0.5 at 0)."""
+    return _ops.elementwise.LogSigmoid.apply(input)
 
 
 # -- pad, linear, dropout, one_hot ----------------------------------------------------------------

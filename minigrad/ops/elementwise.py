@@ -293,6 +293,23 @@ Sigmoid = _unary("Sigmoid", _sigmoid_np, "out = 1 / (1 + exp(-x));  dx = g * out
                  lambda g, out: g * (out * (1.0 - out)), save="out")
 
 
+class LogSigmoid(Function):
+    """out = log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|));  dx = g * sigmoid(-x)   (F.logsigmoid)
+
+    One op, not a composition of relu/abs: their zero subgradients at 0 gave dx = 0 there
+    (PyTorch: 0.5)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * Sigmoid.apply(-x)
+
+
 class Relu(Function):
     """out = max(x, 0);  dx = g * (out > 0)   (gradient 0 at x == 0, as PyTorch)"""
 

@@ -245,11 +245,18 @@ def all(x, dim=None, keepdim=False):  # noqa: A001
     return Tensor._make(np.asarray(np.all(x._data, axis=axes, keepdims=keepdim)))
 
 
-def _stable_lse(x, axes):
+def _shifted_lse(x, axes):
+    """(x - m, log(sum(exp(x - m))), m) for m the (finite) max: the first two small, no overflow."""
     m = np.amax(x, axis=axes, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)
+    xm = x - m
     with np.errstate(divide="ignore"):  # a row of -inf has logsumexp -inf
-        return m + np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True))
+        return xm, np.log(np.sum(np.exp(xm), axis=axes, keepdims=True)), m
+
+
+def _stable_lse(x, axes):
+    _, lse, m = _shifted_lse(x, axes)
+    return m + lse
 
 
 class LogSumExp(Function):
@@ -292,7 +299,10 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        out = x - _stable_lse(x, dim)
+        # (x - max) - log(sum(exp(x - max))), never x - (max + ...): at |x| ~ 1e8 in float32 the
+        # sum max + log(n) rounds back to max, and every log-probability became 0
+        xm, lse, _ = _shifted_lse(x, dim)
+        out = xm - lse
         ctx.save_for_backward(out)
         ctx.dim = dim
         return out
