@@ -49,6 +49,7 @@ class Tensor:
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected operators
     _grad = None          # the accumulated gradient (read through .grad)
     _hooks = None         # hooks of a leaf (a non-leaf's hooks live on its grad_fn)
+    _post_acc_hooks = None  # a leaf's hooks run after its gradient is accumulated into .grad
     _acc = None           # this leaf's AccumulateGrad node (made on first use)
     _base = None          # the tensor this one is a view of
     _view_idx = None      # the basic index that made this view from _base
@@ -155,6 +156,22 @@ class Tensor:
             self._hooks = []
         self._hooks.append(hook)
         return _RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call hook(tensor) after this leaf's gradient has been accumulated into .grad, as PyTorch.
+
+        The hook returns None (it may read or modify ``tensor.grad`` in place); it does not run for
+        ``autograd.grad``, which accumulates nothing. Returns a handle with ``remove()``.
+        """
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        from .autograd.function import _RemovableHandle
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = []
+        self._post_acc_hooks.append(hook)
+        return _RemovableHandle(self._post_acc_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into every leaf's .grad (PyTorch's Tensor.backward)."""

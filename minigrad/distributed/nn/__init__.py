@@ -1,0 +1,2 @@
+"""Differentiable collectives (torch.distributed.nn)."""
+from . import functional  # noqa: F401

@@ -1,0 +1,4 @@
+"""minigrad.nn.parallel: DistributedDataParallel (torch.nn.parallel)."""
+from .distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]
