@@ -121,6 +121,8 @@ class Tensor:
     def _bump_version(self):
         """Record a write into .data (in-place ops, optimizer steps): a backward that saved the old
         value then raises instead of silently using the new one. The counter is shared with views."""
+        if _function._tracer is not None:  # mg.trace: a write no op recorded is a graph break
+            _function._tracer.bumped(self)
         if self._vc is None:
             self._vc = [0]
         self._vc[0] += 1
@@ -239,6 +241,8 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
+        if _function._tracer is not None:
+            _function._tracer.convert(self, "iterating over a tensor")
         return iter(self.unbind(0))
 
     def __hash__(self):
@@ -253,39 +257,55 @@ class Tensor:
         return (_rebuild_leaf, (type(self), self._data, self.requires_grad, self._grad))
 
     def __bool__(self):
+        if _function._tracer is not None:
+            _function._tracer.convert(self, "bool()")
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
                                f"(shape {self.shape})")
         return bool(self._data)
 
     def __float__(self):
-        return float(self.item())
+        if _function._tracer is not None:
+            _function._tracer.convert(self, "float()")
+        return float(self._data.item() if self._data.size == 1 else self.item())
 
     def __int__(self):
-        return int(self.item())
+        if _function._tracer is not None:
+            _function._tracer.convert(self, "int()")
+        return int(self._data.item() if self._data.size == 1 else self.item())
 
     def __index__(self):
         if self._data.dtype.kind not in "iu" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
+        if _function._tracer is not None:
+            _function._tracer.convert(self, "using a tensor as an index")
         return int(self._data)
 
     # -- conversion -----------------------------------------------------------------------------
     def item(self):
+        if _function._tracer is not None:
+            _function._tracer.convert(self, ".item()")
         if self._data.size != 1:
             raise RuntimeError(f"item: a Tensor with {self._data.size} elements cannot be converted to "
                                f"a Python scalar (shape {self.shape})")
         return self._data.item()
 
     def tolist(self):
+        if _function._tracer is not None:
+            _function._tracer.convert(self, ".tolist()")
         return self._data.tolist()
 
     def numpy(self):
+        if _function._tracer is not None:
+            _function._tracer.convert(self, ".numpy()")
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if _function._tracer is not None:
+            _function._tracer.convert(self, "np.asarray() (__array__)")
         arr = self._data
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
@@ -543,6 +563,7 @@ def _retain_hook(t):
     return hook
 
 from . import ops as _ops  # noqa: E402  (ops import Tensor; the methods above look them up at call time)
+from .autograd import function as _function  # noqa: E402  (its _tracer: the mg.trace hook)
 
 # The hottest operators are bound straight to their op wrappers: one Python call fewer per op.
 Tensor.__add__ = _ops.add

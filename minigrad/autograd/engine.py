@@ -7,6 +7,7 @@ import operator
 import numpy as np
 
 from .function import _FREED, AccumulateGrad, _accumulator
+from . import function as _function
 from .grad_mode import _state
 
 
@@ -230,6 +231,8 @@ def _add_to(buf, node, nr, g):
 
 def _accumulate(var, g, create_graph, handed):
     """var.grad += g. The first gradient is taken without a copy when nothing else holds its array."""
+    if _function._tracer is not None:  # mg.trace records the write as an effect (graph/trace.py)
+        return _function._tracer.accumulate(var, g, create_graph)
 
     old = var._grad
     if old is None:

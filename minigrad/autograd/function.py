@@ -159,6 +159,8 @@ class Function(Node):
     @classmethod
     def apply(cls, *args):
         """Run forward on the arguments' arrays; record a node when grad mode is on and an input needs it."""
+        if _tracer is not None:  # mg.trace is recording (minigrad/graph/trace.py): one check otherwise
+            return _tracer.apply(cls, args)
         # The per-op hot path, so unwrapping is unrolled for the common one- and two-argument ops.
         n = len(args)
         if n == 2:
@@ -272,6 +274,7 @@ class Function(Node):
 
 
 _NO_EDGE = (None, 0, None, None)
+_tracer = None  # the active mg.trace recorder (minigrad/graph/trace.py), None when not tracing
 _seq = itertools.count()  # creation order: a node is always created after the nodes of its inputs
 _new = object.__new__
 

@@ -22,6 +22,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from .. import ops as _ops
 from ..random import get_rng
+from ..ops.random import DropoutMask
 from ..tensor import Tensor
 
 __all__ = [
@@ -374,10 +375,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if p == 1.0:
         scale = np.zeros(input.shape, dtype=dt)
     else:
-        rdt = dt if dt in (np.float32, np.float64) else np.float32
-        keep = get_rng(generator).random(input.shape, dtype=rdt) >= p
-        scale = keep.astype(dt)
-        scale *= dt.type(1.0 / (1.0 - p))
+        return _inplace_result(input, input * DropoutMask.apply(input.shape, dt, float(p), generator), inplace)
     return _inplace_result(input, input * _arr(scale), inplace)
 
 

@@ -5,6 +5,7 @@ that needs the old value raises instead of silently using the new one.
 """
 import numpy as np
 
+from ..autograd import function as _function
 from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 
@@ -15,6 +16,8 @@ def _requires(v):
 
 def write_inplace(x, name, compute, others=(), fast=None):
     """x <- compute(x). compute(alias) returns the out-of-place result as a Tensor."""
+    if _function._tracer is not None:  # mg.trace records the write as an effect (graph/trace.py)
+        compute, fast = _function._tracer.inplace(x, name, compute), None
     record = _state.enabled and (x.requires_grad or any(_requires(o) for o in others))
     if _state.enabled and x.requires_grad and x.grad_fn is None:
         raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an in-place "

@@ -164,6 +164,14 @@ class Kthvalue(_Select):
 class Median(_Select):
     """the lower median along dim (NaN if the slice holds one, as PyTorch)"""
 
+    def name(self):  # PyTorch's overload numbers: median(dim) is MedianBackward1
+        return ("Nanmedian" if self.ignore_nan else "Median") + "Backward1"
+
+    @classmethod
+    def forward(cls, ctx, x, dim, keepdim, ignore_nan):
+        ctx.ignore_nan = ignore_nan
+        return super().forward.__func__(cls, ctx, x, dim, keepdim, ignore_nan)
+
     @staticmethod
     def _pick(x, dim, ignore_nan):
         order = _argsort(x, dim, False)
@@ -208,8 +216,12 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
 class MedianAll(Function):
     """out = the lower median of all elements;  dx = g shared evenly among elements equal to it"""
 
+    def name(self):
+        return ("Nanmedian" if self.ignore_nan else "Median") + "Backward0"
+
     @staticmethod
     def forward(ctx, x, ignore_nan):
+        ctx.ignore_nan = ignore_nan
         flat = x.reshape(-1)
         if flat.size == 0:
             raise RuntimeError("median() input tensor cannot be empty")

@@ -457,6 +457,15 @@ op_db = elementwise_ops
 op_db = op_db + _nn_op_db()
 
 
+def _linalg_op_db():
+    # sorting/selection, the linalg family's products and diagonals, and mg.linalg: their own file
+    from .opinfo_linalg import linalg_op_db
+    return list(linalg_op_db)
+
+
+op_db = op_db + _linalg_op_db()
+
+
 def ops_named(name):
     return [o for o in op_db if o.name == name or name in o.aliases]
 
@@ -488,4 +497,5 @@ def public_ops():
         if getattr(v, "__module__", "").startswith("minigrad.ops."):
             ops[n] = v
     ops.update(_exported(F, "nn.functional."))
+    ops.update(_exported(mg.linalg, "linalg."))
     return ops

@@ -68,7 +68,7 @@ def test_cnn_picture_is_readable(show_saved, tmp_path):
     d = viz.draw(loss, params=params, show_saved=show_saved)
     assert len(d.nodes) > 25
     names = {label.split("\n")[0] for _, label in d.nodes.values()}
-    assert "0.weight" in names and "_Conv2dBackward0" in names
+    assert "0.weight" in names and any("Conv" in n for n in names)
     # every edge points one way: the input is drawn above its consumer
     boxes = d.layout()
     for s, t in d.edges:

@@ -224,6 +224,7 @@ def test_double_backward_matches_torch(info, i):
     """Second derivatives (the Hessian-vector product) equal PyTorch's, kinks and ties included."""
     torch = pytest.importorskip("torch")
     _skip(info, "torch")
+    _skip(info, "torch_double_backward")
     s = _sample(info, i)
     res = []
     for lib, run in ((mg, lambda: _mg_run(info, s)), (torch, lambda: _torch_run(torch, info, s))):
