@@ -32,4 +32,5 @@ __version__ = "0.1.0"
 from .serialization import save, load  # noqa: F401,E402
 from . import nn, optim, data, linalg  # noqa: F401,E402
 from .graph.trace import trace_or_matrix_trace as trace, GraphBreak  # noqa: F401,E402
+from .graph.serialize import load_graph  # noqa: F401,E402
 from . import viz  # noqa: F401,E402

@@ -8,3 +8,4 @@
 """
 from .ir import Eqn, Graph, StateBinding, Var  # noqa: F401
 from .trace import GraphBreak, trace  # noqa: F401
+from .serialize import GraphFormatError, load_graph, register  # noqa: F401,E402
