@@ -32,12 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+# the checkout whose minigrad a child imports: this one, or the --before tree for "minigrad-before"
+ROOT = Path(os.environ.get("MINIGRAD_BENCH_ROOT") or REPO)
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
 UNSET = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+BEFORE = "-before"
 
 
 @dataclass
@@ -155,6 +158,9 @@ def _child_env(keep_env):
 
 
 def _run_child(script, name, config, args, threads, env, check_file):
+    if name.endswith(BEFORE):   # the same candidate, importing minigrad from the --before tree
+        env = dict(env, MINIGRAD_BENCH_ROOT=str(args.before),
+                   PYTHONPATH=os.pathsep.join([str(args.before), env["PYTHONPATH"]]))
     cmd = [sys.executable, script, "--child", name, "--child-config", config, "--threads", str(threads)]
     if args.repeats:
         cmd += ["--repeats", str(args.repeats)]
@@ -188,12 +194,18 @@ def main(bench):
     ap.add_argument("--config", action="append", help="config(s) to run (default: all)")
     ap.add_argument("--keep-env", action="store_true", help="keep OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE")
     ap.add_argument("--json", type=Path, help="also write the raw figures here")
+    ap.add_argument("--before", type=Path, help="another checkout (e.g. `git archive` of an older commit): "
+                    "adds a minigrad-before candidate importing minigrad from it, in the same alternation")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--child-config", help=argparse.SUPPRESS)
     ap.add_argument("--threads", type=int, help="threads for every candidate (default: numpy's BLAS "
                     "default); sets OPENBLAS_NUM_THREADS/OMP_NUM_THREADS for the children")
     ap.add_argument("--check-file", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.before or (args.child or "").endswith(BEFORE):
+        for n in [n for n in bench.candidates if n.startswith("minigrad") and not n.endswith(BEFORE)]:
+            bench.candidates[n + BEFORE] = bench.candidates[n]
+        bench.ratios = bench.ratios + [(n, n + BEFORE, None) for n in bench.candidates if n + BEFORE in bench.candidates]
     if args.child:
         return _child(bench, args)
 

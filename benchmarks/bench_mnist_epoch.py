@@ -19,7 +19,7 @@ import numpy as np
 
 import _harness as H
 
-sys.path.insert(0, str(H.REPO / "examples"))
+sys.path.insert(0, str(H.ROOT / "examples"))
 
 BATCH, SHIFT = 64, 2
 CONFIGS = {"mlp": dict(example="mnist_mlp", lr=1e-3, dropout=0.1, repeats=3, warmup=1),

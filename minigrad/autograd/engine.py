@@ -63,6 +63,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
 
     roots = []
     buf = {}
+    owned = set()   # keys of buf whose gradient array the engine allocated itself (see _plus)
     handed = set()  # ids of arrays a .grad already holds: a second holder must copy
     for t, g in zip(tensors, grad_tensors):
         node, nr = _root_node(t)
@@ -80,7 +81,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             if not create_graph:
                 g = g.detach()
             handed.add(id(g._data))
-        _add_to(buf, node, nr, g)
+        _add_to(buf, node, nr, g, owned, create_graph)
 
     capture = None
     if inputs is not None:
@@ -143,9 +144,9 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     gi = gi.to(dtype)
                 if nxt._n_out == 1:
                     old = get(nxt)
-                    buf[nxt] = gi if old is None else old + gi
+                    buf[nxt] = gi if old is None else _plus(old, gi, nxt, owned, create_graph)
                 else:
-                    _add_to(buf, nxt, nr, gi)
+                    _add_to(buf, nxt, nr, gi, owned, create_graph)
             if not retain_graph:
                 node._saved = _FREED
         node = None
@@ -218,15 +219,34 @@ def _prepare(node, g, capture, results, accumulate, create_graph, handed):
     return grads
 
 
-def _add_to(buf, node, nr, g):
+def _add_to(buf, node, nr, g, owned, create_graph):
     if node._n_out == 1:
         old = buf.get(node)
-        buf[node] = g if old is None else old + g
+        buf[node] = g if old is None else _plus(old, g, node, owned, create_graph)
     else:
         slots = buf.get(node)
         if slots is None:
             slots = buf[node] = [None] * node._n_out
-        slots[nr] = g if slots[nr] is None else slots[nr] + g
+        slots[nr] = g if slots[nr] is None else _plus(slots[nr], g, (node, nr), owned, create_graph)
+
+
+def _plus(old, g, key, owned, create_graph):
+    """The gradient buffered at `key` plus one more contribution `g`.
+
+    Without create_graph the sum is plain arithmetic: the first sum goes into a fresh array the
+    engine owns (the buffered gradient may be shared: add's backward hands the same tensor to both
+    inputs), and every later contribution is added into that array in place -- a node used n
+    times costs n in-place adds, not n new Tensors. With create_graph, or while mg.trace
+    records, it is an add op (so the graph or the trace has it).
+    """
+    if create_graph or _function._tracer is not None:
+        return old + g
+    a = old._data
+    if key in owned:
+        np.add(a, g._data, out=a)
+        return old
+    owned.add(key)
+    return Tensor._make(np.add(a, g._data, out=np.empty(a.shape, a.dtype)))
 
 
 def _accumulate(var, g, create_graph, handed):
