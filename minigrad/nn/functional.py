@@ -1,26 +1,29 @@
 """minigrad.nn.functional: activations, losses, convolution, pooling and normalisation, as torch.nn.functional.
 
-Most functions are compositions of differentiable Tensor ops. Fused `Function`s are used where
-PyTorch fuses for speed or numerical stability (cross_entropy, nll_loss, the BCE losses, conv's
-im2col, pooling, batch/layer norm). Their forward is NumPy; their backward either uses Tensor ops
-(so it can be differentiated again) or, when no graph is being recorded (create_graph=False), an
-equivalent NumPy fast path.
+The public API only: argument checking, then either a composition of differentiable Tensor ops
+or one fused op of the op layer (minigrad/ops: conv.py, pooling.py, loss.py, normalization.py,
+activation.py, padding.py, embedding.py), as torch.nn.functional over ATen.
 """
 from __future__ import annotations
 
 import math
 import numbers
-import threading
 import warnings
-from collections import namedtuple
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 import minigrad as mg
-from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from .. import ops as _ops
+from ..ops.activation import LeakyRelu
+from ..ops.elementwise import _promote
+from ..ops.conv import Col2Im, Convolution, Im2Col, _conv_pads, _make_geom, _pair
+from ..ops.embedding import Embedding, renorm_rows_
+from ..ops.loss import (BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropyLoss, MseLoss,
+                        NllLoss)
+from ..ops.normalization import NativeBatchNorm, NativeLayerNorm
+from ..ops.padding import ConstantPadNd
+from ..ops.pooling import AvgPool2D, MaxPool2DWithIndices, _avg_divisor, max_pool2d_indices
 from ..random import get_rng
 from ..ops.random import DropoutMask
 from ..tensor import Tensor
@@ -61,28 +64,16 @@ def _inplace_result(input, out, inplace):
     return out
 
 
-def _pair(v, name, op):
-    if isinstance(v, numbers.Integral):
-        return (int(v), int(v))
-    v = tuple(v)
-    if len(v) == 1:
-        return (int(v[0]), int(v[0]))
-    if len(v) != 2 or not all(isinstance(e, numbers.Integral) for e in v):
-        raise ValueError(f"{op}: {name} must be an int or a pair of ints, got {v!r}")
-    return (int(v[0]), int(v[1]))
-
-
 def _legacy_reduction(size_average, reduce, reduction):
     """PyTorch's deprecated size_average/reduce arguments, mapped to a `reduction` string."""
     if size_average is None and reduce is None:
         return reduction
-    warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean' "
-                  "(or 'sum'/'none') instead.", UserWarning, stacklevel=3)
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
-    if not reduce:
-        return "none"
-    return "mean" if size_average else "sum"
+    reduction = "none" if not reduce else ("mean" if size_average else "sum")
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
+                  f"instead.", UserWarning, stacklevel=3)
+    return reduction
 
 
 def _check_reduction(reduction, op):
@@ -174,24 +165,6 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     return mg.log_softmax(input, dim)
 
 
-class _LeakyReLU(Function):
-    """out = x if x > 0 else slope * x;  dx = g * (1 if x > 0 else slope)"""
-
-    op_name = "leaky_relu"
-
-    @staticmethod
-    def forward(ctx, x, slope):
-        pos = x > 0
-        if ctx.needs_input_grad:
-            # the derivative is piecewise constant, so the backward g * d is exact to any order
-            ctx.d = np.where(pos, np.asarray(1, x.dtype), np.asarray(slope, x.dtype))
-        return np.where(pos, x, x * np.asarray(slope, x.dtype))
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * _arr(ctx.d), None
-
-
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     r"""out = x if x > 0 else negative_slope * x;  dx = g * (1 if x > 0 else negative_slope).
 
@@ -200,7 +173,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
         negative_slope (float): the slope for x <= 0. Default: 0.01.
         inplace (bool): write the result into `input` (when autograd does not need the original).
     """
-    return _inplace_result(input, _LeakyReLU.apply(input, float(negative_slope)), inplace)
+    return _inplace_result(input, LeakyRelu.apply(input, float(negative_slope)), inplace)
 
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -263,28 +236,6 @@ def logsigmoid(input: Tensor) -> Tensor:
 
 # -- pad, linear, dropout, one_hot ----------------------------------------------------------------
 
-class _Pad(Function):
-    """out = x padded by widths (negative widths crop) with `value`;  dx = pad(g, -widths) (a crop)"""
-
-    op_name = "pad"
-
-    @staticmethod
-    def forward(ctx, x, widths, value):
-        ctx.widths = widths
-        crop = tuple(slice(-lo if lo < 0 else 0, n + hi if hi < 0 else n) for (lo, hi), n in zip(widths, x.shape))
-        x = x[crop]
-        pos = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
-        shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, pos))
-        out = np.full(shape, value, dtype=x.dtype)
-        out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape, pos))] = x
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        # zero padding and cropping are each other's adjoints
-        return _Pad.apply(g, tuple((-lo, -hi) for lo, hi in ctx.widths), 0), None, None
-
-
 _PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
 
@@ -318,7 +269,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             if input.shape[d] + lo + hi < 0:
                 raise ValueError(f"pad: padding {(lo, hi)} of dimension {d} (size {input.shape[d]}) "
                                  f"gives a negative size")
-        return _Pad.apply(input, tuple(widths), 0 if value is None else value)
+        return ConstantPadNd.apply(input, tuple(widths), 0 if value is None else value)
     if mode not in _PAD_MODES:
         raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
     if value:
@@ -437,141 +388,6 @@ def _class_weight(weight, C, op, dtype):
     return w.astype(dtype, copy=False)
 
 
-def _bshape(w, ndim):
-    """w of shape (C,) viewed so it broadcasts along dim 1 of an ndim-dimensional (N, C, ...) array."""
-    return w.reshape((1, -1) + (1,) * (ndim - 2))
-
-
-class _CrossEntropy(Function):
-    """loss_i = -sum_c q_ic * log_softmax(z)_ic;  dz = g_i * (sum_c q_ic * softmax(z)_i - q_i)
-
-    q is the weighted (and smoothed) target distribution: for class indices
-    q_ic = (1-eps) w_t [c == t] + eps/C w_c; for probabilities q_ic = w_c ((1-eps) y_ic + eps/C).
-    """
-
-    op_name = "cross_entropy"
-
-    @staticmethod
-    def forward(ctx, z, target, w, probs, ignore_index, reduction, eps):
-        C = z.shape[1]
-        dt = z.dtype
-        zs = z - z.max(axis=1, keepdims=True)
-        e = np.exp(zs)
-        s = e.sum(axis=1, keepdims=True)
-        logp = zs
-        logp -= np.log(s)
-        wb = _bshape(w, z.ndim) if w is not None else None
-        if probs:
-            y = target.astype(dt, copy=False)
-            q = y * dt.type(1.0 - eps) + dt.type(eps / C) if eps else y
-            if wb is not None:
-                q = q * wb
-            loss = -(q * logp).sum(axis=1)
-            denom = loss.size
-            ctx.q = q
-        else:
-            valid = target != ignore_index
-            tt = np.where(valid, target, 0)[:, None]  # ignored targets may lie outside [0, C)
-            if z.ndim == 2:  # plain fancy indexing is a few times cheaper than take_along_axis
-                picked = logp[np.arange(len(tt)), tt[:, 0]]
-            else:
-                picked = np.take_along_axis(logp, tt, axis=1)[:, 0]
-            wt = (w[tt[:, 0]] * valid) if w is not None else valid.astype(dt)
-            a = wt * dt.type(1.0 - eps) if eps else wt
-            loss = -a * picked
-            S = a
-            if eps:
-                b = valid.astype(dt) * dt.type(eps / C)
-                smooth = -(logp * wb).sum(axis=1) if wb is not None else -logp.sum(axis=1)
-                loss = loss + b * smooth
-                S = a + b * (w.sum() if w is not None else dt.type(C))
-                ctx.b = b
-            denom = wt.sum()
-            ctx.tt, ctx.a, ctx.S = tt, a, S
-        ctx.denom = denom
-        if ctx.needs_input_grad and ctx.needs_input_grad[0]:
-            e /= s
-            ctx.p = e
-        if probs and ctx.needs_input_grad and ctx.needs_input_grad[1]:
-            ctx.logp = logp
-        ctx.save_for_backward(z, target)
-        ctx.w, ctx.probs, ctx.reduction, ctx.eps = w, probs, reduction, eps
-        if reduction == "mean":
-            if denom == 0:  # every target ignored: nan, as PyTorch, without a warning
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    return np.asarray(loss.sum() / denom, dtype=dt)
-            return np.asarray(loss.sum() / denom, dtype=dt)
-        if reduction == "sum":
-            return np.asarray(loss.sum(), dtype=dt)
-        return loss.astype(dt, copy=False)
-
-    @staticmethod
-    def backward(ctx, g):
-        z, target = ctx.saved_tensors
-        red, eps, w, probs = ctx.reduction, ctx.eps, ctx.w, ctx.probs
-        nz, ny = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-        C = z.shape[1]
-        ndim = z.ndim
-        if is_grad_enabled():
-            # create_graph: the same rule in Tensor ops of z (and y), so it can be differentiated again
-            gi = g / float(ctx.denom) if red == "mean" else (g if red == "sum" else g.unsqueeze(1))
-            wb = _arr(_bshape(w, ndim)) if w is not None else None
-            dz = dy = None
-            if probs:
-                q = target * (1.0 - eps) + eps / C if eps else target
-                if wb is not None:
-                    q = q * wb
-                if nz:
-                    dz = gi * (q.sum(1, keepdim=True) * mg.softmax(z, 1) - q)
-                if ny:
-                    dy = -gi * mg.log_softmax(z, 1) * (1.0 - eps)
-                    if wb is not None:
-                        dy = dy * wb
-            elif nz:
-                q = np.zeros(z.shape, dtype=z.dtype)
-                np.put_along_axis(q, ctx.tt, ctx.a[:, None], axis=1)
-                if eps:
-                    q += ctx.b[:, None] * (_bshape(w, ndim) if w is not None else 1.0)
-                dz = gi * (_arr(ctx.S[:, None]) * mg.softmax(z, 1) - _arr(q))
-            return dz, dy, None, None, None, None, None
-        gd = g._data
-        dt = z.dtype
-        if red == "mean":
-            gi = (gd / dt.type(ctx.denom)).astype(dt)
-        elif red == "sum":
-            gi = gd.astype(dt, copy=False)
-        else:
-            gi = gd[:, None]
-        dz = dy = None
-        if probs:
-            if nz:
-                q = ctx.q
-                dz = ctx.p * q.sum(axis=1, keepdims=True)
-                dz -= q
-                dz *= gi
-            if ny:
-                dy = ctx.logp * (-(1.0 - eps) * gi)
-                if w is not None:
-                    dy = dy * _bshape(w, ndim)
-                dy = _arr(dy.astype(dt, copy=False))
-        elif nz:
-            p, tt, a, S = ctx.p, ctx.tt, ctx.a, ctx.S
-            gi_el = gi[:, 0] if red == "none" else gi
-            dz = p * (gi_el * S)[:, None]
-            if ndim == 2:
-                dz[np.arange(dz.shape[0]), tt[:, 0]] -= gi_el * a
-            else:
-                vals = np.take_along_axis(dz, tt, axis=1)
-                vals -= (gi_el * a)[:, None]
-                np.put_along_axis(dz, tt, vals, axis=1)
-            if eps:
-                sm = (gi_el * ctx.b)[:, None]
-                dz -= sm * _bshape(w, ndim) if w is not None else sm
-        if dz is not None:
-            dz = _arr(dz.astype(dt, copy=False))
-        return dz, dy, None, None, None, None, None
-
-
 def _unbatched(input, target, op):
     """Class dimension 0 (an unbatched (C,) input): add the batch dimension to input and target."""
     if input.ndim == 0:
@@ -627,45 +443,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         _class_target_info(input, target, "cross_entropy")
         _check_class_range(target._data, C, ignore_index, "cross_entropy")
     w = _class_weight(weight, C, "cross_entropy", input.dtype)
-    out = _CrossEntropy.apply(input, target, w, probs, int(ignore_index), reduction, float(label_smoothing))
+    out = CrossEntropyLoss.apply(input, target, w, probs, int(ignore_index), reduction, float(label_smoothing))
     if unb and reduction == "none":
         out = out.squeeze(0)
     return out
-
-
-class _NLLLoss(Function):
-    """loss_i = -w[t_i] * x[i, t_i];  dx = scatter of -g_i * w[t_i] at t_i (constant in x)"""
-
-    op_name = "nll_loss"
-
-    @staticmethod
-    def forward(ctx, x, t, w, ignore_index, reduction):
-        dt = x.dtype
-        valid = t != ignore_index
-        tt = np.where(valid, t, 0)[:, None]
-        wt = (w[tt[:, 0]] * valid) if w is not None else valid.astype(dt)
-        loss = -wt * np.take_along_axis(x, tt, axis=1)[:, 0]
-        ctx.tt, ctx.wt, ctx.reduction, ctx.shape, ctx.dtype = tt, wt, reduction, x.shape, dt
-        ctx.denom = wt.sum()
-        ctx.save_for_backward()
-        if reduction == "mean":
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return np.asarray(loss.sum() / ctx.denom, dtype=dt)
-        if reduction == "sum":
-            return np.asarray(loss.sum(), dtype=dt)
-        return loss.astype(dt, copy=False)
-
-    @staticmethod
-    def backward(ctx, g):
-        ctx.saved_tensors  # raises if the graph was freed
-        m = np.zeros(ctx.shape, ctx.dtype)
-        np.put_along_axis(m, ctx.tt, -ctx.wt[:, None], axis=1)
-        red = ctx.reduction
-        if red == "mean":
-            g = g / float(ctx.denom)
-        elif red == "none":
-            g = g.unsqueeze(1)
-        return g * _arr(m), None, None, None, None
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
@@ -688,7 +469,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     C = _class_target_info(input, target, "nll_loss")
     _check_class_range(target._data, C, ignore_index, "nll_loss")
     w = _class_weight(weight, C, "nll_loss", input.dtype)
-    out = _NLLLoss.apply(input, target, w, int(ignore_index), reduction)
+    out = NllLoss.apply(input, target, w, int(ignore_index), reduction)
     if unb and reduction == "none":
         out = out.squeeze(0)
     return out
@@ -703,8 +484,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     _check_reduction(reduction, "mse_loss")
     target = _as_tensor(target, input)
     _check_pointwise_target(input, target, "mse_loss")
-    d = input - target
-    return _reduce(d * d, reduction)
+    return MseLoss.apply(*_promote(input, target), reduction)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
@@ -750,31 +530,6 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _reduce(mg.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
 
 
-class _BCE(Function):
-    """loss = -(y log x + (1-y) log(1-x)), logs clamped at -100;  dx = g (x-y) / max(x(1-x), 1e-12),
-    dy = g (log(1-x) - log x)"""
-
-    op_name = "binary_cross_entropy"
-
-    @staticmethod
-    def forward(ctx, x, y):
-        with np.errstate(divide="ignore"):
-            lx = np.maximum(np.log(x), -100)
-            l1x = np.maximum(np.log1p(-x), -100)
-        ctx.save_for_backward(x, y)
-        return (-(y * lx + (1 - y) * l1x)).astype(x.dtype, copy=False)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, y = ctx.saved_tensors
-        dx = dy = None
-        if ctx.needs_input_grad[0]:
-            dx = g * (x - y) / mg.clamp(x * (1.0 - x), min=1e-12)
-        if ctx.needs_input_grad[1]:
-            dy = g * (mg.clamp(mg.log1p(-x), min=-100.0) - mg.clamp(mg.log(x), min=-100.0))
-        return dx, dy
-
-
 def _check_same_target(input, target, op):
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"{op}: Using a target size ({tuple(target.shape)}) that is different to the "
@@ -801,50 +556,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
     if target.dtype != input.dtype:
         target = target.to(input.dtype)
-    loss = _BCE.apply(input, target)
+    loss = BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * _as_tensor(weight, input)
     return _reduce(loss, reduction)
-
-
-class _BCEWithLogits(Function):
-    """loss = (1-y) x + L softplus(-x), L = 1 + (pw-1) y;  dx = g (L sigmoid(x) - L + 1 - y),
-    dy = g ((pw-1) softplus(-x) - x), dpw = g y softplus(-x)"""
-
-    op_name = "binary_cross_entropy_with_logits"
-
-    @staticmethod
-    def forward(ctx, x, y, pw):
-        sp = np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x)))  # softplus(-x) = -log(sigmoid(x)), stable
-        if pw is None:
-            loss = (1 - y) * x + sp
-        else:
-            loss = (1 - y) * x + (1 + (pw - 1) * y) * sp
-        ctx.save_for_backward(x, y, pw)
-        return loss.astype(x.dtype, copy=False)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, y, pw = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        dx = dy = dpw = None
-        sp = None
-        if need[1] or (len(need) > 2 and need[2]):
-            sp = logsigmoid(x).neg()
-        if pw is None:
-            if need[0]:
-                dx = g * (mg.sigmoid(x) - y)
-            if need[1]:
-                dy = -g * x
-        else:
-            L = 1.0 + (pw - 1.0) * y
-            if need[0]:
-                dx = g * (L * mg.sigmoid(x) - L + 1.0 - y)
-            if need[1]:
-                dy = g * ((pw - 1.0) * sp - x)
-            if need[2]:
-                dpw = g * y * sp
-        return dx, dy, dpw
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -874,253 +589,13 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         except ValueError:
             raise ValueError(f"binary_cross_entropy_with_logits: pos_weight of shape {tuple(pos_weight.shape)} "
                              f"cannot be broadcast to the input's shape {tuple(input.shape)}") from None
-    loss = _BCEWithLogits.apply(input, target, pos_weight)
+    loss = BinaryCrossEntropyWithLogits.apply(input, target, pos_weight)
     if weight is not None:
         loss = loss * _as_tensor(weight, input)
     return _reduce(loss, reduction)
 
 
-# -- convolution: im2col / col2im ----------------------------------------------------------------
-
-# N, C, H, W: input; kh, kw: kernel; sh, sw: stride; dh, dw: dilation; pt, pb, pl, pr: padding
-# (top, bottom, left, right); OH, OW: output size.
-_Geom = namedtuple("_Geom", "N C H W kh kw sh sw dh dw pt pb pl pr OH OW")
-
-
-def _make_geom(op, shape, kernel, stride, dilation, pads, ceil_mode=False):
-    N, C, H, W = shape
-    kh, kw = kernel
-    sh, sw = stride
-    dh, dw = dilation
-    pt, pb, pl, pr = pads
-    if min(kh, kw, sh, sw, dh, dw) <= 0:
-        raise ValueError(f"{op}: kernel size, stride and dilation must be positive, got kernel "
-                         f"{kernel}, stride {stride}, dilation {dilation}")
-    if min(pads) < 0:
-        raise ValueError(f"{op}: padding must be non-negative, got {pads}")
-    span_h, span_w = H + pt + pb - dh * (kh - 1) - 1, W + pl + pr - dw * (kw - 1) - 1
-    if ceil_mode:
-        OH, OW = -(-span_h // sh) + 1, -(-span_w // sw) + 1
-        # the last window must start inside the input or the left padding
-        if (OH - 1) * sh >= H + pt:
-            OH -= 1
-        if (OW - 1) * sw >= W + pl:
-            OW -= 1
-        pb = max(pb, (OH - 1) * sh + dh * (kh - 1) + 1 - H - pt)
-        pr = max(pr, (OW - 1) * sw + dw * (kw - 1) + 1 - W - pl)
-    else:
-        OH, OW = span_h // sh + 1, span_w // sw + 1
-    if span_h < 0 or span_w < 0 or OH <= 0 or OW <= 0:
-        raise ValueError(f"{op}: input of spatial size ({H}, {W}) with padding {pads} is smaller than the "
-                         f"(dilated) kernel ({dh * (kh - 1) + 1}, {dw * (kw - 1) + 1})")
-    return _Geom(N, C, H, W, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, OH, OW)
-
-
-_scratch = threading.local()
-_SCRATCH_SLOTS = 8
-
-
-def _workspace(key, make):
-    """A scratch array for key (shape, dtype and purpose), made by make() on first use and then reused
-    by later calls in the same thread. Only for buffers that no result, saved tensor or caller keeps:
-    the next call with the same key overwrites it. At most _SCRATCH_SLOTS are kept (oldest dropped)."""
-    cache = getattr(_scratch, "bufs", None)
-    if cache is None:
-        cache = _scratch.bufs = {}
-    buf = cache.pop(key, None)
-    if buf is None:
-        buf = make()
-        while len(cache) >= _SCRATCH_SLOTS:
-            cache.pop(next(iter(cache)))
-    cache[key] = buf  # most recently used last
-    return buf
-
-
-def _channel_major(a):
-    """True when a (N, C, H, W) array is laid out C-major (as conv2d's output is)."""
-    return a.ndim == 4 and a.shape[0] > 1 and a.transpose(1, 0, 2, 3).flags.c_contiguous
-
-
-def _alloc(shape, dtype, channel_major, zeros=False):
-    """An (N, C, ...) array, laid out C-major when asked (then a transposed view)."""
-    make = np.zeros if zeros else np.empty
-    if not channel_major:
-        return make(shape, dtype=dtype)
-    return make((shape[1], shape[0]) + tuple(shape[2:]), dtype=dtype).swapaxes(0, 1)
-
-
-def _padded(x, geo, value=0):
-    """x (N, C, H, W) padded per geo (a view of x when there is no padding)."""
-    if not (geo.pt or geo.pb or geo.pl or geo.pr):
-        return x
-    N, C, H, W = x.shape
-    xp = _alloc((N, C, H + geo.pt + geo.pb, W + geo.pl + geo.pr), x.dtype, _channel_major(x))
-    xp.fill(value)
-    xp[:, :, geo.pt:geo.pt + H, geo.pl:geo.pl + W] = x
-    return xp
-
-
-def _window(xp, geo, i, j):
-    """The (N, C, OH, OW) strided view of xp at kernel offset (i, j)."""
-    h0, w0 = i * geo.dh, j * geo.dw
-    return xp[:, :, h0:h0 + geo.sh * (geo.OH - 1) + 1:geo.sh, w0:w0 + geo.sw * (geo.OW - 1) + 1:geo.sw]
-
-
-def _im2col(x, geo):
-    """cols[(c, i, j), (n, oh, ow)] = xpad[n, c, oh*sh + i*dh, ow*sw + j*dw]: one strided copy."""
-    xp = _padded(x, geo)
-    s0, s1, s2, s3 = xp.strides
-    view = as_strided(xp, (geo.C, geo.kh, geo.kw, geo.N, geo.OH, geo.OW),
-                      (s1, geo.dh * s2, geo.dw * s3, s0, geo.sh * s2, geo.sw * s3), writeable=False)
-    return view.reshape(geo.C * geo.kh * geo.kw, geo.N * geo.OH * geo.OW)
-
-
-def _col2im(cols, geo):
-    """The adjoint of _im2col: add each kernel offset's slice of cols back into its input positions."""
-    N, C, H, W = geo.N, geo.C, geo.H, geo.W
-    Hp, Wp = H + geo.pt + geo.pb, W + geo.pl + geo.pr
-    c6 = cols.reshape(C, geo.kh, geo.kw, N, geo.OH, geo.OW)
-    # accumulate in (C, N, ...) order, matching cols' layout, and hand back a transposed view
-    dxp = np.zeros((C, N, Hp, Wp), dtype=cols.dtype)
-    for i in range(geo.kh):
-        h0 = i * geo.dh
-        hs = slice(h0, h0 + geo.sh * (geo.OH - 1) + 1, geo.sh)
-        for j in range(geo.kw):
-            w0 = j * geo.dw
-            dxp[:, :, hs, w0:w0 + geo.sw * (geo.OW - 1) + 1:geo.sw] += c6[:, i, j]
-    return dxp[:, :, geo.pt:geo.pt + H, geo.pl:geo.pl + W].transpose(1, 0, 2, 3)
-
-
-class _Unfold(Function):
-    """cols = im2col(x): (N, C, H, W) -> (C*kh*kw, N*OH*OW);  dx = col2im(g)"""
-
-    op_name = "unfold"
-
-    @staticmethod
-    def forward(ctx, x, geo):
-        ctx.geo = geo
-        return _im2col(x, geo)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _Fold.apply(g, ctx.geo), None
-
-
-class _Fold(Function):
-    """x = col2im(cols): (C*kh*kw, N*OH*OW) -> (N, C, H, W), overlaps summed;  dcols = im2col(g)"""
-
-    op_name = "fold"
-
-    @staticmethod
-    def forward(ctx, cols, geo):
-        ctx.geo = geo
-        return _col2im(cols, geo)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _Unfold.apply(g, ctx.geo), None
-
-
-class _Conv2d(Function):
-    """out[n, o] = b[o] + W2[o] @ cols[:, n];  dW2 = g2 @ cols^T,  db = sum(g2),  dx = col2im(W2^T @ g2)
-    with cols = im2col(x) and g2 = g in (O, N*OH*OW) layout (one BLAS call each way)"""
-
-    op_name = "conv2d"
-
-    @staticmethod
-    def forward(ctx, x, w, b, geo, groups):
-        O = w.shape[0]
-        cols = _im2col(x, geo)
-        L = geo.N * geo.OH * geo.OW
-        if groups == 1:
-            out = np.matmul(w.reshape(O, -1), cols)
-        else:
-            out = np.matmul(w.reshape(groups, O // groups, -1), cols.reshape(groups, -1, L)).reshape(O, L)
-        if b is not None:
-            out += b[:, None]  # on the contiguous (O, N*L) buffer, before the transposed view
-        need = ctx.needs_input_grad
-        if need and need[1]:
-            ctx.cols = cols
-        ctx.geo, ctx.groups = geo, groups
-        ctx.save_for_backward(x, w)
-        return out.reshape(O, geo.N, geo.OH, geo.OW).transpose(1, 0, 2, 3)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, w = ctx.saved_tensors
-        geo, G = ctx.geo, ctx.groups
-        nx, nw, nb = ctx.needs_input_grad[:3]
-        O = w.shape[0]
-        L = geo.N * geo.OH * geo.OW
-        K = w.numel() // O
-        if is_grad_enabled():
-            # create_graph: the same rule in Tensor ops (im2col/col2im are each other's adjoints), so it
-            # can be differentiated again
-            g2 = g.permute(1, 0, 2, 3).reshape(G, O // G, L)
-            dx = dw = db = None
-            if nw:
-                cols = _Unfold.apply(x, geo).reshape(G, K, L)
-                dw = (g2 @ cols.transpose(1, 2)).reshape(w.shape)
-            if nx:
-                dx = _Fold.apply((w.reshape(G, O // G, K).transpose(1, 2) @ g2).reshape(G * K, L), geo)
-            if nb:
-                db = g2.sum((0, 2)) if G == 1 else g2.sum(2).reshape(O)
-            return dx, dw, db, None, None
-        gd = g._data
-        g2 = gd.transpose(1, 0, 2, 3).reshape(O, L)  # free when g kept the forward's layout
-        wd = w._data
-        dx = dw = db = None
-        if nb:
-            db = _arr(g2.sum(axis=1))
-        if G == 1:
-            if nw:
-                # cols @ g2^T (long inner dimension second) is the faster BLAS orientation here
-                dw = _arr(np.ascontiguousarray(np.matmul(ctx.cols, g2.T).T).reshape(wd.shape))
-        else:
-            g3 = g2.reshape(G, O // G, L)
-            if nw:
-                dw = _arr(np.matmul(g3, ctx.cols.reshape(G, K, L).transpose(0, 2, 1)).reshape(wd.shape))
-        if nx:
-            w3 = wd.reshape(G, O // G, K).transpose(0, 2, 1)  # (G, K, O/G)
-            if geo.sh == geo.sw == 1:
-                dx = _arr(_conv_dx_flat(gd, w3, geo))
-            else:
-                dcols = np.matmul(w3, g2.reshape(G, O // G, L)).reshape(G * K, L)
-                dx = _arr(_col2im(dcols, geo))
-        return dx, dw, db, None, None
-
-
-def _conv_dx_flat(g, w3, geo):
-    """conv2d's input gradient for stride 1, with every col2im add a long contiguous 1-D add.
-
-    g (N, O, OH, OW) is embedded, zero-filled, in the padded (Hp, Wp) grid, so that output position
-    p = oh * Wp + ow of image n reads padded input p + off(i, j), off = i*dh*Wp + j*dw, for every tap:
-    the columns dcols = W^T g_grid (one GEMM, on Hp*Wp positions instead of OH*OW) are then added
-    back with one shifted 1-D add per tap over the whole (N*Hp*Wp) flat grid. Garbage grid positions
-    carry zero gradient, so the adds that spill across rows or images add zeros."""
-    N, C, H, W = geo.N, geo.C, geo.H, geo.W
-    G, K, Og = w3.shape
-    O = G * Og
-    Hp, Wp = H + geo.pt + geo.pb, W + geo.pl + geo.pr
-    T = N * Hp * Wp
-    # both buffers are scratch (nothing returned or saved aliases them): reuse them per shape, which
-    # spares the page faults of fresh multi-MB allocations and, for grid, the zero fill (only its
-    # valid (OH, OW) corner is ever written, so the rest stays zero)
-    # (the key holds the valid corner's size too: the zeros outside it must never have been written)
-    grid = _workspace(("conv_dx_grid", O, N, Hp, Wp, geo.OH, geo.OW, g.dtype),
-                      lambda: np.zeros((O, N, Hp, Wp), g.dtype))
-    grid[:, :, :geo.OH, :geo.OW] = g.transpose(1, 0, 2, 3)
-    dcols = _workspace(("conv_dx_cols", G, K, T, g.dtype), lambda: np.empty((G, K, T), g.dtype))
-    np.matmul(w3, grid.reshape(G, Og, T), out=dcols)
-    dcols = dcols.reshape(C, geo.kh * geo.kw, T)
-    dxp = dcols[:, 0].copy()  # the tap at offset 0 reaches every grid position: assign, no zero fill
-    for k in range(1, geo.kh * geo.kw):
-        i, j = divmod(k, geo.kw)
-        off = i * geo.dh * Wp + j * geo.dw
-        dxp[:, off:] += dcols[:, k, :T - off]
-    dxp = dxp.reshape(C, N, Hp, Wp)[:, :, geo.pt:geo.pt + H, geo.pl:geo.pl + W]
-    return dxp.transpose(1, 0, 2, 3)
-
+# -- convolution -----------------------------------------------------------------------------------
 
 def _spatial_input(input, op, ndim_ok=(3, 4)):
     if input.ndim not in ndim_ok:
@@ -1129,21 +604,6 @@ def _spatial_input(input, op, ndim_ok=(3, 4)):
     if input.ndim == 3:
         return input.unsqueeze(0), True
     return input, False
-
-
-def _conv_pads(op, padding, kernel, dilation, stride):
-    if isinstance(padding, str):
-        if padding == "valid":
-            return (0, 0, 0, 0)
-        if padding == "same":
-            if stride != (1, 1):
-                raise ValueError(f"{op}: padding='same' is not supported for strided convolutions")
-            # PyTorch puts the odd extra row/column of padding at the bottom/right
-            th, tw = dilation[0] * (kernel[0] - 1), dilation[1] * (kernel[1] - 1)
-            return (th // 2, th - th // 2, tw // 2, tw - tw // 2)
-        raise ValueError(f"{op}: padding string must be 'same' or 'valid', got {padding!r}")
-    ph, pw = _pair(padding, "padding", op)
-    return (ph, ph, pw, pw)
 
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
@@ -1186,7 +646,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     dilation = _pair(dilation, "dilation", op)
     pads = _conv_pads(op, padding, (kh, kw), dilation, stride)
     geo = _make_geom(op, x.shape, (kh, kw), stride, dilation, pads)
-    out = _Conv2d.apply(x, weight, bias, geo, int(groups))
+    out = Convolution.apply(x, weight, bias, geo, int(groups))
     return out.squeeze(0) if unb else out
 
 
@@ -1202,7 +662,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     ph, pw = _pair(padding, "padding", "unfold")
     geo = _make_geom("unfold", x.shape, kernel, _pair(stride, "stride", "unfold"),
                      _pair(dilation, "dilation", "unfold"), (ph, ph, pw, pw))
-    cols = _Unfold.apply(x, geo)
+    cols = Im2Col.apply(x, geo)
     out = cols.reshape(cols.shape[0], geo.N, geo.OH * geo.OW).permute(1, 0, 2)
     return out.squeeze(0) if unb else out
 
@@ -1229,184 +689,11 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     if geo.OH * geo.OW != L:
         raise ValueError(f"fold: input.size(2) = {L} does not match the {geo.OH} x {geo.OW} blocks of "
                          f"output_size {(H, W)}")
-    out = _Fold.apply(x.permute(1, 0, 2).reshape(K, N * L), geo)
+    out = Col2Im.apply(x.permute(1, 0, 2).reshape(K, N * L), geo)
     return out.squeeze(0) if unb else out
 
 
 # -- pooling ---------------------------------------------------------------------------------------
-
-def _tiles(geo):
-    """True when the windows tile the padded input exactly (kernel == stride, no dilation)."""
-    return (geo.kh == geo.sh and geo.kw == geo.sw and geo.dh == 1 and geo.dw == 1
-            and geo.H + geo.pt + geo.pb == geo.OH * geo.kh and geo.W + geo.pl + geo.pr == geo.OW * geo.kw)
-
-
-def _scatter_windows(parts, geo, dtype, channel_major=False):
-    """dx with dx[window k] += parts(k) for each kernel offset k = (i, j), cropped to the input.
-
-    parts(k, out) writes the (N, C, OH, OW) values for offset k into out. channel_major lays dx out
-    C-major, matching a gradient that flows back to conv2d (whose backward then needs no copy)."""
-    N, C = geo.N, geo.C
-    if _tiles(geo):
-        # disjoint windows covering everything: write each offset's values straight into a
-        # (N, C, OH, kh, OW, kw) buffer, no zero fill and no accumulation
-        dx = _alloc((N, C, geo.OH, geo.kh, geo.OW, geo.kw), dtype, channel_major)
-        for i in range(geo.kh):
-            for j in range(geo.kw):
-                parts(i * geo.kw + j, dx[:, :, :, i, :, j])
-        dx = dx.reshape(N, C, geo.OH * geo.kh, geo.OW * geo.kw) if not channel_major else \
-            dx.swapaxes(0, 1).reshape(C, N, geo.OH * geo.kh, geo.OW * geo.kw).swapaxes(0, 1)
-    else:
-        dx = _alloc((N, C, geo.H + geo.pt + geo.pb, geo.W + geo.pl + geo.pr), dtype, channel_major, True)
-        tmp = np.empty((N, C, geo.OH, geo.OW), dtype=dtype)
-        for i in range(geo.kh):
-            for j in range(geo.kw):
-                parts(i * geo.kw + j, tmp)
-                _window(dx, geo, i, j)[...] += tmp
-    if geo.pt or geo.pb or geo.pl or geo.pr:
-        dx = dx[:, :, geo.pt:geo.pt + geo.H, geo.pl:geo.pl + geo.W]
-    return dx
-
-
-def _gather_windows(x, idx, geo):
-    """out[n, c, oh, ow] = xpad[window idx[n, c, oh, ow]]."""
-    xp = _padded(x, geo)
-    out = np.zeros((geo.N, geo.C, geo.OH, geo.OW), dtype=x.dtype)
-    for i in range(geo.kh):
-        for j in range(geo.kw):
-            out += _window(xp, geo, i, j) * (idx == i * geo.kw + j)
-    return out
-
-
-def _pairs(geo):
-    """True for 2x2 windows with stride 2 tiling the unpadded input exactly (the common CNN pooling)."""
-    return (geo.kh == geo.kw == geo.sh == geo.sw == 2 and geo.dh == geo.dw == 1
-            and not (geo.pt or geo.pb or geo.pl or geo.pr) and geo.H == 2 * geo.OH and geo.W == 2 * geo.OW)
-
-
-def _mem_order(a):
-    """(a as a C-contiguous (A, B, H, W) array in memory order, whether that is (C, N) i.e. channel-major)."""
-    if _channel_major(a):
-        return a.transpose(1, 0, 2, 3), True
-    return np.ascontiguousarray(a), False
-
-
-def _pool_pairs_fwd(ctx, x, geo):
-    """2x2 / stride-2 max pooling as two pairwise maxima over flat memory-order views: first across each
-    horizontal pair (a 1-D stride-2 loop), then across the two rows of each window, so no padded copy and
-    long inner loops. ih / iv record "the second of the pair is strictly greater", which makes the first
-    maximum in row-major window order win ties, as PyTorch (and the general path)."""
-    xm, cm = _mem_order(x)
-    A, B = xm.shape[:2]
-    p = xm.reshape(-1, 2)
-    a, b = p[:, 0], p[:, 1]
-    hm = np.maximum(a, b)                    # (A*B*H*OW,)
-    ih = np.greater(b, a)
-    q = hm.reshape(-1, 2, geo.OW)            # (A*B*OH, top/bottom row, OW)
-    t, u = q[:, 0], q[:, 1]
-    out = np.maximum(t, u)
-    iv = np.greater(u, t)
-    ctx.pairs = (ih, iv, cm)
-    out = out.reshape(A, B, geo.OH, geo.OW)
-    return out.transpose(1, 0, 2, 3) if cm else out
-
-
-def _pool_pairs_idx(ih, iv, cm, geo):
-    """The window offsets (N, C, OH, OW) int8 k = 2 * row + col of the fast path's maxima."""
-    ih3 = ih.reshape(-1, 2, geo.OW)
-    idx = (2 * iv + np.where(iv, ih3[:, 1], ih3[:, 0])).astype(np.int8)
-    idx = idx.reshape(((geo.C, geo.N) if cm else (geo.N, geo.C)) + (geo.OH, geo.OW))
-    return np.ascontiguousarray(idx.transpose(1, 0, 2, 3)) if cm else idx
-
-
-def _pool_pairs_bwd(g, ih, iv, cm, geo):
-    """dx for the fast path: g routed down the two pairwise choices, in x's memory order (so a
-    channel-major conv output gets a channel-major gradient, which conv2d's backward uses as is)."""
-    gm = np.ascontiguousarray(g.transpose(1, 0, 2, 3) if cm else g).reshape(-1, geo.OW)
-    dh = np.empty((gm.shape[0], 2, geo.OW), g.dtype)
-    np.multiply(gm, iv, out=dh[:, 1])
-    np.multiply(gm, ~iv, out=dh[:, 0])
-    dh = dh.reshape(-1)
-    dx = np.empty((dh.shape[0], 2), g.dtype)
-    np.multiply(dh, ih, out=dx[:, 1])
-    np.multiply(dh, ~ih, out=dx[:, 0])
-    if cm:
-        return dx.reshape(geo.C, geo.N, geo.H, geo.W).transpose(1, 0, 2, 3)
-    return dx.reshape(geo.N, geo.C, geo.H, geo.W)
-
-
-class _MaxPool2d(Function):
-    """out = max over each window (the first maximum wins ties);  dx = g scattered to each argmax"""
-
-    op_name = "max_pool2d"
-
-    @staticmethod
-    def forward(ctx, x, geo):
-        ctx.geo = geo
-        if _pairs(geo):
-            ctx.idx = None  # made on demand (create_graph, return_indices) from ctx.pairs
-            ctx.save_for_backward()
-            return _pool_pairs_fwd(ctx, x, geo)
-        ctx.pairs = None
-        xp = _padded(x, geo, -np.inf)
-        best = _window(xp, geo, 0, 0).copy(order="K")  # keeps a C-major (conv output) layout
-        K = geo.kh * geo.kw
-        idx = np.zeros(best.shape, dtype=np.int8 if K < 128 else np.int32)
-        for k in range(1, K):
-            v = _window(xp, geo, *divmod(k, geo.kw))
-            m = v > best  # strict: an equal later value does not take the gradient (as PyTorch)
-            np.maximum(best, v, out=best)
-            # branch-free idx[m] = k: k exceeds every index stored so far
-            np.maximum(idx, np.multiply(m, idx.dtype.type(k), dtype=idx.dtype), out=idx)
-        ctx.geo, ctx.idx = geo, idx
-        ctx.save_for_backward()
-        return best
-
-    @staticmethod
-    def backward(ctx, g):
-        ctx.saved_tensors  # raises if the graph was freed
-        if ctx.pairs is not None and not is_grad_enabled():
-            return _arr(_pool_pairs_bwd(g._data, *ctx.pairs, ctx.geo)), None
-        return _PoolScatter.apply(g, _pool_idx(ctx), ctx.geo), None
-
-
-def _pool_idx(ctx):
-    """The saved window offsets of a _MaxPool2d node (built from the fast path's choices if needed)."""
-    if ctx.idx is None:
-        ctx.idx = _pool_pairs_idx(*ctx.pairs, ctx.geo)
-    return ctx.idx
-
-
-class _PoolScatter(Function):
-    """dx = g scattered to the window positions idx;  dg = gather(gg, idx)"""
-
-    op_name = "max_pool2d_backward"
-
-    @staticmethod
-    def forward(ctx, g, idx, geo):
-        ctx.idx, ctx.geo = idx, geo
-        return _scatter_windows(lambda k, out: np.multiply(g, idx == k, out=out), geo, g.dtype,
-                                _channel_major(g))
-
-    @staticmethod
-    def backward(ctx, gg):
-        return _PoolGather.apply(gg, ctx.idx, ctx.geo), None, None
-
-
-class _PoolGather(Function):
-    """out = x at the window positions idx;  dx = scatter(g, idx)"""
-
-    op_name = "max_pool2d_gather"
-
-    @staticmethod
-    def forward(ctx, x, idx, geo):
-        ctx.idx, ctx.geo = idx, geo
-        return _gather_windows(x, idx, geo)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _PoolScatter.apply(g, ctx.idx, ctx.geo), None, None
-
 
 def _pool_args(op, input, kernel_size, stride, padding, dilation, ceil_mode):
     x, unb = _spatial_input(input, op)
@@ -1437,78 +724,16 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
         return_indices (bool): also return the flat (h * W + w) input index of each maximum.
     """
     x, unb, geo = _pool_args("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
-    out = _MaxPool2d.apply(x, geo)
+    out = MaxPool2DWithIndices.apply(x, geo)
     res = out.squeeze(0) if unb else out
     if not return_indices:
         return res
-    idx = _pool_idx(out.grad_fn) if out.grad_fn is not None else _max_idx(x._data, geo)
+    idx = max_pool2d_indices(x, geo, out)
     i, j = np.divmod(idx.astype(np.int64), geo.kw)
     h = np.arange(geo.OH)[:, None] * geo.sh + i * geo.dh - geo.pt
     w = np.arange(geo.OW)[None, :] * geo.sw + j * geo.dw - geo.pl
     flat = _arr(h * geo.W + w)
     return res, (flat.squeeze(0) if unb else flat)
-
-
-def _max_idx(x, geo):
-    ctx = type("ctx", (), {"needs_input_grad": (), "save_for_backward": lambda *a: None})()
-    _MaxPool2d.forward(ctx, x, geo)
-    return _pool_idx(ctx)
-
-
-def _avg_divisor(geo, count_include_pad, divisor_override, dtype):
-    """The (OH, OW) divisor of each window, as PyTorch: the window clipped to the padded input
-    (count_include_pad) or to the input itself."""
-    if divisor_override:
-        return np.asarray(divisor_override, dtype=dtype)
-
-    def sizes(O, s, k, p, n):
-        start = np.arange(O) * s - p
-        end = np.minimum(start + k, n + p)
-        if count_include_pad:
-            return end - start
-        return np.minimum(end, n) - np.maximum(start, 0)
-    dh = sizes(geo.OH, geo.sh, geo.kh, geo.pt, geo.H)
-    dw = sizes(geo.OW, geo.sw, geo.kw, geo.pl, geo.W)
-    return (dh[:, None] * dw[None, :]).astype(dtype)
-
-
-class _AvgPool2d(Function):
-    """out = sum over each window of xpad / divisor;  dx = g / divisor spread over each window"""
-
-    op_name = "avg_pool2d"
-
-    @staticmethod
-    def forward(ctx, x, geo, div):
-        ctx.geo, ctx.div = geo, div
-        xp = _padded(x, geo)
-        out = _window(xp, geo, 0, 0).copy(order="K")
-        for k in range(1, geo.kh * geo.kw):
-            out += _window(xp, geo, *divmod(k, geo.kw))
-        out /= div
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        return _AvgPool2dT.apply(g, ctx.geo, ctx.div), None, None
-
-
-class _AvgPool2dT(Function):
-    """dx = g / divisor spread over each window (the adjoint of avg pooling);  dg = avg_pool(gg)"""
-
-    op_name = "avg_pool2d_backward"
-
-    @staticmethod
-    def forward(ctx, g, geo, div):
-        ctx.geo, ctx.div = geo, div
-        gd = g / div
-
-        def part(k, out):
-            out[...] = gd
-        return _scatter_windows(part, geo, g.dtype, _channel_major(g))
-
-    @staticmethod
-    def backward(ctx, gg):
-        return _AvgPool2d.apply(gg, ctx.geo, ctx.div), None, None
 
 
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -1526,7 +751,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     """
     x, unb, geo = _pool_args("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
     div = _avg_divisor(geo, count_include_pad, divisor_override, x.dtype)
-    out = _AvgPool2d.apply(x, geo, div)
+    out = AvgPool2D.apply(x, geo, div)
     return out.squeeze(0) if unb else out
 
 
@@ -1565,70 +790,6 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 
 # -- normalisation ----------------------------------------------------------------------------------
 
-class _Normalize(Function):
-    """out = (x - mean) / sqrt(var + eps) * w + b over `axes` (biased var);
-    dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)) with gw = g * w"""
-
-    op_name = "batch_norm"
-
-    @staticmethod
-    def forward(ctx, x, w, b, axes, eps, stats):
-        mean = x.mean(axis=axes, keepdims=True)
-        xc = x - mean
-        var = np.square(xc).mean(axis=axes, keepdims=True)
-        rstd = 1.0 / np.sqrt(var + x.dtype.type(eps))
-        xhat = xc
-        xhat *= rstd
-        out = xhat * w if w is not None else xhat.copy()
-        if b is not None:
-            out += b
-        if stats is not None:
-            stats["mean"], stats["var"] = mean, var
-        ctx.xhat, ctx.rstd, ctx.axes, ctx.eps = xhat, rstd, axes, eps
-        ctx.wshape = w.shape if w is not None else None
-        ctx.bshape = b.shape if b is not None else None
-        ctx.save_for_backward(x, w)
-        return out.astype(x.dtype, copy=False)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, w = ctx.saved_tensors
-        axes = ctx.axes
-        nx, nw, nb = ctx.needs_input_grad[:3]
-        if is_grad_enabled():
-            # create_graph: recompute the statistics with Tensor ops of x, so this is differentiable
-            mean = x.mean(axes, keepdim=True)
-            xc = x - mean
-            rstd = mg.rsqrt((xc * xc).mean(axes, keepdim=True) + ctx.eps)
-            xhat = xc * rstd
-            gw = g * w if w is not None else g
-            dx = rstd * (gw - gw.mean(axes, keepdim=True) - xhat * (gw * xhat).mean(axes, keepdim=True)) \
-                if nx else None
-            return dx, (g * xhat if nw else None), (g if nb else None), None, None, None
-        gd = g._data
-        xhat, rstd = ctx.xhat, ctx.rstd
-        dx = dw = db = None
-        if nx:
-            gw = gd * w._data if w is not None else gd
-            gx = gw * xhat
-            dxa = gw - gw.mean(axis=axes, keepdims=True)
-            dxa -= xhat * gx.mean(axis=axes, keepdims=True)
-            dxa *= rstd
-            dx = _arr(dxa.astype(x.dtype, copy=False))
-        if nw:
-            dw = _arr(_sum_to_shape(gd * xhat, ctx.wshape))
-        if nb:
-            db = _arr(_sum_to_shape(gd, ctx.bshape))
-        return dx, dw, db, None, None, None
-
-
-def _sum_to_shape(a, shape):
-    """a summed over the dimensions that `shape` (a trailing-aligned broadcast shape) lacks or has as 1."""
-    lead = a.ndim - len(shape)
-    axes = tuple(i for i in range(a.ndim) if i < lead or shape[i - lead] == 1)
-    return a.sum(axis=axes).reshape(shape) if axes else a
-
-
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
@@ -1660,7 +821,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise ValueError(f"{op}: expected more than 1 value per channel when training, got input size "
                              f"{tuple(input.shape)}")
         stats = {} if running_mean is not None or running_var is not None else None
-        out = _Normalize.apply(input, w, b, axes, float(eps), stats)
+        out = NativeBatchNorm.apply(input, w, b, axes, float(eps), stats)
         if stats is not None:
             with no_grad():
                 if running_mean is not None:
@@ -1700,45 +861,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
         if t is not None and tuple(t.shape) != normalized_shape:
             raise ValueError(f"layer_norm: {name} of shape {tuple(t.shape)} must be {normalized_shape}")
     axes = tuple(range(input.ndim - k, input.ndim))
-    return _Normalize.apply(input, weight, bias, axes, float(eps), None)
-
-
-class _Embedding(Function):
-    """out = weight[idx];  dweight = rows of g added at idx (row padding_idx gets none)"""
-
-    op_name = "embedding"
-
-    @staticmethod
-    def forward(ctx, w, idx, pad):
-        ctx.idx, ctx.pad, ctx.V = idx, pad, w.shape[0]
-        return np.take(w, idx, axis=0)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _EmbeddingScatter.apply(g, ctx.idx, ctx.V, ctx.pad), None, None
-
-
-class _EmbeddingScatter(Function):
-    """dw[v] = sum of g rows whose idx == v (zero at pad);  dg = dw_grad[idx] (zero where idx == pad)"""
-
-    op_name = "embedding_backward"
-
-    @staticmethod
-    def forward(ctx, g, idx, V, pad):
-        ctx.idx, ctx.pad = idx, pad
-        D = g.shape[-1]
-        out = np.zeros((V, D), dtype=g.dtype)
-        np.add.at(out, idx.reshape(-1), g.reshape(-1, D))
-        if pad is not None:
-            out[pad] = 0
-        return out
-
-    @staticmethod
-    def backward(ctx, gg):
-        out = _Embedding.apply(gg, ctx.idx, None)
-        if ctx.pad is not None:
-            out = out * _arr((ctx.idx != ctx.pad)[..., None].astype(gg.dtype))
-        return out, None, None, None
+    return NativeLayerNorm.apply(input, weight, bias, axes, float(eps), None)
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
@@ -1772,10 +895,5 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
             raise ValueError(f"embedding: padding_idx {padding_idx} must be within num_embeddings ({V})")
         padding_idx = padding_idx % V
     if max_norm is not None:
-        with no_grad():
-            rows = np.unique(idx)
-            wd = weight._data
-            norms = np.linalg.norm(wd[rows], ord=norm_type, axis=1)
-            scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(wd.dtype)
-            wd[rows] *= scale[:, None]
-    return _Embedding.apply(weight, idx, padding_idx)
+        renorm_rows_(weight, idx, max_norm, norm_type)
+    return Embedding.apply(weight, idx, padding_idx)

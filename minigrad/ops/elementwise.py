@@ -311,7 +311,7 @@ class LogSigmoid(Function):
 
 
 class Relu(Function):
-    """out = max(x, 0);  dx = g * (out > 0)   (gradient 0 at x == 0, as PyTorch)"""
+    """out = max(x, 0);  dx = ThresholdBackward(g, out) = g * (out > 0)   (gradient 0 at x == 0, as PyTorch)"""
 
     @staticmethod
     def forward(ctx, x):
@@ -322,9 +322,28 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, g):
         out, = ctx.saved_tensors
-        if not _state.enabled:  # no graph to record: one NumPy multiply instead of a compare op and a mul op
-            return Tensor._make(g._data * (out._data > 0))
-        return g * (out > 0)
+        return ThresholdBackward.apply(g, out)
+
+
+def _threshold_backward(g, y):
+    return g * (y > 0)
+
+
+class ThresholdBackward(Function):
+    """relu's backward as an op (PyTorch's threshold_backward): out = g * (y > 0);
+    dg = ThresholdBackward(gg, y), dy = 0 (the mask is piecewise constant in y)"""
+
+    _fast = staticmethod(_threshold_backward)  # one multiply when no graph is recorded
+
+    @staticmethod
+    def forward(ctx, g, y):
+        ctx.save_for_backward(y)
+        return _threshold_backward(g, y)
+
+    @staticmethod
+    def backward(ctx, gg):
+        y, = ctx.saved_tensors
+        return ThresholdBackward.apply(gg, y), None
 
 
 _erf_scalar = np.frompyfunc(math.erf, 1, 1)

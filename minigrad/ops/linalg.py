@@ -90,12 +90,14 @@ def dot(x, y):
     return matmul(x, y)
 
 
-class Linear(Function):
-    """out = x @ w^T + b;  dx = g @ w,  dw = g^T @ x,  db = sum of g over the batch
+class Addmm(Function):
+    """out = x @ w^T + b;  (dx, dw, db) = AddmmBackward(g, x, w)
 
     Fused (rather than matmul + transpose + add) because it is the hot op of every MLP: one node
     instead of three, and the weight gradient comes out contiguous, ready to become w.grad.
     """
+
+    op_name = "linear"
 
     @staticmethod
     def forward(ctx, x, w, b):
@@ -108,26 +110,58 @@ class Linear(Function):
     @staticmethod
     def backward(ctx, g):
         x, w = ctx.saved_tensors
-        nx, nw, nb = ctx.needs_input_grad
-        if not _state.enabled:
-            # no graph to record (the usual backward): the same three products straight in NumPy,
-            # which skips the per-op cost of matmul/transpose/sum Tensor calls (most of this node's time)
-            gd, xd = g._data, x._data
-            g2 = gd.reshape(-1, gd.shape[-1]) if gd.ndim != 2 else gd
-            return (_make(gd @ w._data) if nx else None,
-                    _make(g2.T @ (xd.reshape(-1, xd.shape[-1]) if xd.ndim != 2 else xd)) if nw else None,
-                    _make(g2.sum(0)) if nb else None)
-        # create_graph: Tensor ops, so that this backward can itself be differentiated
-        dx = g @ w if nx else None
-        dw = db = None
-        if nw or nb:
-            g2 = g.reshape(-1, g.shape[-1]) if g.ndim != 2 else g
-            if nw:
-                x2 = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
-                dw = g2.mT @ x2
-            if nb:
-                db = g2.sum(0)
-        return dx, dw, db
+        need = ctx.needs_input_grad
+        it = iter(AddmmBackward.apply(g, x, w, need))
+        return tuple(next(it) if n else None for n in need)
+
+
+def _addmm_backward(g, x, w, need):
+    nx, nw, nb = need
+    g2 = g.reshape(-1, g.shape[-1]) if g.ndim != 2 else g
+    out = []
+    if nx:
+        out.append(g @ w)
+    if nw:
+        out.append(g2.T @ (x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x))
+    if nb:
+        out.append(g2.sum(0))
+    return tuple(out)
+
+
+class AddmmBackward(Function):
+    """The fused linear's backward as an op: dx = g @ w, dw = g^T @ x, db = sum of g over the batch
+    (those in need); second derivative, from the cotangents (A, B, C) of (dx, dw, db):
+    dg = A @ w^T + x @ B^T + C,  dx = g @ B,  dw = A^T @ g"""
+
+    op_name = "linear_backward"
+    _fast = staticmethod(_addmm_backward)  # the three products straight in NumPy when nothing is recorded
+
+    @staticmethod
+    def forward(ctx, g, x, w, need):
+        ctx.need = need
+        ctx.save_for_backward(g, x, w)
+        return _addmm_backward(g, x, w, need)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        g, x, w = ctx.saved_tensors
+        it = iter(grads)
+        A, B, C = (next(it) if n else None for n in ctx.need)
+        ng, nx, nw = ctx.needs_input_grad[:3]
+        g2 = g.reshape(-1, g.shape[-1]) if g.ndim != 2 else g
+        dg = dx = dw = None
+        if ng:
+            terms = [A @ w.mT if A is not None else None,
+                     (x.reshape(-1, x.shape[-1]) @ B.mT).reshape(*g.shape) if B is not None else None,
+                     C.expand(*g.shape) if C is not None else None]
+            for t in terms:
+                if t is not None:
+                    dg = t if dg is None else dg + t
+        if nx and B is not None:
+            dx = (g2 @ B).reshape(*x.shape)
+        if nw and A is not None:
+            dw = g2.mT @ A.reshape(-1, A.shape[-1])
+        return dg, dx, dw, None
 
 
 def linear(x, weight, bias=None):
@@ -142,7 +176,7 @@ def linear(x, weight, bias=None):
         dt = np.result_type(x.dtype, weight.dtype, *(() if bias is None else (bias.dtype,)))
         x, weight = x.to(dt), weight.to(dt)
         bias = bias.to(dt) if bias is not None else None
-    return Linear.apply(x, weight, bias)
+    return Addmm.apply(x, weight, bias)
 
 
 def outer(x, y):

@@ -1,4 +1,4 @@
-"""Helpers for layer constructors: argument pairs, parameter dtypes, the CPU-only device check."""
+"""Helpers for layer constructors: parameter dtypes, the CPU-only device check."""
 from __future__ import annotations
 
 from typing import Any
@@ -6,12 +6,6 @@ from typing import Any
 import numpy as np
 
 from ..._dtype import get_default_dtype
-
-
-def _pair(x: Any) -> tuple:
-    if isinstance(x, (tuple, list)):
-        return tuple(x)
-    return (x, x)
 
 
 def _factory_dtype(dtype: Any) -> np.dtype:

@@ -8,7 +8,8 @@ from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from ._utils import _check_cpu, _empty, _pair
+from ...ops.conv import _pair, _same_padding
+from ._utils import _check_cpu, _empty
 from .module import Module
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -57,14 +58,15 @@ class Conv2d(Module):
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        kernel_size, stride, dilation = _pair(kernel_size), _pair(stride), _pair(dilation)
+        kernel_size, stride, dilation = (_pair(kernel_size, "kernel_size", "Conv2d"), _pair(stride, "stride", "Conv2d"),
+                                         _pair(dilation, "dilation", "Conv2d"))
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
             if padding == "same" and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         else:
-            padding = _pair(padding)
+            padding = _pair(padding, "padding", "Conv2d")
         if padding_mode not in _PADDING_MODES:
             raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got padding_mode='{padding_mode}'")
         self.in_channels = in_channels
@@ -81,12 +83,8 @@ class Conv2d(Module):
         if isinstance(padding, str):
             self._reversed_padding_repeated_twice = [0, 0, 0, 0]
             if padding == "same":
-                rev = []
-                for d, k in zip(dilation[::-1], kernel_size[::-1]):
-                    total = d * (k - 1)
-                    left = total // 2
-                    rev += [left, total - left]
-                self._reversed_padding_repeated_twice = rev
+                self._reversed_padding_repeated_twice = [
+                    p for lo_hi in reversed(_same_padding(kernel_size, dilation)) for p in lo_hi]
         else:
             self._reversed_padding_repeated_twice = [p for p in padding[::-1] for _ in range(2)]
         self.weight = Parameter(_empty(out_channels, in_channels // groups, *kernel_size, dtype=dtype))

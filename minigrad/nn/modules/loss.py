@@ -5,14 +5,13 @@ from typing import Any
 
 from ...tensor import Tensor
 from .. import functional as F
-from .module import Module, _warn_legacy_reduction
+from .module import Module
 
 
 class _Loss(Module):
     def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> None:
         super().__init__()
-        if size_average is not None or reduce is not None:
-            reduction = _warn_legacy_reduction(size_average, reduce)
+        reduction = F._legacy_reduction(size_average, reduce, reduction)
         if reduction not in ("mean", "sum", "none"):
             raise ValueError(f"{reduction} is not a valid value for reduction")
         self.reduction = reduction

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import itertools
-import warnings
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator, Mapping
 
@@ -622,14 +621,3 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
-
-
-def _warn_legacy_reduction(size_average: Any, reduce: Any) -> str:
-    """PyTorch's mapping of the deprecated size_average / reduce arguments to ``reduction``."""
-    warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean' / 'sum' / "
-                  "'none' instead.", stacklevel=3)
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if size_average and reduce:
-        return "mean"
-    return "sum" if reduce else "none"

@@ -1,0 +1,327 @@
+"""Convolution: im2col / col2im kernels, unfold / fold (Im2Col, Col2Im) and conv2d (Convolution).
+
+conv2d's backward is itself an op (ConvolutionBackward): its forward is the NumPy gradient code (one
+BLAS call per gradient), its backward gives the second derivative, so the same definition serves an
+ordinary backward and create_graph.
+"""
+import numbers
+import threading
+from collections import namedtuple
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..autograd.function import Function
+
+
+def _pair(v, name, op):
+    """An int or a 1- or 2-sequence of ints as a pair of ints (PyTorch's _pair, with a clear error)."""
+    if isinstance(v, numbers.Integral):
+        return (int(v), int(v))
+    v = tuple(v)
+    if len(v) == 1:
+        return (int(v[0]), int(v[0]))
+    if len(v) != 2 or not all(isinstance(e, numbers.Integral) for e in v):
+        raise ValueError(f"{op}: {name} must be an int or a pair of ints, got {v!r}")
+    return (int(v[0]), int(v[1]))
+
+
+def _same_padding(kernel, dilation):
+    """padding='same' per spatial dimension as (before, after): PyTorch puts the odd extra one after."""
+    pads = []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        pads.append((total // 2, total - total // 2))
+    return pads
+
+
+def _conv_pads(op, padding, kernel, dilation, stride):
+    """conv2d's padding argument (int, pair, 'valid' or 'same') as (top, bottom, left, right)."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0, 0, 0, 0)
+        if padding == "same":
+            if stride != (1, 1):
+                raise ValueError(f"{op}: padding='same' is not supported for strided convolutions")
+            (pt, pb), (pl, pr) = _same_padding(kernel, dilation)
+            return (pt, pb, pl, pr)
+        raise ValueError(f"{op}: padding string must be 'same' or 'valid', got {padding!r}")
+    ph, pw = _pair(padding, "padding", op)
+    return (ph, ph, pw, pw)
+
+
+# -- geometry and scratch buffers ----------------------------------------------------------------
+
+# N, C, H, W: input; kh, kw: kernel; sh, sw: stride; dh, dw: dilation; pt, pb, pl, pr: padding
+# (top, bottom, left, right); OH, OW: output size.
+_Geom = namedtuple("_Geom", "N C H W kh kw sh sw dh dw pt pb pl pr OH OW")
+
+
+def _make_geom(op, shape, kernel, stride, dilation, pads, ceil_mode=False):
+    N, C, H, W = shape
+    kh, kw = kernel
+    sh, sw = stride
+    dh, dw = dilation
+    pt, pb, pl, pr = pads
+    if min(kh, kw, sh, sw, dh, dw) <= 0:
+        raise ValueError(f"{op}: kernel size, stride and dilation must be positive, got kernel "
+                         f"{kernel}, stride {stride}, dilation {dilation}")
+    if min(pads) < 0:
+        raise ValueError(f"{op}: padding must be non-negative, got {pads}")
+    span_h, span_w = H + pt + pb - dh * (kh - 1) - 1, W + pl + pr - dw * (kw - 1) - 1
+    if ceil_mode:
+        OH, OW = -(-span_h // sh) + 1, -(-span_w // sw) + 1
+        # the last window must start inside the input or the left padding
+        if (OH - 1) * sh >= H + pt:
+            OH -= 1
+        if (OW - 1) * sw >= W + pl:
+            OW -= 1
+        pb = max(pb, (OH - 1) * sh + dh * (kh - 1) + 1 - H - pt)
+        pr = max(pr, (OW - 1) * sw + dw * (kw - 1) + 1 - W - pl)
+    else:
+        OH, OW = span_h // sh + 1, span_w // sw + 1
+    if span_h < 0 or span_w < 0 or OH <= 0 or OW <= 0:
+        raise ValueError(f"{op}: input of spatial size ({H}, {W}) with padding {pads} is smaller than the "
+                         f"(dilated) kernel ({dh * (kh - 1) + 1}, {dw * (kw - 1) + 1})")
+    return _Geom(N, C, H, W, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, OH, OW)
+
+
+_scratch = threading.local()
+_SCRATCH_SLOTS = 8
+
+
+def _workspace(key, make):
+    """A scratch array for key (shape, dtype and purpose), made by make() on first use and then reused
+    by later calls in the same thread. Only for buffers that no result, saved tensor or caller keeps:
+    the next call with the same key overwrites it. At most _SCRATCH_SLOTS are kept (oldest dropped)."""
+    cache = getattr(_scratch, "bufs", None)
+    if cache is None:
+        cache = _scratch.bufs = {}
+    buf = cache.pop(key, None)
+    if buf is None:
+        buf = make()
+        while len(cache) >= _SCRATCH_SLOTS:
+            cache.pop(next(iter(cache)))
+    cache[key] = buf  # most recently used last
+    return buf
+
+
+def _channel_major(a):
+    """True when a (N, C, H, W) array is laid out C-major (as conv2d's output is)."""
+    return a.ndim == 4 and a.shape[0] > 1 and a.transpose(1, 0, 2, 3).flags.c_contiguous
+
+
+def _alloc(shape, dtype, channel_major, zeros=False):
+    """An (N, C, ...) array, laid out C-major when asked (then a transposed view)."""
+    make = np.zeros if zeros else np.empty
+    if not channel_major:
+        return make(shape, dtype=dtype)
+    return make((shape[1], shape[0]) + tuple(shape[2:]), dtype=dtype).swapaxes(0, 1)
+
+
+def _padded(x, geo, value=0):
+    """x (N, C, H, W) padded per geo (a view of x when there is no padding)."""
+    if not (geo.pt or geo.pb or geo.pl or geo.pr):
+        return x
+    N, C, H, W = x.shape
+    xp = _alloc((N, C, H + geo.pt + geo.pb, W + geo.pl + geo.pr), x.dtype, _channel_major(x))
+    xp.fill(value)
+    xp[:, :, geo.pt:geo.pt + H, geo.pl:geo.pl + W] = x
+    return xp
+
+
+def _window(xp, geo, i, j):
+    """The (N, C, OH, OW) strided view of xp at kernel offset (i, j)."""
+    h0, w0 = i * geo.dh, j * geo.dw
+    return xp[:, :, h0:h0 + geo.sh * (geo.OH - 1) + 1:geo.sh, w0:w0 + geo.sw * (geo.OW - 1) + 1:geo.sw]
+
+
+# -- im2col / col2im -------------------------------------------------------------------------------
+
+def _im2col(x, geo):
+    """cols[(c, i, j), (n, oh, ow)] = xpad[n, c, oh*sh + i*dh, ow*sw + j*dw]: one strided copy."""
+    xp = _padded(x, geo)
+    s0, s1, s2, s3 = xp.strides
+    view = as_strided(xp, (geo.C, geo.kh, geo.kw, geo.N, geo.OH, geo.OW),
+                      (s1, geo.dh * s2, geo.dw * s3, s0, geo.sh * s2, geo.sw * s3), writeable=False)
+    return view.reshape(geo.C * geo.kh * geo.kw, geo.N * geo.OH * geo.OW)
+
+
+def _col2im(cols, geo):
+    """The adjoint of _im2col: add each kernel offset's slice of cols back into its input positions."""
+    N, C, H, W = geo.N, geo.C, geo.H, geo.W
+    Hp, Wp = H + geo.pt + geo.pb, W + geo.pl + geo.pr
+    c6 = cols.reshape(C, geo.kh, geo.kw, N, geo.OH, geo.OW)
+    # accumulate in (C, N, ...) order, matching cols' layout, and hand back a transposed view
+    dxp = np.zeros((C, N, Hp, Wp), dtype=cols.dtype)
+    for i in range(geo.kh):
+        h0 = i * geo.dh
+        hs = slice(h0, h0 + geo.sh * (geo.OH - 1) + 1, geo.sh)
+        for j in range(geo.kw):
+            w0 = j * geo.dw
+            dxp[:, :, hs, w0:w0 + geo.sw * (geo.OW - 1) + 1:geo.sw] += c6[:, i, j]
+    return dxp[:, :, geo.pt:geo.pt + H, geo.pl:geo.pl + W].transpose(1, 0, 2, 3)
+
+
+def _conv_dx_flat(g, w3, geo):
+    """conv2d's input gradient for stride 1, with every col2im add a long contiguous 1-D add.
+
+    g (N, O, OH, OW) is embedded, zero-filled, in the padded (Hp, Wp) grid, so that output position
+    p = oh * Wp + ow of image n reads padded input p + off(i, j), off = i*dh*Wp + j*dw, for every tap:
+    the columns dcols = W^T g_grid (one GEMM, on Hp*Wp positions instead of OH*OW) are then added
+    back with one shifted 1-D add per tap over the whole (N*Hp*Wp) flat grid. Garbage grid positions
+    carry zero gradient, so the adds that spill across rows or images add zeros."""
+    N, C, H, W = geo.N, geo.C, geo.H, geo.W
+    G, K, Og = w3.shape
+    O = G * Og
+    Hp, Wp = H + geo.pt + geo.pb, W + geo.pl + geo.pr
+    T = N * Hp * Wp
+    # both buffers are scratch (nothing returned or saved aliases them): reuse them per shape, which
+    # spares the page faults of fresh multi-MB allocations and, for grid, the zero fill (only its
+    # valid (OH, OW) corner is ever written, so the rest stays zero)
+    # (the key holds the valid corner's size too: the zeros outside it must never have been written)
+    grid = _workspace(("conv_dx_grid", O, N, Hp, Wp, geo.OH, geo.OW, g.dtype),
+                      lambda: np.zeros((O, N, Hp, Wp), g.dtype))
+    grid[:, :, :geo.OH, :geo.OW] = g.transpose(1, 0, 2, 3)
+    dcols = _workspace(("conv_dx_cols", G, K, T, g.dtype), lambda: np.empty((G, K, T), g.dtype))
+    np.matmul(w3, grid.reshape(G, Og, T), out=dcols)
+    dcols = dcols.reshape(C, geo.kh * geo.kw, T)
+    dxp = dcols[:, 0].copy()  # the tap at offset 0 reaches every grid position: assign, no zero fill
+    for k in range(1, geo.kh * geo.kw):
+        i, j = divmod(k, geo.kw)
+        off = i * geo.dh * Wp + j * geo.dw
+        dxp[:, off:] += dcols[:, k, :T - off]
+    dxp = dxp.reshape(C, N, Hp, Wp)[:, :, geo.pt:geo.pt + H, geo.pl:geo.pl + W]
+    return dxp.transpose(1, 0, 2, 3)
+
+
+class Im2Col(Function):
+    """cols = im2col(x): (N, C, H, W) -> (C*kh*kw, N*OH*OW);  dx = col2im(g)"""
+
+    op_name = "unfold"
+
+    @staticmethod
+    def forward(ctx, x, geo):
+        ctx.geo = geo
+        return _im2col(x, geo)
+
+    @staticmethod
+    def backward(ctx, g):
+        return Col2Im.apply(g, ctx.geo), None
+
+
+class Col2Im(Function):
+    """x = col2im(cols): (C*kh*kw, N*OH*OW) -> (N, C, H, W), overlaps summed;  dcols = im2col(g)"""
+
+    op_name = "fold"
+
+    @staticmethod
+    def forward(ctx, cols, geo):
+        ctx.geo = geo
+        return _col2im(cols, geo)
+
+    @staticmethod
+    def backward(ctx, g):
+        return Im2Col.apply(g, ctx.geo), None
+
+
+# -- conv2d ----------------------------------------------------------------------------------------
+
+class Convolution(Function):
+    """out[n, o] = b[o] + W2[o] @ cols[:, n] with cols = im2col(x);
+    (dx, dw, db) = ConvolutionBackward(g, x, w)"""
+
+    op_name = "conv2d"
+
+    @staticmethod
+    def forward(ctx, x, w, b, geo, groups):
+        O = w.shape[0]
+        cols = _im2col(x, geo)
+        L = geo.N * geo.OH * geo.OW
+        if groups == 1:
+            out = np.matmul(w.reshape(O, -1), cols)
+        else:
+            out = np.matmul(w.reshape(groups, O // groups, -1), cols.reshape(groups, -1, L)).reshape(O, L)
+        if b is not None:
+            out += b[:, None]  # on the contiguous (O, N*L) buffer, before the transposed view
+        need = ctx.needs_input_grad
+        ctx.cols = cols if need and need[1] else None  # the weight gradient reuses the columns
+        ctx.geo, ctx.groups = geo, groups
+        ctx.save_for_backward(x, w)
+        return out.reshape(O, geo.N, geo.OH, geo.OW).transpose(1, 0, 2, 3)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        need = tuple(ctx.needs_input_grad[:3])
+        grads = ConvolutionBackward.apply(g, x, w, ctx.cols, ctx.geo, ctx.groups, need)
+        return _spread(grads, need) + (None, None)
+
+
+def _spread(grads, need):
+    """The gradients a backward op returned (only those in need) as one entry per input, None elsewhere."""
+    it = iter(grads)
+    return tuple(next(it) if n else None for n in need)
+
+
+class ConvolutionBackward(Function):
+    """(dx, dw, db) of conv2d, each only where need says: dx = col2im(W2^T @ g2), dw = g2 @ cols^T,
+    db = sum(g2), with g2 = g in (O, N*OH*OW) layout (one BLAS call each);
+    second derivative: it is bilinear in (g, x) and (g, w), so dg = conv(gdx, w) + conv(x, gdw) + gdb,
+    dx = dx-rule(g, gdw), dw = dw-rule(g, gdx)"""
+
+    op_name = "conv2d_backward"
+
+    @staticmethod
+    def forward(ctx, g, x, w, cols, geo, G, need):
+        ctx.geo, ctx.G, ctx.need = geo, G, need
+        ctx.save_for_backward(g, x, w)
+        nx, nw, nb = need
+        O = w.shape[0] if w is not None else g.shape[1]
+        L = geo.N * geo.OH * geo.OW
+        g2 = g.transpose(1, 0, 2, 3).reshape(O, L)  # free when g kept the forward's layout
+        out = []
+        if nx:
+            K = w[0].size
+            w3 = w.reshape(G, O // G, K).transpose(0, 2, 1)  # (G, K, O/G)
+            if geo.sh == geo.sw == 1:
+                out.append(_conv_dx_flat(g, w3, geo))
+            else:
+                out.append(_col2im(np.matmul(w3, g2.reshape(G, O // G, L)).reshape(G * K, L), geo))
+        if nw:
+            if cols is None:
+                cols = _im2col(x, geo)
+            K = cols.shape[0] // G
+            wshape = (O, K // (geo.kh * geo.kw), geo.kh, geo.kw)
+            if G == 1:
+                # cols @ g2^T (long inner dimension second) is the faster BLAS orientation here
+                out.append(np.ascontiguousarray(np.matmul(cols, g2.T).T).reshape(wshape))
+            else:
+                g3 = g2.reshape(G, O // G, L)
+                out.append(np.matmul(g3, cols.reshape(G, K, L).transpose(0, 2, 1)).reshape(wshape))
+        if nb:
+            out.append(g2.sum(axis=1))
+        return tuple(out)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        g, x, w = ctx.saved_tensors
+        gdx, gdw, gdb = _spread(grads, ctx.need)
+        geo, G = ctx.geo, ctx.G
+        ng, nx, nw = ctx.needs_input_grad[:3]
+        dg = dx = dw = None
+        if ng:
+            terms = []
+            if gdx is not None:
+                terms.append(Convolution.apply(gdx, w, None, geo, G))
+            if gdw is not None:
+                terms.append(Convolution.apply(x, gdw, None, geo, G))
+            if gdb is not None:
+                terms.append(gdb.reshape(1, -1, 1, 1).expand(*g.shape))
+            for t in terms:
+                dg = t if dg is None else dg + t
+        if nx and gdw is not None:
+            dx, = ConvolutionBackward.apply(g, None, gdw, None, geo, G, (True, False, False))
+        if nw and gdx is not None:
+            dw, = ConvolutionBackward.apply(g, gdx, None, None, geo, G, (False, True, False))
+        return dg, dx, dw, None, None, None, None

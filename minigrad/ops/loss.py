@@ -1,0 +1,325 @@
+"""Fused losses: cross_entropy (CrossEntropyLoss), nll_loss (NllLoss), mse_loss (MseLoss) and the
+binary cross entropies. Argument checking lives in nn.functional; these take checked arrays.
+
+cross_entropy's backward is itself an op (CrossEntropyLossBackward): its forward is the NumPy
+gradient, its backward the second derivative (through softmax), so one definition serves both.
+"""
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+from .elementwise import LogSigmoid, clamp, log, log1p, sigmoid
+from .reduction import log_softmax, softmax
+
+_make = Tensor._make
+
+
+def _bshape(w, ndim):
+    """w of shape (C,) viewed so it broadcasts along dim 1 of an ndim-dimensional (N, C, ...) array."""
+    return w.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _spread(grads, need):
+    """The gradients a backward op returned (only those in need) as one entry per input, None elsewhere."""
+    it = iter(grads)
+    return tuple(next(it) if n else None for n in need)
+
+
+def _reduce_np(loss, reduction, denom, dt):
+    if reduction == "mean":
+        if denom == 0:  # every target ignored: nan, as PyTorch, without a warning
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.asarray(loss.sum() / denom, dtype=dt)
+        return np.asarray(loss.sum() / denom, dtype=dt)
+    if reduction == "sum":
+        return np.asarray(loss.sum(), dtype=dt)
+    return loss.astype(dt, copy=False)
+
+
+class CrossEntropyLoss(Function):
+    """loss_i = -sum_c q_ic * log_softmax(z)_ic;  (dz, dy) = CrossEntropyLossBackward(g, z, y)
+
+    q is the weighted (and smoothed) target distribution: for class indices
+    q_ic = (1-eps) w_t [c == t] + eps/C w_c; for probabilities q_ic = w_c ((1-eps) y_ic + eps/C).
+    """
+
+    op_name = "cross_entropy"
+
+    @staticmethod
+    def forward(ctx, z, target, w, probs, ignore_index, reduction, eps):
+        C = z.shape[1]
+        dt = z.dtype
+        zs = z - z.max(axis=1, keepdims=True)
+        e = np.exp(zs)
+        s = e.sum(axis=1, keepdims=True)
+        logp = zs
+        logp -= np.log(s)
+        wb = _bshape(w, z.ndim) if w is not None else None
+        need = ctx.needs_input_grad
+        st = {"w": w, "probs": probs, "reduction": reduction, "eps": eps}
+        if probs:
+            y = target.astype(dt, copy=False)
+            q = y * dt.type(1.0 - eps) + dt.type(eps / C) if eps else y
+            if wb is not None:
+                q = q * wb
+            loss = -(q * logp).sum(axis=1)
+            denom = loss.size
+            st["q"] = q
+            if need and need[1]:
+                st["logp"] = logp
+        else:
+            valid = target != ignore_index
+            tt = np.where(valid, target, 0)[:, None]  # ignored targets may lie outside [0, C)
+            if z.ndim == 2:  # plain fancy indexing is a few times cheaper than take_along_axis
+                picked = logp[np.arange(len(tt)), tt[:, 0]]
+            else:
+                picked = np.take_along_axis(logp, tt, axis=1)[:, 0]
+            wt = (w[tt[:, 0]] * valid) if w is not None else valid.astype(dt)
+            a = wt * dt.type(1.0 - eps) if eps else wt
+            loss = -a * picked
+            S = a
+            b = None
+            if eps:
+                b = valid.astype(dt) * dt.type(eps / C)
+                smooth = -(logp * wb).sum(axis=1) if wb is not None else -logp.sum(axis=1)
+                loss = loss + b * smooth
+                S = a + b * (w.sum() if w is not None else dt.type(C))
+            st.update(tt=tt, a=a, S=S, b=b)
+            denom = wt.sum()
+        st["denom"] = denom
+        if need and need[0]:
+            e /= s
+            st["p"] = e
+        ctx.st = st
+        ctx.save_for_backward(z, target)
+        return _reduce_np(loss, reduction, denom, dt)
+
+    @staticmethod
+    def backward(ctx, g):
+        z, target = ctx.saved_tensors
+        need = tuple(ctx.needs_input_grad[:2])
+        grads = CrossEntropyLossBackward.apply(g, z, target, ctx.st, need)
+        return _spread(grads, need) + (None,) * 5
+
+
+class CrossEntropyLossBackward(Function):
+    """dz = gi * (sum_c q_ic * softmax(z)_i - q_i), dy = -gi (1-eps) w log_softmax(z) (probabilities),
+    gi = g / denom, g or g per sample by reduction; second derivative: dz is linear in g and depends
+    on z through softmax (and on y through q), dy on z through log_softmax"""
+
+    op_name = "cross_entropy_backward"
+
+    @staticmethod
+    def forward(ctx, g, z, target, st, need):
+        ctx.st, ctx.need = st, need
+        ctx.save_for_backward(g, z, target)
+        red, eps, w, probs = st["reduction"], st["eps"], st["w"], st["probs"]
+        nz, ny = need
+        dt = z.dtype
+        ndim = z.ndim
+        if red == "mean":
+            gi = (g / dt.type(st["denom"])).astype(dt)
+        elif red == "sum":
+            gi = g.astype(dt, copy=False)
+        else:
+            gi = g[:, None]
+        out = []
+        if probs:
+            if nz:
+                q = st["q"]
+                dz = st["p"] * q.sum(axis=1, keepdims=True)
+                dz -= q
+                dz *= gi
+                out.append(dz.astype(dt, copy=False))
+            if ny:
+                dy = st["logp"] * (-(1.0 - eps) * gi)
+                if w is not None:
+                    dy = dy * _bshape(w, ndim)
+                out.append(dy.astype(dt, copy=False))
+        elif nz:
+            p, tt, a, S = st["p"], st["tt"], st["a"], st["S"]
+            gi_el = gi[:, 0] if red == "none" else gi
+            dz = p * (gi_el * S)[:, None]
+            if ndim == 2:
+                dz[np.arange(dz.shape[0]), tt[:, 0]] -= gi_el * a
+            else:
+                vals = np.take_along_axis(dz, tt, axis=1)
+                vals -= (gi_el * a)[:, None]
+                np.put_along_axis(dz, tt, vals, axis=1)
+            if eps:
+                sm = (gi_el * st["b"])[:, None]
+                dz -= sm * _bshape(w, ndim) if w is not None else sm
+            out.append(dz.astype(dt, copy=False))
+        return tuple(out)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        g, z, y = ctx.saved_tensors
+        gdz, gdy = _spread(grads, ctx.need)
+        st = ctx.st
+        red, eps, w, probs = st["reduction"], st["eps"], st["w"], st["probs"]
+        ng, nz, ny = ctx.needs_input_grad[:3]
+        ndim = z.ndim
+        wb = _make(_bshape(w, ndim)) if w is not None else None
+        gi = g / float(st["denom"]) if red == "mean" else (g if red == "sum" else g.unsqueeze(1))
+        p = softmax(z, 1)
+        if probs:
+            q = y * (1.0 - eps) + eps / z.shape[1] if eps else y
+            if wb is not None:
+                q = q * wb
+            qs = q.sum(1, keepdim=True)
+            r_dz = qs * p - q  # dz = gi * r_dz
+            k = -(1.0 - eps) if wb is None else wb * (-(1.0 - eps))
+            dy_coef = log_softmax(z, 1) * k  # dy = gi * dy_coef
+        else:
+            qa = np.zeros(z.shape, dtype=z.dtype)
+            np.put_along_axis(qa, st["tt"], st["a"][:, None], axis=1)
+            if eps:
+                qa += st["b"][:, None] * (_bshape(w, ndim) if w is not None else 1.0)
+            qs = _make(st["S"][:, None])
+            r_dz = qs * p - _make(qa)
+        dg = dz = dy = None
+        if ng:
+            t = None
+            if gdz is not None:
+                t = (gdz * r_dz).sum(1)
+            if gdy is not None:
+                u = (gdy * dy_coef).sum(1)
+                t = u if t is None else t + u
+            if t is not None:
+                dg = t if red == "none" else (t.sum() / float(st["denom"]) if red == "mean" else t.sum())
+        if nz:
+            if gdz is not None:  # through softmax: p * (v - sum_c v p)
+                v = gdz * gi * qs
+                dz = p * (v - (v * p).sum(1, keepdim=True))
+            if gdy is not None:  # through log_softmax: c - p * sum_c c
+                c = gdy * gi * k
+                t = c - p * c.sum(1, keepdim=True)
+                dz = t if dz is None else dz + t
+        if ny and probs and gdz is not None:  # q is linear in y
+            dq = gi * ((gdz * p).sum(1, keepdim=True) - gdz)
+            dy = dq * (1.0 - eps)
+            if wb is not None:
+                dy = dy * wb
+        return dg, dz, dy, None, None
+
+
+class NllLoss(Function):
+    """loss_i = -w[t_i] * x[i, t_i];  dx = scatter of -g_i * w[t_i] at t_i (constant in x)"""
+
+    op_name = "nll_loss"
+
+    @staticmethod
+    def forward(ctx, x, t, w, ignore_index, reduction):
+        dt = x.dtype
+        valid = t != ignore_index
+        tt = np.where(valid, t, 0)[:, None]
+        wt = (w[tt[:, 0]] * valid) if w is not None else valid.astype(dt)
+        loss = -wt * np.take_along_axis(x, tt, axis=1)[:, 0]
+        ctx.tt, ctx.wt, ctx.reduction, ctx.shape, ctx.dtype = tt, wt, reduction, x.shape, dt
+        ctx.denom = wt.sum()
+        ctx.save_for_backward()
+        return _reduce_np(loss, reduction, ctx.denom, dt)
+
+    @staticmethod
+    def backward(ctx, g):
+        ctx.saved_tensors  # raises if the graph was freed
+        m = np.zeros(ctx.shape, ctx.dtype)
+        np.put_along_axis(m, ctx.tt, -ctx.wt[:, None], axis=1)
+        red = ctx.reduction
+        if red == "mean":
+            g = g / float(ctx.denom)
+        elif red == "none":
+            g = g.unsqueeze(1)
+        return g * _make(m), None, None, None, None
+
+
+class MseLoss(Function):
+    """loss = reduce((x - y)^2);  dx = 2 g (x - y) (/ n for 'mean'),  dy = -dx"""
+
+    op_name = "mse_loss"
+
+    @staticmethod
+    def forward(ctx, x, y, reduction):
+        d = x - y
+        loss = d * d
+        ctx.reduction, ctx.n = reduction, loss.size
+        ctx.save_for_backward(x, y)
+        if reduction == "mean":
+            return np.asarray(loss.mean())
+        if reduction == "sum":
+            return np.asarray(loss.sum())
+        return loss
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        gd = g * (2.0 / ctx.n) if ctx.reduction == "mean" else g * 2.0
+        d = gd * (x - y)
+        nx, ny = ctx.needs_input_grad[:2]
+        return (d if nx else None), (-d if ny else None), None
+
+
+class BinaryCrossEntropy(Function):
+    """loss = -(y log x + (1-y) log(1-x)), logs clamped at -100;  dx = g (x-y) / max(x(1-x), 1e-12),
+    dy = g (log(1-x) - log x)"""
+
+    op_name = "binary_cross_entropy"
+
+    @staticmethod
+    def forward(ctx, x, y):
+        with np.errstate(divide="ignore"):
+            lx = np.maximum(np.log(x), -100)
+            l1x = np.maximum(np.log1p(-x), -100)
+        ctx.save_for_backward(x, y)
+        return (-(y * lx + (1 - y) * l1x)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        dx = dy = None
+        if ctx.needs_input_grad[0]:
+            dx = g * (x - y) / clamp(x * (1.0 - x), min=1e-12)
+        if ctx.needs_input_grad[1]:
+            dy = g * (clamp(log1p(-x), min=-100.0) - clamp(log(x), min=-100.0))
+        return dx, dy
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """loss = (1-y) x + L softplus(-x), L = 1 + (pw-1) y;  dx = g (L sigmoid(x) - L + 1 - y),
+    dy = g ((pw-1) softplus(-x) - x), dpw = g y softplus(-x)"""
+
+    op_name = "binary_cross_entropy_with_logits"
+
+    @staticmethod
+    def forward(ctx, x, y, pw):
+        sp = np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x)))  # softplus(-x) = -log(sigmoid(x)), stable
+        if pw is None:
+            loss = (1 - y) * x + sp
+        else:
+            loss = (1 - y) * x + (1 + (pw - 1) * y) * sp
+        ctx.save_for_backward(x, y, pw)
+        return loss.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y, pw = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        dx = dy = dpw = None
+        sp = None
+        if need[1] or (len(need) > 2 and need[2]):
+            sp = -LogSigmoid.apply(x)  # softplus(-x)
+        if pw is None:
+            if need[0]:
+                dx = g * (sigmoid(x) - y)
+            if need[1]:
+                dy = -g * x
+        else:
+            L = 1.0 + (pw - 1.0) * y
+            if need[0]:
+                dx = g * (L * sigmoid(x) - L + 1.0 - y)
+            if need[1]:
+                dy = g * ((pw - 1.0) * sp - x)
+            if need[2]:
+                dpw = g * y * sp
+        return dx, dy, dpw

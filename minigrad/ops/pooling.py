@@ -1,0 +1,257 @@
+"""Pooling: max_pool2d (MaxPool2DWithIndices) and avg_pool2d (AvgPool2D), on conv's window geometry.
+
+max_pool2d's backward is itself an op (MaxPool2DWithIndicesBackward: scatter the gradient to each
+window's maximum), whose own backward gathers at the same positions (MaxPoolDoubleBackward).
+"""
+import numpy as np
+
+from ..autograd.function import Function
+from .conv import _alloc, _channel_major, _padded, _window
+
+
+def _tiles(geo):
+    """True when the windows tile the padded input exactly (kernel == stride, no dilation)."""
+    return (geo.kh == geo.sh and geo.kw == geo.sw and geo.dh == 1 and geo.dw == 1
+            and geo.H + geo.pt + geo.pb == geo.OH * geo.kh and geo.W + geo.pl + geo.pr == geo.OW * geo.kw)
+
+
+def _scatter_windows(parts, geo, dtype, channel_major=False):
+    """dx with dx[window k] += parts(k) for each kernel offset k = (i, j), cropped to the input.
+
+    parts(k, out) writes the (N, C, OH, OW) values for offset k into out. channel_major lays dx out
+    C-major, matching a gradient that flows back to conv2d (whose backward then needs no copy)."""
+    N, C = geo.N, geo.C
+    if _tiles(geo):
+        # disjoint windows covering everything: write each offset's values straight into a
+        # (N, C, OH, kh, OW, kw) buffer, no zero fill and no accumulation
+        dx = _alloc((N, C, geo.OH, geo.kh, geo.OW, geo.kw), dtype, channel_major)
+        for i in range(geo.kh):
+            for j in range(geo.kw):
+                parts(i * geo.kw + j, dx[:, :, :, i, :, j])
+        dx = dx.reshape(N, C, geo.OH * geo.kh, geo.OW * geo.kw) if not channel_major else \
+            dx.swapaxes(0, 1).reshape(C, N, geo.OH * geo.kh, geo.OW * geo.kw).swapaxes(0, 1)
+    else:
+        dx = _alloc((N, C, geo.H + geo.pt + geo.pb, geo.W + geo.pl + geo.pr), dtype, channel_major, True)
+        tmp = np.empty((N, C, geo.OH, geo.OW), dtype=dtype)
+        for i in range(geo.kh):
+            for j in range(geo.kw):
+                parts(i * geo.kw + j, tmp)
+                _window(dx, geo, i, j)[...] += tmp
+    if geo.pt or geo.pb or geo.pl or geo.pr:
+        dx = dx[:, :, geo.pt:geo.pt + geo.H, geo.pl:geo.pl + geo.W]
+    return dx
+
+
+def _gather_windows(x, idx, geo):
+    """out[n, c, oh, ow] = xpad[window idx[n, c, oh, ow]]."""
+    xp = _padded(x, geo)
+    out = np.zeros((geo.N, geo.C, geo.OH, geo.OW), dtype=x.dtype)
+    for i in range(geo.kh):
+        for j in range(geo.kw):
+            out += _window(xp, geo, i, j) * (idx == i * geo.kw + j)
+    return out
+
+
+# -- max pooling -----------------------------------------------------------------------------------
+
+def _is_2x2_tiling(geo):
+    """True for 2x2 windows with stride 2 tiling the unpadded input exactly (the common CNN pooling)."""
+    return (geo.kh == geo.kw == geo.sh == geo.sw == 2 and geo.dh == geo.dw == 1
+            and not (geo.pt or geo.pb or geo.pl or geo.pr) and geo.H == 2 * geo.OH and geo.W == 2 * geo.OW)
+
+
+def _mem_order(a):
+    """(a as a C-contiguous (A, B, H, W) array in memory order, whether that is (C, N) i.e. channel-major)."""
+    if _channel_major(a):
+        return a.transpose(1, 0, 2, 3), True
+    return np.ascontiguousarray(a), False
+
+
+def _max_2x2(x, geo):
+    """2x2 / stride-2 max pooling as two pairwise maxima over flat memory-order views: first across each
+    horizontal pair (a 1-D stride-2 loop), then across the two rows of each window, so no padded copy and
+    long inner loops. ih / iv record "the second of the pair is strictly greater", which makes the first
+    maximum in row-major window order win ties, as PyTorch (and the general path).
+    Returns (out, (ih, iv, channel_major))."""
+    xm, cm = _mem_order(x)
+    A, B = xm.shape[:2]
+    p = xm.reshape(-1, 2)
+    a, b = p[:, 0], p[:, 1]
+    hm = np.maximum(a, b)                    # (A*B*H*OW,)
+    ih = np.greater(b, a)
+    q = hm.reshape(-1, 2, geo.OW)            # (A*B*OH, top/bottom row, OW)
+    t, u = q[:, 0], q[:, 1]
+    out = np.maximum(t, u)
+    iv = np.greater(u, t)
+    out = out.reshape(A, B, geo.OH, geo.OW)
+    return (out.transpose(1, 0, 2, 3) if cm else out), (ih, iv, cm)
+
+
+def _max_2x2_idx(ih, iv, cm, geo):
+    """The window offsets (N, C, OH, OW) int8 k = 2 * row + col of the 2x2 path's maxima."""
+    ih3 = ih.reshape(-1, 2, geo.OW)
+    idx = (2 * iv + np.where(iv, ih3[:, 1], ih3[:, 0])).astype(np.int8)
+    idx = idx.reshape(((geo.C, geo.N) if cm else (geo.N, geo.C)) + (geo.OH, geo.OW))
+    return np.ascontiguousarray(idx.transpose(1, 0, 2, 3)) if cm else idx
+
+
+def _max_2x2_scatter(g, ih, iv, cm, geo):
+    """dx for the 2x2 path: g routed down the two pairwise choices, in x's memory order (so a
+    channel-major conv output gets a channel-major gradient, which conv2d's backward uses as is)."""
+    gm = np.ascontiguousarray(g.transpose(1, 0, 2, 3) if cm else g).reshape(-1, geo.OW)
+    dh = np.empty((gm.shape[0], 2, geo.OW), g.dtype)
+    np.multiply(gm, iv, out=dh[:, 1])
+    np.multiply(gm, ~iv, out=dh[:, 0])
+    dh = dh.reshape(-1)
+    dx = np.empty((dh.shape[0], 2), g.dtype)
+    np.multiply(dh, ih, out=dx[:, 1])
+    np.multiply(dh, ~ih, out=dx[:, 0])
+    if cm:
+        return dx.reshape(geo.C, geo.N, geo.H, geo.W).transpose(1, 0, 2, 3)
+    return dx.reshape(geo.N, geo.C, geo.H, geo.W)
+
+
+def _max_windows(x, geo):
+    """Max pooling of x (N, C, H, W): (out, pairs, idx), where either pairs holds the 2x2 path's
+    choices (idx None, built on demand by _argmax_offsets) or idx the window offset of each maximum."""
+    if _is_2x2_tiling(geo):
+        out, pairs = _max_2x2(x, geo)
+        return out, pairs, None
+    xp = _padded(x, geo, -np.inf)
+    best = _window(xp, geo, 0, 0).copy(order="K")  # keeps a C-major (conv output) layout
+    K = geo.kh * geo.kw
+    idx = np.zeros(best.shape, dtype=np.int8 if K < 128 else np.int32)
+    for k in range(1, K):
+        v = _window(xp, geo, *divmod(k, geo.kw))
+        m = v > best  # strict: an equal later value does not take the gradient (as PyTorch)
+        np.maximum(best, v, out=best)
+        # branch-free idx[m] = k: k exceeds every index stored so far
+        np.maximum(idx, np.multiply(m, idx.dtype.type(k), dtype=idx.dtype), out=idx)
+    return best, None, idx
+
+
+def _argmax_offsets(pairs, idx, geo):
+    """The window offset of each maximum, from whichever form _max_windows gave."""
+    return idx if idx is not None else _max_2x2_idx(*pairs, geo)
+
+
+class MaxPool2DWithIndices(Function):
+    """out = max over each window (the first maximum wins ties);
+    dx = MaxPool2DWithIndicesBackward(g): g scattered to each window's maximum"""
+
+    op_name = "max_pool2d"
+
+    @staticmethod
+    def forward(ctx, x, geo):
+        out, ctx.pairs, ctx.idx = _max_windows(x, geo)
+        ctx.geo = geo
+        ctx.save_for_backward()  # nothing but the positions; lets saved_tensors raise after a free
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        ctx.saved_tensors  # raises if the graph was freed
+        return MaxPool2DWithIndicesBackward.apply(g, ctx.pairs, ctx.idx, ctx.geo), None
+
+
+class MaxPool2DWithIndicesBackward(Function):
+    """dx = g scattered to the window maxima (pairs: the 2x2 path's choices, else the offsets idx);
+    dg = MaxPoolDoubleBackward(gg): gg gathered at the same positions (zero in x: piecewise linear)"""
+
+    op_name = "max_pool2d_backward"
+
+    @staticmethod
+    def forward(ctx, g, pairs, idx, geo):
+        ctx.pairs, ctx.idx, ctx.geo = pairs, idx, geo
+        if pairs is not None:
+            return _max_2x2_scatter(g, *pairs, geo)
+        return _scatter_windows(lambda k, out: np.multiply(g, idx == k, out=out), geo, g.dtype,
+                                _channel_major(g))
+
+    @staticmethod
+    def backward(ctx, gg):
+        idx = _argmax_offsets(ctx.pairs, ctx.idx, ctx.geo)
+        return MaxPoolDoubleBackward.apply(gg, idx, ctx.geo), None, None, None
+
+
+class MaxPoolDoubleBackward(Function):
+    """out = x at the window positions idx (the adjoint of the scatter);  dx = scatter(g, idx)"""
+
+    op_name = "max_pool_double_backward"
+
+    @staticmethod
+    def forward(ctx, x, idx, geo):
+        ctx.idx, ctx.geo = idx, geo
+        return _gather_windows(x, idx, geo)
+
+    @staticmethod
+    def backward(ctx, g):
+        return MaxPool2DWithIndicesBackward.apply(g, None, ctx.idx, ctx.geo), None, None
+
+
+def max_pool2d_indices(x, geo, out):
+    """The window offset (N, C, OH, OW) of each maximum of max_pool2d's result `out` of x."""
+    node = out.grad_fn
+    if isinstance(node, MaxPool2DWithIndices):
+        return _argmax_offsets(node.pairs, node.idx, geo)
+    _, pairs, idx = _max_windows(x._data, geo)
+    return _argmax_offsets(pairs, idx, geo)
+
+
+# -- average pooling -------------------------------------------------------------------------------
+
+def _avg_divisor(geo, count_include_pad, divisor_override, dtype):
+    """The (OH, OW) divisor of each window, as PyTorch: the window clipped to the padded input
+    (count_include_pad) or to the input itself."""
+    if divisor_override:
+        return np.asarray(divisor_override, dtype=dtype)
+
+    def sizes(O, s, k, p, n):
+        start = np.arange(O) * s - p
+        end = np.minimum(start + k, n + p)
+        if count_include_pad:
+            return end - start
+        return np.minimum(end, n) - np.maximum(start, 0)
+    dh = sizes(geo.OH, geo.sh, geo.kh, geo.pt, geo.H)
+    dw = sizes(geo.OW, geo.sw, geo.kw, geo.pl, geo.W)
+    return (dh[:, None] * dw[None, :]).astype(dtype)
+
+
+class AvgPool2D(Function):
+    """out = sum over each window of xpad / divisor;  dx = AvgPool2DBackward(g): g / divisor spread
+    over each window"""
+
+    op_name = "avg_pool2d"
+
+    @staticmethod
+    def forward(ctx, x, geo, div):
+        ctx.geo, ctx.div = geo, div
+        xp = _padded(x, geo)
+        out = _window(xp, geo, 0, 0).copy(order="K")
+        for k in range(1, geo.kh * geo.kw):
+            out += _window(xp, geo, *divmod(k, geo.kw))
+        out /= div
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return AvgPool2DBackward.apply(g, ctx.geo, ctx.div), None, None
+
+
+class AvgPool2DBackward(Function):
+    """dx = g / divisor spread over each window (the adjoint of avg pooling);  dg = avg_pool(gg)"""
+
+    op_name = "avg_pool2d_backward"
+
+    @staticmethod
+    def forward(ctx, g, geo, div):
+        ctx.geo, ctx.div = geo, div
+        gd = g / div
+
+        def part(k, out):
+            out[...] = gd
+        return _scatter_windows(part, geo, g.dtype, _channel_major(g))
+
+    @staticmethod
+    def backward(ctx, gg):
+        return AvgPool2D.apply(gg, ctx.geo, ctx.div), None, None
