@@ -33,4 +33,5 @@ from .serialization import save, load  # noqa: F401,E402
 from . import nn, optim, data, linalg  # noqa: F401,E402
 from .graph.trace import trace_or_matrix_trace as trace, GraphBreak  # noqa: F401,E402
 from .graph.serialize import load_graph  # noqa: F401,E402
+from . import onnx  # noqa: F401,E402  (imports the onnx package only when exporting)
 from . import viz  # noqa: F401,E402
