@@ -6,9 +6,10 @@ import operator
 
 import numpy as np
 
-from .function import _FREED, AccumulateGrad, _accumulator
+from .function import _Freed, AccumulateGrad, _accumulator
 from . import function as _function
 from .grad_mode import _state
+from ..debug._sites import user_site
 
 
 def sum_to(g, shape):
@@ -30,7 +31,9 @@ def _root_node(t):
         return t.grad_fn, t._output_nr
     if t.requires_grad:
         return _accumulator(t), 0
-    raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    from ..debug._why import why_no_grad  # the error path only: explain the cause
+    raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn. "
+                       + why_no_grad(t))
 
 
 def _topo_order(roots):
@@ -96,6 +99,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         order = _prune(order, {node for node, _ in capture})
     results = [None] * len(inputs) if inputs is not None else None
 
+    # what the used nodes' saved values become: it names this call's line for a second backward
+    freed = None if retain_graph else _Freed(user_site())
     prev = _state.enabled
     _state.enabled = create_graph
     _callbacks.append([])
@@ -148,7 +153,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 else:
                     _add_to(buf, nxt, nr, gi, owned, create_graph)
             if not retain_graph:
-                node._saved = _FREED
+                node._saved = freed
         node = None
         queued = _callbacks[-1]
         for cb in queued:  # a callback may queue more: the loop sees them

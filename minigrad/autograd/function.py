@@ -12,7 +12,16 @@ import numpy as np
 
 from .grad_mode import _state
 
-_FREED = object()
+class _Freed:
+    """What a node's saved values become once a backward without retain_graph has used them; it
+    remembers that backward() call's site in the user's code (for the error a second backward gets)."""
+    __slots__ = ("site",)
+
+    def __init__(self, site):
+        self.site = site
+
+
+_FREED = _Freed(None)
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
     "they have already been freed). Saved intermediate values of the graph are freed when you call "
@@ -136,8 +145,12 @@ class Function(Node):
     @property
     def saved_tensors(self):
         saved = self._saved
-        if saved is _FREED:
-            raise RuntimeError(f"{self.name()}: " + _FREED_MSG)
+        if type(saved) is _Freed:
+            where = ""
+            if saved.site is not None:
+                from ..debug._sites import fmt
+                where = f" The graph was freed by the earlier backward() call at {fmt(saved.site)}."
+            raise RuntimeError(f"{self.name()}: " + _FREED_MSG + where)
         out = []
         for kind, value, vc, version in saved:
             if kind == 0:  # a Tensor (an input, or one the user passed): check it was not modified

@@ -5,6 +5,7 @@ import threading
 
 class _GradState(threading.local):
     enabled = True
+    site = None  # where the user's innermost no_grad was entered (the gradient doctor's provenance)
 
 
 _state = _GradState()
@@ -31,10 +32,71 @@ class _GradModeBase:
     def __enter__(self):
         self._prev = _state.enabled
         _state.enabled = self._mode
+        if not self._mode:
+            _enter_no_grad(self)
 
     def __exit__(self, *exc):
         _state.enabled = self._prev
+        if not self._mode:
+            _exit_no_grad(self)
         return False
+
+
+# -- provenance for the gradient doctor ------------------------------------------------------------
+# A no_grad entered from user code (not minigrad's own, e.g. an optimizer step) records its site,
+# and while such a block is open ops mark the results that would have been recorded, so that a
+# later backward() on them can say where the graph was cut. Only user no_grad blocks pay for it.
+_marking = [0, None]  # open user no_grad blocks (all threads), the unmarked Function.apply
+
+
+def _enter_no_grad(ctx):
+    import sys
+    from ..debug._sites import _is_internal
+    ctx._site_prev = _state.site
+    f = sys._getframe(2)  # the `with` statement (or this module's decorator wrapper)
+    while f is not None and f.f_code.co_filename == __file__:
+        f = f.f_back
+    if f is None or _is_internal(f.f_code.co_filename):  # minigrad's own no_grad (an optimizer step)
+        ctx._marks = False
+        return
+    ctx._marks = True
+    _state.site = (f.f_code, f.f_lineno)
+    if _marking[0] == 0:
+        from . import function
+        _marking[1] = function.Function.__dict__["apply"]
+        function.Function.apply = _marking_apply(_marking[1])
+    _marking[0] += 1
+
+
+def _exit_no_grad(ctx):
+    _state.site = getattr(ctx, "_site_prev", None)
+    if getattr(ctx, "_marks", False):
+        _marking[0] -= 1
+        if _marking[0] == 0:
+            from . import function
+            function.Function.apply = _marking[1]
+
+
+def _marking_apply(orig):
+    def apply(cls, *args):
+        out = orig.__func__(cls, *args)
+        site = _state.site
+        if site is None or _state.enabled:
+            return out
+        why = None
+        for a in args:
+            if getattr(a, "requires_grad", False):
+                why = ("no_grad", site)
+                break
+            w = getattr(a, "_why", None)
+            if w is not None and why is None:
+                why = w
+        if why is not None:
+            for t in (out if type(out) is tuple else (out,)):
+                if hasattr(t, "_data"):
+                    t._why = why
+        return out
+    return classmethod(apply)
 
 
 class no_grad(_GradModeBase):
