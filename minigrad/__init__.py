@@ -16,7 +16,7 @@ from .ops import (  # noqa: F401
     add, sub, mul, div, neg, pow, abs, exp, log, log1p, expm1, sqrt, rsqrt, reciprocal, sin, cos, tan,
     tanh, sigmoid, relu, sign, floor, ceil, round, clamp, clip, maximum, minimum, where, erf,
     floor_divide, remainder, fmod, eq, ne, lt, le, gt, ge, logical_and, logical_or, logical_not,
-    logical_xor, isnan, isinf, isfinite, equal, allclose,
+    logical_xor, isnan, isinf, isfinite, equal, allclose, lerp, addcmul, addcdiv,
     sum, mean, var, std, prod, max, min, amax, amin, argmax, argmin, any, all, logsumexp, softmax,
     log_softmax, norm, cumsum,
     reshape, flatten, unflatten, squeeze, unsqueeze, permute, transpose, swapaxes, t, expand,

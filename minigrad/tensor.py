@@ -439,6 +439,9 @@ class Tensor:
     def isfinite(self): return _ops.isfinite(self)
     def floor_divide(self, other): return _ops.floor_divide(self, other)
     def remainder(self, other): return _ops.remainder(self, other)
+    def lerp(self, end, weight): return _ops.lerp(self, end, weight)
+    def addcmul(self, tensor1, tensor2, *, value=1): return _ops.addcmul(self, tensor1, tensor2, value=value)
+    def addcdiv(self, tensor1, tensor2, *, value=1): return _ops.addcdiv(self, tensor1, tensor2, value=value)
 
     # -- reductions -----------------------------------------------------------------------------
     def sum(self, dim=None, keepdim=False, dtype=None): return _ops.sum(self, dim, keepdim, dtype=dtype)
@@ -537,6 +540,10 @@ class Tensor:
     def zero_(self): return _ops.fill_(self, 0, name="zero_")
     def fill_(self, value): return _ops.fill_(self, value, name="fill_")
     def copy_(self, src): return _ops.copy_(self, src)
+    def sqrt_(self): return _ops.sqrt_(self)
+    def lerp_(self, end, weight): return _ops.lerp_(self, end, weight)
+    def addcmul_(self, tensor1, tensor2, *, value=1): return _ops.addcmul_(self, tensor1, tensor2, value)
+    def addcdiv_(self, tensor1, tensor2, *, value=1): return _ops.addcdiv_(self, tensor1, tensor2, value)
     def __iadd__(self, other): return self.add_(other)
     def __isub__(self, other): return self.sub_(other)
     def __imul__(self, other): return self.mul_(other)

@@ -482,7 +482,13 @@ class Minimum(Function):
         return (where(x > y, 0.0, share) if nx else None), (where(x < y, 0.0, share) if ny else None)
 
 
-def maximum(x, y): return Maximum.apply(*_promote(x, y))
+def maximum(x, y, *, out=None):
+    if out is not None:  # PyTorch's out= (the optimizers' running maximum): written in place
+        from .inplace import into
+        return into(out, maximum, x, y, name="maximum")
+    return Maximum.apply(*_promote(x, y))
+
+
 def minimum(x, y): return Minimum.apply(*_promote(x, y))
 
 
@@ -565,3 +571,120 @@ def equal(x, y):
 
 def allclose(x, y, rtol=1e-5, atol=1e-8, equal_nan=False):
     return bool(np.allclose(_raw(x), _raw(y), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+# -- fused three-operand ops (the optimizers' updates) ----------------------------------------------
+# Each forward takes `out`: None, or the array an in-place variant (lerp_, addcmul_, addcdiv_) writes
+# into with NumPy's out= (ops/inplace.py passes it only when no graph is recorded).
+
+def _same_dtype(name, x, *others):
+    """x and the tensor operands as Tensors of one dtype (PyTorch's result type of them all)."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    for o in others:
+        if isinstance(o, Tensor) and o.dtype != x.dtype:
+            dt = _dtype.result_type(x._data, o._data)
+            if dt != x.dtype:
+                x = cast(x, dt)
+    return x, [(_cast_to(o, x.dtype) if isinstance(o, Tensor) else o) for o in others]
+
+
+class Lerp(Function):
+    """out = x + w * (end - x)  (as end - (end - x) * (1 - w) where |w| >= 0.5, PyTorch's two forms);
+    dx = g * (1 - w),  dend = g * w,  dw = g * (end - x)"""
+
+    @staticmethod
+    def forward(ctx, x, end, w, out):
+        nx, nend, nw = ctx.needs_input_grad[:3]
+        ctx.save_for_backward(x if nw else None, end if nw else None, w if (nx or nend) else None)
+        diff = np.subtract(end, x)
+        if isinstance(w, np.ndarray):  # a tensor weight: PyTorch's form chosen per element
+            near_x = np.abs(w) < 0.5
+            res = np.where(near_x, x + w * diff, end - diff * (1 - w)).astype(x.dtype, copy=False)
+            if out is None:
+                return res
+            np.copyto(out, res)
+            return out
+        if abs(w) < 0.5:
+            diff *= w
+            return np.add(x, diff, out=out)
+        diff *= 1 - w
+        return np.subtract(end, diff, out=out)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, end, w = ctx.saved_tensors
+        nx, nend, nw = ctx.needs_input_grad[:3]
+        return (g * (1.0 - w) if nx else None), (g * w if nend else None), \
+            (g * (end - x) if nw else None), None
+
+
+def lerp(input, end, weight):  # noqa: A002
+    """lerp(input, end, weight) = input + weight * (end - input), as torch.lerp (weight: number or tensor)."""
+    if not isinstance(weight, Tensor):
+        weight = float(weight)
+    _check_float("lerp", input, end, weight)
+    x, (end, weight) = _same_dtype("lerp", input, end, weight)
+    return Lerp.apply(x, end, weight, None)
+
+
+class Addcmul(Function):
+    """out = x + value * t1 * t2;  dx = g,  dt1 = g * value * t2,  dt2 = g * value * t1"""
+
+    @staticmethod
+    def forward(ctx, x, t1, t2, value, out):
+        _, n1, n2 = ctx.needs_input_grad[:3]
+        ctx.save_for_backward(t1 if n2 else None, t2 if n1 else None)
+        ctx.value = value
+        prod = np.multiply(t1, t2)
+        if value != 1:
+            prod *= value
+        return np.add(x, prod, out=out)
+
+    @staticmethod
+    def backward(ctx, g):
+        t1, t2 = ctx.saved_tensors
+        nx, n1, n2 = ctx.needs_input_grad[:3]
+        gv = g * float(ctx.value) if (n1 or n2) and ctx.value != 1 else g
+        return (g if nx else None), (gv * t2 if n1 else None), (gv * t1 if n2 else None), None, None
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
+    """addcmul(input, tensor1, tensor2, value=1) = input + value * tensor1 * tensor2, as torch.addcmul."""
+    x, (t1, t2) = _same_dtype("addcmul", input, tensor1, tensor2)
+    return Addcmul.apply(x, t1, t2, value, None)
+
+
+class Addcdiv(Function):
+    """out = x + value * t1 / t2;  dx = g,  dt1 = g * value / t2,  dt2 = -g * value * t1 / t2**2"""
+
+    @staticmethod
+    def forward(ctx, x, t1, t2, value, out):
+        _, n1, n2 = ctx.needs_input_grad[:3]
+        ctx.save_for_backward(t1 if n2 else None, t2 if (n1 or n2) else None)
+        ctx.value = value
+        quot = np.true_divide(t1, t2)
+        if value != 1:
+            quot *= value
+        return np.add(x, quot, out=out)
+
+    @staticmethod
+    def backward(ctx, g):
+        t1, t2 = ctx.saved_tensors
+        nx, n1, n2 = ctx.needs_input_grad[:3]
+        gv = g * float(ctx.value) if (n1 or n2) and ctx.value != 1 else g
+        d1 = gv / t2 if n1 else None
+        return (g if nx else None), d1, (-gv * t1 / (t2 * t2) if n2 else None), None, None
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
+    """addcdiv(input, tensor1, tensor2, value=1) = input + value * tensor1 / tensor2, as torch.addcdiv."""
+    _check_float("addcdiv", tensor1, tensor2)
+    x, (t1, t2) = _same_dtype("addcdiv", input, tensor1, tensor2)
+    return Addcdiv.apply(x, t1, t2, value, None)
+
+
+def _check_float(name, *operands):
+    for o in operands:
+        if isinstance(o, Tensor) and o.dtype.kind != "f":
+            kinds = ", ".join(str(v.dtype) if isinstance(v, Tensor) else type(v).__name__ for v in operands)
+            raise RuntimeError(f"{name}: expected floating point tensors, got ({kinds})")

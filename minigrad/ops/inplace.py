@@ -6,6 +6,7 @@ that needs the old value raises instead of silently using the new one.
 import numpy as np
 
 from ..autograd import function as _function
+from ..autograd.function import Function
 from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 
@@ -78,8 +79,119 @@ def _assign(x, res, name):
 
 
 def inplace(x, op, *args, name):
-    """x.op_(*args) for add_, mul_, clamp_, ... : op(x, *args) written back into x."""
-    return write_inplace(x, name, lambda a: op(a, *args), args)
+    """x.op_(*args) for add_, mul_, clamp_, ... : op(x, *args) written back into x.
+
+    With no graph to record (an optimizer step under no_grad), ops that are one NumPy ufunc write
+    straight into x's memory (`Into`): no temporary, no copy."""
+    ufunc = _ufunc_of(op)
+    fast = None
+    if ufunc is not None and _fits(x, args):
+        fast = lambda: Into.apply(ufunc, x._data, x, *[_operand(a, x) for a in args])  # noqa: E731
+    return write_inplace(x, name, lambda a: op(a, *args), args, fast=fast)
+
+
+class Into(Function):
+    """out[...] = ufunc(*xs) with NumPy's out=: the kernel of a one-ufunc in-place op (add_, mul_,
+    sqrt_, ...), used only when no graph is recorded; with one, the op is computed out of place
+    and x takes the result's place in the graph (write_inplace)."""
+
+    @staticmethod
+    def forward(ctx, ufunc, out, *xs):
+        return ufunc(*xs, out=out)
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("Into is never recorded: an in-place op on a graph is computed out of place")
+
+
+_UFUNCS = {}
+
+
+def _ufunc_of(op):
+    if not _UFUNCS:
+        from . import elementwise as E
+        _UFUNCS.update({E.add: np.add, E.sub: np.subtract, E.mul: np.multiply, E.div: np.true_divide,
+                        E.maximum: np.maximum, E.sqrt: np.sqrt})
+    return _UFUNCS.get(op)
+
+
+def _fits(x, operands):
+    """Can the result be written into x as it is: x a writeable float array, every operand a number
+    or a tensor of x's dtype whose shape broadcasts to x's?"""
+    d = x._data
+    if d.dtype.kind != "f" or not d.flags.writeable:
+        return False
+    for o in operands:
+        if isinstance(o, Tensor):
+            if o._data.dtype != d.dtype:
+                return False
+            if o._data.shape != d.shape:
+                try:
+                    if np.broadcast_shapes(o._data.shape, d.shape) != d.shape:
+                        return False
+                except ValueError:
+                    return False
+        elif type(o) is not float and type(o) is not int:
+            return False
+    return True
+
+
+def _operand(v, x):
+    # a Python float as a cached 0-d array of x's dtype: NumPy's faster loop, and no float64 promotion
+    if type(v) is float:
+        from .elementwise import _scalar
+        return _scalar(v, x._data.dtype)
+    return v
+
+
+def into(out, op, *operands, name):
+    """op(*operands) written into out: PyTorch's out= argument (`mg.maximum(a, b, out=a)`). Not
+    differentiable, as in PyTorch."""
+    if _state.enabled and any(_requires(o) for o in (out, *operands)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           f"differentiation, but one of the arguments requires grad.")
+    ufunc = _ufunc_of(op)
+    if ufunc is not None and _fits(out, operands):
+        Into.apply(ufunc, out._data, *[_operand(a, out) for a in operands])
+    else:
+        _assign(out, op(*operands), name)
+    out._bump_version()
+    return out
+
+
+def sqrt_(x):
+    from .elementwise import sqrt
+    return inplace(x, sqrt, name="sqrt_")
+
+
+def lerp_(x, end, weight):
+    """x <- lerp(x, end, weight), in x's memory (PyTorch's Tensor.lerp_)."""
+    from .elementwise import Lerp, lerp
+    w = weight if isinstance(weight, Tensor) else float(weight)
+    fast = None
+    if _fits(x, (end, w)):
+        fast = lambda: Lerp.apply(x, end, w, x._data)  # noqa: E731
+    return write_inplace(x, "lerp_", lambda a: lerp(a, end, w), (end, w), fast=fast)
+
+
+def addcmul_(x, tensor1, tensor2, value=1):
+    """x <- x + value * tensor1 * tensor2, in x's memory (PyTorch's Tensor.addcmul_)."""
+    from .elementwise import Addcmul, addcmul
+    fast = None
+    if _fits(x, (tensor1, tensor2)):
+        fast = lambda: Addcmul.apply(x, tensor1, tensor2, value, x._data)  # noqa: E731
+    return write_inplace(x, "addcmul_", lambda a: addcmul(a, tensor1, tensor2, value=value),
+                         (tensor1, tensor2), fast=fast)
+
+
+def addcdiv_(x, tensor1, tensor2, value=1):
+    """x <- x + value * tensor1 / tensor2, in x's memory (PyTorch's Tensor.addcdiv_)."""
+    from .elementwise import Addcdiv, addcdiv
+    fast = None
+    if _fits(x, (tensor1, tensor2)):
+        fast = lambda: Addcdiv.apply(x, tensor1, tensor2, value, x._data)  # noqa: E731
+    return write_inplace(x, "addcdiv_", lambda a: addcdiv(a, tensor1, tensor2, value=value),
+                         (tensor1, tensor2), fast=fast)
 
 
 def _everywhere(x):

@@ -1,12 +1,10 @@
 """Adagrad, as torch.optim.Adagrad."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
 
-import numpy as np
-
-from .optimizer import Optimizer, _bump_step, _step_tensor, _wrap
+from ..tensor import Tensor
+from .optimizer import Optimizer, _check_args, _step_tensor, _zeros
 
 __all__ = ["Adagrad"]
 
@@ -48,58 +46,37 @@ class Adagrad(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_args(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                    initial_accumulator_value=initial_accumulator_value, eps=eps)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, maximize=maximize)
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:
-                self._init_state(p, group)
+                self._init_state(p, self.state[p], group)
 
-    def _init_state(self, p, group) -> dict:
-        st = self.state[p]
+    def _init_state(self, p, st, group) -> None:
         st["step"] = _step_tensor()
-        st["sum"] = _wrap(np.full_like(p._data, group["initial_accumulator_value"]))
-        return st
+        st["sum"] = _zeros(p, group["initial_accumulator_value"])
 
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """Perform a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
-        loss = None if closure is None else self._run_closure(closure)
-        state = self.state
-        for group in self.param_groups:
-            lr = float(group["lr"])
-            lr_decay = float(group["lr_decay"])
-            eps = float(group["eps"])
-            weight_decay = float(group["weight_decay"])
-            maximize = group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                d = p._data
-                g = grad._data
-                st = state[p]
-                if len(st) == 0:  # a parameter added by add_param_group after construction
-                    st = self._init_state(p, group)
-                step = _bump_step(st)
-                if maximize:
-                    g = -g
-                if weight_decay != 0:
-                    g = g + weight_decay * d
-                clr = lr / (1 + (step - 1) * lr_decay)
-                s = st["sum"]._data
-                s += g * g
-                std = np.sqrt(s)
-                std += eps
-                d += (-clr) * g / std
-                p._bump_version()  # as an in-place op: a graph that saved p now raises
-        return loss
+    def _update(self, group, params, grads, states) -> None:
+        _single_tensor_adagrad(params, grads, [st["sum"] for st in states], [st["step"] for st in states],
+                               lr=float(group["lr"]), weight_decay=float(group["weight_decay"]),
+                               lr_decay=float(group["lr_decay"]), eps=float(group["eps"]),
+                               maximize=group["maximize"])
+
+
+def _single_tensor_adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
+                           state_steps: list[Tensor], *, lr: float, weight_decay: float, lr_decay: float,
+                           eps: float, maximize: bool) -> None:
+    """One Adagrad step for each parameter, in place, as PyTorch's single-tensor Adagrad."""
+    for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps):
+        step = step_t.add_(1).item()
+        if maximize:
+            grad = -grad
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        clr = lr / (1 + (step - 1) * lr_decay)
+        state_sum.addcmul_(grad, grad, value=1)
+        std = state_sum.sqrt().add_(eps)
+        param.addcdiv_(grad, std, value=-clr)

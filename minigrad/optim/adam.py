@@ -1,35 +1,13 @@
 """Adam (and, with decoupled weight decay, AdamW), as torch.optim.Adam."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
 
-import numpy as np
-
-from .optimizer import Optimizer, _bump_step, _step_tensor, _wrap
+from .. import ops
+from ..tensor import Tensor
+from .optimizer import Optimizer, _check_args, _state_tensor, _step_tensor, _zeros
 
 __all__ = ["Adam"]
-
-
-def _lerp_(x: np.ndarray, end: np.ndarray, w: float) -> None:
-    """x = lerp(x, end, w) in place, with PyTorch's two branches (its rounding differs around 0.5)."""
-    if abs(w) < 0.5:
-        x += w * (end - x)
-    else:
-        x[...] = end - (end - x) * (1 - w)
-
-
-def _check_adam_args(lr, betas, eps, weight_decay) -> None:
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
 class Adam(Optimizer):
@@ -74,77 +52,51 @@ class Adam(Optimizer):
         maximize: bool = False,
         decoupled_weight_decay: bool = False,
     ) -> None:
-        _check_adam_args(lr, betas, eps, weight_decay)
+        _check_args(betas, lr=lr, eps=eps, weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """Perform a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
-        loss = None if closure is None else self._run_closure(closure)
-        state = self.state
-        for group in self.param_groups:
-            lr = float(group["lr"])
-            beta1, beta2 = (float(b) for b in group["betas"])
-            eps = float(group["eps"])
-            weight_decay = float(group["weight_decay"])
-            amsgrad = group["amsgrad"]
-            maximize = group["maximize"]
-            decoupled = group.get("decoupled_weight_decay", False)
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                d = p._data
-                g = grad._data
-                st = state[p]
-                if len(st) == 0:
-                    st["step"] = _step_tensor()
-                    st["exp_avg"] = _wrap(np.zeros_like(d))
-                    st["exp_avg_sq"] = _wrap(np.zeros_like(d))
-                    if amsgrad:
-                        st["max_exp_avg_sq"] = _wrap(np.zeros_like(d))
-                if maximize:
-                    g = -g
-                step = _bump_step(st)
-                if weight_decay != 0:
-                    if decoupled:
-                        d *= 1 - lr * weight_decay
-                    else:
-                        g = g + weight_decay * d
-                m = st["exp_avg"]._data
-                v = st["exp_avg_sq"]._data
-                # same operations in the same order as PyTorch's, through one scratch buffer
-                w = 1 - beta1
-                tmp = np.empty_like(m)
-                np.subtract(g, m, out=tmp)
-                if abs(w) < 0.5:  # lerp(m, g, w), PyTorch's two branches
-                    tmp *= w
-                    m += tmp
-                else:
-                    tmp *= 1 - w
-                    np.subtract(g, tmp, out=m)
-                v *= beta2
-                np.multiply(g, 1 - beta2, out=tmp)
-                tmp *= g
-                v += tmp
-                bias_correction1 = 1 - beta1**step
-                bias_correction2 = 1 - beta2**step
-                step_size = lr / bias_correction1
-                bias_correction2_sqrt = bias_correction2**0.5
-                if amsgrad:
-                    vmax = st.get("max_exp_avg_sq")
-                    if vmax is None:  # amsgrad switched on after the state was made
-                        vmax = st["max_exp_avg_sq"] = _wrap(np.zeros_like(d))
-                    vmax = vmax._data
-                    np.maximum(vmax, v, out=vmax)
-                    denom = np.sqrt(vmax)
-                else:
-                    denom = np.sqrt(v)
-                denom /= bias_correction2_sqrt
-                denom += eps
-                np.multiply(m, -step_size, out=tmp)
-                tmp /= denom
-                d += tmp
-                p._bump_version()  # as an in-place op: a graph that saved p now raises
-        return loss
+    def _init_state(self, p, st, group) -> None:
+        st["step"] = _step_tensor()
+        st["exp_avg"] = _zeros(p)
+        st["exp_avg_sq"] = _zeros(p)
+        if group["amsgrad"]:
+            st["max_exp_avg_sq"] = _zeros(p)
+
+    def _update(self, group, params, grads, states) -> None:
+        amsgrad = group["amsgrad"]
+        beta1, beta2 = (float(b) for b in group["betas"])
+        _single_tensor_adam(
+            params, grads, [st["exp_avg"] for st in states], [st["exp_avg_sq"] for st in states],
+            [_state_tensor(st, "max_exp_avg_sq", p) for st, p in zip(states, params)] if amsgrad else [],
+            [st["step"] for st in states], amsgrad=amsgrad, beta1=beta1, beta2=beta2, lr=float(group["lr"]),
+            weight_decay=float(group["weight_decay"]), eps=float(group["eps"]), maximize=group["maximize"],
+            decoupled_weight_decay=group.get("decoupled_weight_decay", False))
+
+
+def _single_tensor_adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
+                        exp_avg_sqs: list[Tensor], max_exp_avg_sqs: list[Tensor], state_steps: list[Tensor], *,
+                        amsgrad: bool, beta1: float, beta2: float, lr: float, weight_decay: float, eps: float,
+                        maximize: bool, decoupled_weight_decay: bool) -> None:
+    """One Adam/AdamW step for each parameter, in place, as PyTorch's single-tensor Adam."""
+    for i, param in enumerate(params):
+        grad = -grads[i] if maximize else grads[i]
+        exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]
+        step_t.add_(1)
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                param.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(param, alpha=weight_decay)
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        step = step_t.item()
+        step_size = lr / (1 - beta1**step)
+        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+        if amsgrad:
+            ops.maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
+            denom = (max_exp_avg_sqs[i].sqrt() / bias_correction2_sqrt).add_(eps)
+        else:
+            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+        param.addcdiv_(exp_avg, denom, value=-step_size)

@@ -1,7 +1,9 @@
 """Optimizer: the base class of every minigrad optimizer, with PyTorch's param groups and state dicts.
 
-Updates are written in plain NumPy on ``p._data`` in place, in the parameter's own dtype: a step
-records no graph and allocates no Tensors, so it costs little more than its arithmetic.
+PyTorch's split: ``step()`` gathers, per param group, the parameters that have a gradient, their
+gradients and their state tensors; one function per algorithm (``_single_tensor_adam`` in adam.py, ...)
+does the math on them with in-place Tensor ops (``p.add_``, ``exp_avg.lerp_``, ...) under no_grad,
+so every write bumps a version counter and passes through ``Function.apply``.
 """
 from __future__ import annotations
 
@@ -14,10 +16,22 @@ from typing import Any
 import numpy as np
 
 from .._dtype import get_default_dtype
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 
 __all__ = ["Optimizer"]
+
+_ARG_NAMES = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def _check_args(betas: tuple[float, float] | None = None, **values: float) -> None:
+    """PyTorch's hyper-parameter checks: every value >= 0, betas in [0, 1)."""
+    for name, v in values.items():
+        if not 0.0 <= v:
+            raise ValueError(f"Invalid {_ARG_NAMES.get(name, name + ' value')}: {v}")
+    for i, b in enumerate(betas or ()):
+        if not 0.0 <= b < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {b}")
 
 
 def _wrap(arr: np.ndarray) -> Tensor:
@@ -28,20 +42,22 @@ def _wrap(arr: np.ndarray) -> Tensor:
     return t
 
 
-def _step_tensor() -> Tensor:
+def _step_tensor(value: float = 0.0) -> Tensor:
     # PyTorch keeps `step` as a CPU float tensor: float64 when that is the default dtype, else float32
     dtype = np.float64 if get_default_dtype() == np.float64 else np.float32
-    return _wrap(np.zeros((), dtype=dtype))
+    return _wrap(np.array(value, dtype=dtype))
 
 
-def _bump_step(state: dict) -> float:
-    """state['step'] += 1 in place; returns the new step as a Python float (PyTorch's .item())."""
-    t = state["step"]
-    if not isinstance(t, Tensor):  # a plain number from a hand-made state dict
-        t = state["step"] = _wrap(np.asarray(float(t), dtype=_step_tensor().dtype))
-    arr = t._data
-    arr += 1
-    return float(arr)
+def _zeros(p: Tensor, fill: float = 0.0) -> Tensor:
+    return _wrap(np.full_like(p._data, fill))
+
+
+def _state_tensor(st: dict, key: str, p: Tensor) -> Tensor:
+    """st[key], made as zeros when the option that needs it was switched on after the state was made."""
+    t = st.get(key)
+    if t is None:
+        t = st[key] = _zeros(p)
+    return t
 
 
 class Optimizer:
@@ -180,7 +196,8 @@ class Optimizer:
                     g = g.detach()
                     p.grad = g
                 if g._data.flags.writeable:
-                    g._data[...] = 0
+                    with no_grad():
+                        g.zero_()
                 else:  # e.g. a broadcast view handed over by the engine
                     g._data = np.zeros(g._data.shape, dtype=g._data.dtype)
 
@@ -197,6 +214,39 @@ class Optimizer:
             closure (Callable, optional): re-evaluates the model and returns the loss (run with
                 gradient recording enabled).
         """
+        if type(self)._update is Optimizer._update:
+            raise NotImplementedError(f"{type(self).__name__} defines neither step() nor _update()")
+        loss = self._run_closure(closure)
+        with no_grad():
+            for group in self.param_groups:
+                params, grads, states = self._gather(group)
+                if params:
+                    self._update(group, params, grads, states)
+        return loss
+
+    def _gather(self, group: dict[str, Any]) -> tuple[list, list, list]:
+        """The group's parameters that have a gradient, their gradients and their state dicts
+        (made by ``_init_state`` on a parameter's first step)."""
+        params, grads, states = [], [], []
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            st = self.state[p]
+            if len(st) == 0:
+                self._init_state(p, st, group)
+            elif "step" in st and not isinstance(st["step"], Tensor):  # a hand-made state dict
+                st["step"] = _step_tensor(float(st["step"]))
+            params.append(p)
+            grads.append(grad)
+            states.append(st)
+        return params, grads, states
+
+    def _init_state(self, p: Tensor, state: dict, group: dict[str, Any]) -> None:
+        """Fill the empty state of parameter p (each optimizer's own keys)."""
+
+    def _update(self, group: dict[str, Any], params: list, grads: list, states: list) -> None:
+        """Run the algorithm on one group's gathered tensors (each optimizer's ``_single_tensor_*``)."""
         raise NotImplementedError
 
     # ---- state dicts -----------------------------------------------------------------------

@@ -1,13 +1,10 @@
 """RMSprop, as torch.optim.RMSprop."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
 
-import numpy as np
-
-from .adam import _lerp_
-from .optimizer import Optimizer, _bump_step, _step_tensor, _wrap
+from ..tensor import Tensor
+from .optimizer import Optimizer, _check_args, _state_tensor, _step_tensor, _zeros
 
 __all__ = ["RMSprop"]
 
@@ -53,74 +50,52 @@ class RMSprop(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_args(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, maximize=maximize)
         super().__init__(params, defaults)
 
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """Perform a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
-        loss = None if closure is None else self._run_closure(closure)
-        state = self.state
-        for group in self.param_groups:
-            lr = float(group["lr"])
-            alpha = float(group["alpha"])
-            eps = float(group["eps"])
-            weight_decay = float(group["weight_decay"])
-            momentum = float(group["momentum"])
-            centered = group["centered"]
-            maximize = group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                d = p._data
-                g = grad._data
-                st = state[p]
-                if len(st) == 0:
-                    st["step"] = _step_tensor()
-                    st["square_avg"] = _wrap(np.zeros_like(d))
-                    if momentum > 0:
-                        st["momentum_buffer"] = _wrap(np.zeros_like(d))
-                    if centered:
-                        st["grad_avg"] = _wrap(np.zeros_like(d))
-                if maximize:
-                    g = -g
-                _bump_step(st)
-                if weight_decay != 0:
-                    g = g + weight_decay * d
-                v = st["square_avg"]._data
-                v *= alpha
-                v += (1 - alpha) * g * g
-                if centered:
-                    a = _state_array(st, "grad_avg", d)
-                    _lerp_(a, g, 1 - alpha)
-                    avg = np.sqrt(v - a * a)
-                else:
-                    avg = np.sqrt(v)
-                avg += eps
-                if momentum > 0:
-                    b = _state_array(st, "momentum_buffer", d)
-                    b *= momentum
-                    b += g / avg
-                    d -= lr * b
-                else:
-                    d += (-lr) * g / avg
-                p._bump_version()  # as an in-place op: a graph that saved p now raises
-        return loss
+    def _init_state(self, p, st, group) -> None:
+        st["step"] = _step_tensor()
+        st["square_avg"] = _zeros(p)
+        if group["momentum"] > 0:
+            st["momentum_buffer"] = _zeros(p)
+        if group["centered"]:
+            st["grad_avg"] = _zeros(p)
+
+    def _update(self, group, params, grads, states) -> None:
+        momentum, centered = float(group["momentum"]), group["centered"]
+        pairs = list(zip(states, params))
+        _single_tensor_rmsprop(
+            params, grads, [st["square_avg"] for st in states],
+            [_state_tensor(st, "grad_avg", p) for st, p in pairs] if centered else [],
+            [_state_tensor(st, "momentum_buffer", p) for st, p in pairs] if momentum > 0 else [],
+            [st["step"] for st in states], lr=float(group["lr"]), alpha=float(group["alpha"]),
+            eps=float(group["eps"]), weight_decay=float(group["weight_decay"]), momentum=momentum,
+            centered=centered, maximize=group["maximize"])
 
 
-def _state_array(st: dict, key: str, d: np.ndarray) -> np.ndarray:
-    t = st.get(key)
-    if t is None:  # the option was switched on after the state was made
-        t = st[key] = _wrap(np.zeros_like(d))
-    return t._data
+def _single_tensor_rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor],
+                           grad_avgs: list[Tensor], momentum_buffers: list[Tensor], state_steps: list[Tensor], *,
+                           lr: float, alpha: float, eps: float, weight_decay: float, momentum: float,
+                           centered: bool, maximize: bool) -> None:
+    """One RMSprop step for each parameter, in place, as PyTorch's single-tensor RMSprop."""
+    for i, param in enumerate(params):
+        grad = -grads[i] if maximize else grads[i]
+        square_avg = square_avgs[i]
+        state_steps[i].add_(1)
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+        if centered:
+            grad_avg = grad_avgs[i].lerp_(grad, 1 - alpha)
+            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+        else:
+            avg = square_avg.sqrt()
+        avg = avg.add_(eps)
+        if momentum > 0:
+            buf = momentum_buffers[i]
+            buf.mul_(momentum).addcdiv_(grad, avg)
+            param.add_(buf, alpha=-lr)
+        else:
+            param.addcdiv_(grad, avg, value=-lr)

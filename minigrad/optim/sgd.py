@@ -1,12 +1,10 @@
 """SGD: stochastic gradient descent with optional (Nesterov) momentum, as torch.optim.SGD."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
 
-import numpy as np
-
-from .optimizer import Optimizer, _wrap
+from ..tensor import Tensor
+from .optimizer import Optimizer, _check_args
 
 __all__ = ["SGD"]
 
@@ -49,53 +47,36 @@ class SGD(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_args(lr=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                         nesterov=nesterov, maximize=maximize)
         super().__init__(params, defaults)
 
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """Perform a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
-        loss = None if closure is None else self._run_closure(closure)
-        state = self.state
-        for group in self.param_groups:
-            lr = float(group["lr"])
-            momentum = float(group["momentum"])
-            dampening = float(group["dampening"])
-            weight_decay = float(group["weight_decay"])
-            nesterov = group["nesterov"]
-            maximize = group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                d = p._data
-                g = grad._data
-                if maximize:
-                    g = -g
-                if weight_decay != 0:
-                    g = g + weight_decay * d
-                if momentum != 0:
-                    st = state[p]
-                    buf = st.get("momentum_buffer")
-                    if buf is None:
-                        b = np.array(g, dtype=d.dtype, copy=True)
-                        st["momentum_buffer"] = _wrap(b)
-                    else:
-                        b = buf._data
-                        b *= momentum
-                        if dampening == 0:
-                            b += g  # (1 - 0) * g is g exactly
-                        else:
-                            b += (1 - dampening) * g
-                    g = g + momentum * b if nesterov else b
-                d -= lr * g
-                p._bump_version()  # as an in-place op: a graph that saved p now raises
-        return loss
+    def _update(self, group, params, grads, states) -> None:
+        bufs = [st.get("momentum_buffer") for st in states]
+        _single_tensor_sgd(params, grads, bufs, lr=float(group["lr"]), momentum=float(group["momentum"]),
+                           dampening=float(group["dampening"]), weight_decay=float(group["weight_decay"]),
+                           nesterov=group["nesterov"], maximize=group["maximize"])
+        if group["momentum"] != 0:
+            for st, buf in zip(states, bufs):
+                st["momentum_buffer"] = buf
+
+
+def _single_tensor_sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor | None], *,
+                       lr: float, momentum: float, dampening: float, weight_decay: float, nesterov: bool,
+                       maximize: bool) -> None:
+    """One SGD step for each parameter; a None momentum buffer is made (in the list) on first use."""
+    for i, param in enumerate(params):
+        grad = -grads[i] if maximize else grads[i]
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        if momentum != 0:
+            buf = momentum_buffers[i]
+            if buf is None:
+                buf = momentum_buffers[i] = grad.detach().clone()
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+            grad = grad.add(buf, alpha=momentum) if nesterov else buf
+        param.add_(grad, alpha=-lr)

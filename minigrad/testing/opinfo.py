@@ -445,6 +445,56 @@ elementwise_ops += [
 ]
 
 
+# lerp / addcmul / addcdiv: the optimizers' fused updates; in-place forms write into the first input
+_TERNARY_SHAPES = [((), (), ()), ((3,), (3,), (3,)), ((2, 3), (2, 3), (2, 3)), ((2, 3), (1, 3), (2, 1)),
+                   ((2, 1), (1, 3), ()), ((0, 3), (3,), (1,))]
+
+
+def _ternary_samples(s1=sample, s2=sample, s3=sample, inplace=False, **kwargs):
+    # in place: only shapes whose broadcast is the first input's (the result is written into it)
+    shapes = [t for t in _TERNARY_SHAPES if not inplace or np.broadcast_shapes(*t) == t[0]]
+
+    def gen(rng):
+        return [SampleInput((s1(a, rng), s2(b, rng), s3(c, rng)), kwargs) for a, b, c in shapes]
+    return gen
+
+
+def _np_lerp(x, end, w):
+    return x + w * (end - x)
+
+
+def _inplace_form(method):
+    """op(x, ...) as x.clone().<method>(...): the in-place variant checked through its graph rebase."""
+    return lambda x, *args, **kw: getattr(x.clone(), method)(*args, **kw)
+
+
+_LERP_SCALAR = binary_samples()
+elementwise_ops += [
+    OpInfo("lerp", lambda x, e: mg.lerp(x, e, 0.3), lambda x, e: _np_lerp(x, e, 0.3), _LERP_SCALAR,
+           variant="scalar_weight", torch_op=lambda torch, x, e: torch.lerp(x, e, 0.3)),
+    OpInfo("lerp", lambda x, e: mg.lerp(x, e, 0.8), lambda x, e: _np_lerp(x, e, 0.8), _LERP_SCALAR,
+           variant="scalar_weight_high", torch_op=lambda torch, x, e: torch.lerp(x, e, 0.8)),
+    OpInfo("lerp", mg.lerp, _np_lerp, _ternary_samples(s3=partial(sample, away=(-0.5, 0.5)))),
+    OpInfo("addcmul", lambda x, a, b: mg.addcmul(x, a, b, value=-0.7), lambda x, a, b: x - 0.7 * a * b,
+           _ternary_samples(), torch_op=lambda torch, x, a, b: torch.addcmul(x, a, b, value=-0.7)),
+    OpInfo("addcdiv", lambda x, a, b: mg.addcdiv(x, a, b, value=0.4), lambda x, a, b: x + 0.4 * a / b,
+           _ternary_samples(s3=nonzero), torch_op=lambda torch, x, a, b: torch.addcdiv(x, a, b, value=0.4)),
+    OpInfo("lerp", _inplace_form("lerp_"), _np_lerp, _ternary_samples(s3=partial(sample, away=(-0.5, 0.5)),
+                                                                     inplace=True),
+           variant="inplace", torch_op=lambda torch, x, e, w: x.clone().lerp_(e, w), aliases=("lerp_",),
+           grad_fn=None),
+    OpInfo("addcmul", _inplace_form("addcmul_"), lambda x, a, b: x + a * b, _ternary_samples(inplace=True),
+           variant="inplace", torch_op=lambda torch, x, a, b: x.clone().addcmul_(a, b), aliases=("addcmul_",),
+           grad_fn=None),
+    OpInfo("addcdiv", _inplace_form("addcdiv_"), lambda x, a, b: x + a / b,
+           _ternary_samples(s3=nonzero, inplace=True),
+           variant="inplace", torch_op=lambda torch, x, a, b: x.clone().addcdiv_(a, b), aliases=("addcdiv_",),
+           grad_fn=None),
+    OpInfo("sqrt", _inplace_form("sqrt_"), np.sqrt, unary_samples(positive), variant="inplace",
+           torch_op=lambda torch, x: x.clone().sqrt_(), aliases=("sqrt_",), grad_fn=None),
+]
+
+
 # -- registry queries ------------------------------------------------------------------------------
 def _nn_op_db():
     # the entries of the nn.functional ops and of the backward Functions live in their own file
