@@ -347,7 +347,8 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     elif t.size and t.max() >= num_classes:
         raise ValueError(f"one_hot: class values must be smaller than num_classes ({num_classes}), "
                          f"got {int(t.max())}")
-    return _arr((t[..., None] == np.arange(num_classes)).astype(np.int64))
+    t = tensor if isinstance(tensor, Tensor) else _arr(t)
+    return (t.unsqueeze(-1) == mg.arange(num_classes)).to(mg.int64)  # ops, so a tracer sees them
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:

@@ -1,10 +1,330 @@
 """Registry entries for the nn.functional ops and for the backward Functions (op-as-backward
-Functions such as ReluBackward, whose forward is the NumPy VJP): `nn_op_db`, appended to `op_db`.
+Functions such as ThresholdBackward, whose forward is the NumPy VJP): `nn_op_db`, appended to `op_db`.
 
 Same OpInfo/SampleInput as minigrad/testing/opinfo.py. nn.functional entries are named
 "nn.functional.<name>" (the default torch_op is then torch.nn.functional.<name>); backward-Function
-entries take kind="backward", op=lambda g, *saved: SomeBackward.apply(g, *saved), ref = the NumPy VJP.
-"""
-from .opinfo import OpInfo, SampleInput, Const, unary_samples, binary_samples, samples  # noqa: F401
+entries take kind="backward", op=lambda g, *saved: SomeBackward.apply(g, *saved), ref = the NumPy VJP
+(None where only finite differences and gradgradcheck check it).
 
-nn_op_db = []
+grad_fn is PyTorch's node name where our node is PyTorch's op; None where the result's last node is
+a composite's (l1_loss's mean, unfold's permute, linear without bias: PyTorch's Mm, ...).
+"""
+from functools import partial
+
+import numpy as np
+
+from .opinfo import (OpInfo, SampleInput, Const, unary_samples, binary_samples, samples, sample,  # noqa: F401
+                     positive, distinct, _np_erf, _np_sigmoid, _np_softmax, _np_log_softmax)
+
+
+def _f(fn):
+    """fn(F, *xs) as an OpInfo op (fn(L, ...) with L minigrad or torch): L.nn.functional is F."""
+    return lambda L, *xs, **kw: fn(L.nn.functional, *xs, **kw)
+
+
+def fcase(name, variant, inputs, fn, ref, *, torch=True, kinks=(), **kw):
+    """An nn.functional entry: fn(F, *xs); inputs are shapes (sampled), arrays or Const."""
+    def conv(i, rng):
+        if isinstance(i, tuple) and all(isinstance(d, int) for d in i):
+            return sample(i, rng)
+        if callable(i):
+            return i(rng)
+        return i if isinstance(i, Const) else np.asarray(i)
+
+    def gen(rng):
+        out = [SampleInput(tuple(conv(i, rng) for i in inputs))]
+        out += [SampleInput(tuple(np.asarray(v, dtype=np.float64) for v in k), kink=True,
+                            name=f"kink{j}") for j, k in enumerate(kinks)]
+        return out
+    call = _f(fn)
+    return OpInfo("nn.functional." + name, partial(call, _Mg), ref, gen, variant=variant,
+                  torch_op=call if torch else None, **kw)
+
+
+class _MgLib:
+    """minigrad as the `L` of an entry (imported lazily: this module is imported by minigrad.testing)."""
+
+    @property
+    def nn(self):
+        import minigrad.nn
+        return minigrad.nn
+
+
+_Mg = _MgLib()
+
+
+def _away(*points, low=-2.0, high=2.0):
+    return lambda shape: (lambda rng: sample(shape, rng, low=low, high=high, away=points))
+
+
+def _pos(shape, low=0.3, high=2.0):
+    return lambda rng: positive(shape, rng, low, high)
+
+
+def _distinct(shape):
+    return lambda rng: distinct(shape, rng)
+
+
+def _probs(shape, axis=1):
+    def gen(rng):
+        p = rng.random(shape) + 0.1
+        return p / p.sum(axis, keepdims=True)
+    return gen
+
+
+def _np_softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def _np_ce(z, t, weight=None, reduction="mean", label_smoothing=0.0):
+    """cross_entropy of logits z (N, C, ...) with class indices t (N, ...) or probabilities."""
+    z = np.asarray(z)
+    C = z.shape[1]
+    logp = _np_log_softmax(z, 1)
+    w = np.ones(C) if weight is None else np.asarray(weight)
+    wb = w.reshape((1, -1) + (1,) * (z.ndim - 2))
+    if np.asarray(t).dtype.kind == "f":
+        q = (np.asarray(t) * (1 - label_smoothing) + label_smoothing / C) * wb
+        loss = -(q * logp).sum(1)
+        return {"mean": loss.mean(), "sum": loss.sum(), "none": loss}[reduction]
+    t = np.asarray(t)
+    onehot = np.moveaxis(np.eye(C)[t], -1, 1)
+    q = (onehot * (1 - label_smoothing) + label_smoothing / C) * wb
+    loss = -(q * logp).sum(1)
+    denom = w[t].sum()
+    return {"mean": loss.sum() / denom, "sum": loss.sum(), "none": loss}[reduction]
+
+
+def _np_nll(x, t, reduction="mean"):
+    picked = -np.take_along_axis(x, t[:, None], 1)[:, 0]
+    return {"mean": picked.mean(), "sum": picked.sum(), "none": picked}[reduction]
+
+
+def _np_pad(x, pad, mode="constant"):
+    widths = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        widths[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    return np.pad(x, widths, mode={"replicate": "edge", "circular": "wrap"}.get(mode, mode))
+
+
+def _np_layer_norm(x, shape, w=None, b=None, eps=1e-5):
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    xhat = (x - x.mean(axes, keepdims=True)) / np.sqrt(x.var(axes, keepdims=True) + eps)
+    return xhat * (1 if w is None else w) + (0 if b is None else b)
+
+
+def _np_batch_norm_train(x, rm, rv, w=None, b=None, training=True, eps=1e-5):
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    xhat = (x - x.mean(axes, keepdims=True)) / np.sqrt(x.var(axes, keepdims=True) + eps)
+    return xhat * w.reshape(shape) + b.reshape(shape)
+
+
+_X23 = (2, 3)
+_IDX4 = Const(np.array([1, 0, 2, 2]))
+
+functional_ops = [
+    # activations
+    fcase("relu", "", [_away(0.0)(_X23)], lambda F, x: F.relu(x), lambda x: np.maximum(x, 0),
+          grad_fn="Relu", kinks=[([-1.0, 0.0, 2.0],)]),
+    fcase("relu6", "", [_away(0.0, 6.0, low=-2.0, high=8.0)(_X23)], lambda F, x: F.relu6(x),
+          lambda x: np.clip(x, 0, 6), grad_fn=None),
+    fcase("hardtanh", "", [_away(-1.0, 1.0)(_X23)], lambda F, x: F.hardtanh(x),
+          lambda x: np.clip(x, -1, 1), grad_fn=None),
+    fcase("sigmoid", "", [_X23], lambda F, x: F.sigmoid(x), _np_sigmoid, grad_fn="Sigmoid"),
+    fcase("tanh", "", [_X23], lambda F, x: F.tanh(x), np.tanh, grad_fn="Tanh"),
+    fcase("softmax", "", [_X23], lambda F, x: F.softmax(x, dim=1), lambda x: _np_softmax(x, 1), grad_fn=None),
+    fcase("log_softmax", "", [_X23], lambda F, x: F.log_softmax(x, dim=1), lambda x: _np_log_softmax(x, 1),
+          grad_fn="LogSoftmax"),
+    fcase("leaky_relu", "", [_away(0.0)(_X23)], lambda F, x: F.leaky_relu(x, 0.1),
+          lambda x: np.where(x > 0, x, 0.1 * x), grad_fn="LeakyRelu", kinks=[([-1.0, 0.0, 2.0],)]),
+    fcase("gelu", "", [_X23], lambda F, x: F.gelu(x), lambda x: x * 0.5 * (1 + _np_erf(x / np.sqrt(2))),
+          grad_fn=None),
+    fcase("gelu", "tanh", [_X23], lambda F, x: F.gelu(x, approximate="tanh"),
+          lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))), grad_fn=None),
+    fcase("silu", "", [_X23], lambda F, x: F.silu(x), lambda x: x * _np_sigmoid(x), grad_fn=None),
+    fcase("elu", "", [_away(0.0)(_X23)], lambda F, x: F.elu(x), lambda x: np.where(x > 0, x, np.expm1(x)),
+          grad_fn=None),
+    fcase("softplus", "", [_X23], lambda F, x: F.softplus(x), _np_softplus, grad_fn=None),
+    fcase("logsigmoid", "", [_X23], lambda F, x: F.logsigmoid(x), lambda x: -_np_softplus(-x), grad_fn=None),
+    # pad, linear, dropout, one_hot, normalize
+    fcase("pad", "", [_X23], lambda F, x: F.pad(x, (1, 2)), lambda x: _np_pad(x, (1, 2)),
+          grad_fn="ConstantPadNd"),
+    fcase("pad", "crop", [(2, 4)], lambda F, x: F.pad(x, (-1, 1, 1, 0)), None, grad_fn="ConstantPadNd"),
+    fcase("pad", "reflect", [(1, 2, 4)], lambda F, x: F.pad(x, (2, 1), mode="reflect"),
+          lambda x: _np_pad(x, (2, 1), "reflect"), grad_fn=None),
+    fcase("linear", "", [(5, 3), (4, 3), (4,)], lambda F, x, w, b: F.linear(x, w, b),
+          lambda x, w, b: x @ w.T + b, grad_fn="Addmm"),
+    fcase("linear", "nobias", [(5, 3), (4, 3)], lambda F, x, w: F.linear(x, w), lambda x, w: x @ w.T,
+          grad_fn=None),  # PyTorch: Mm; ours is the one fused node either way
+    fcase("linear", "3d", [(2, 5, 3), (4, 3), (4,)], lambda F, x, w, b: F.linear(x, w, b),
+          lambda x, w, b: x @ w.T + b, grad_fn=None),  # PyTorch: View of an Addmm
+    fcase("dropout", "p0", [_X23], lambda F, x: F.dropout(x, 0.0), lambda x: x, grad_fn=None),
+    fcase("dropout", "p1", [_X23], lambda F, x: F.dropout(x, 1.0), lambda x: np.zeros_like(x), grad_fn=None),
+    fcase("dropout", "eval", [_X23], lambda F, x: F.dropout(x, 0.5, training=False), lambda x: x, grad_fn=None),
+    fcase("one_hot", "", [np.array([0, 2, 1])], lambda F, t: F.one_hot(t, 4),
+          lambda t: np.eye(4, dtype=np.int64)[t], supports_grad=False, dtypes=("int64",), grad_fn=None),
+    fcase("normalize", "", [_X23], lambda F, x: F.normalize(x, dim=1),
+          lambda x: x / np.linalg.norm(x, axis=1, keepdims=True), grad_fn=None),
+    # losses
+    fcase("cross_entropy", "", [(4, 3), _IDX4], lambda F, z, t: F.cross_entropy(z, t), _np_ce,
+          grad_fn="CrossEntropyLoss"),
+    fcase("cross_entropy", "weight_smoothing_sum", [(4, 3), _IDX4],
+          lambda F, z, t: F.cross_entropy(z, t, weight=F_weight(F, z), reduction="sum", label_smoothing=0.2),
+          lambda z, t: _np_ce(z, t, np.array([0.5, 1.0, 2.0]), "sum", 0.2), grad_fn="CrossEntropyLoss",
+          torch=False),
+    fcase("cross_entropy", "none_3d", [(2, 3, 2), Const(np.array([[0, 2], [1, 1]]))],
+          lambda F, z, t: F.cross_entropy(z, t, reduction="none"),
+          lambda z, t: _np_ce(z, t, reduction="none"), grad_fn="CrossEntropyLoss"),
+    fcase("cross_entropy", "probs", [(4, 3), _probs((4, 3))],
+          lambda F, z, y: F.cross_entropy(z, y, label_smoothing=0.1),
+          lambda z, y: _np_ce(z, y, label_smoothing=0.1), grad_fn="CrossEntropyLoss"),
+    fcase("nll_loss", "", [(4, 3), _IDX4], lambda F, x, t: F.nll_loss(x, t), _np_nll, grad_fn="NllLoss"),
+    fcase("nll_loss", "none", [(4, 3), _IDX4], lambda F, x, t: F.nll_loss(x, t, reduction="none"),
+          lambda x, t: _np_nll(x, t, "none"), grad_fn="NllLoss"),
+    fcase("mse_loss", "", [_X23, _X23], lambda F, x, y: F.mse_loss(x, y), lambda x, y: ((x - y) ** 2).mean(),
+          grad_fn="MseLoss"),
+    fcase("mse_loss", "none", [_X23, _X23], lambda F, x, y: F.mse_loss(x, y, reduction="none"),
+          lambda x, y: (x - y) ** 2, grad_fn="MseLoss"),
+    fcase("l1_loss", "", [_X23, _X23], lambda F, x, y: F.l1_loss(x, y), lambda x, y: np.abs(x - y).mean(),
+          grad_fn=None, skips={"torch_double_backward": "PyTorch's second derivative of abs is a ZeroTensor, "
+                                                        "which cannot be read as an array"}),
+    fcase("smooth_l1_loss", "", [_X23, _X23], lambda F, x, y: F.smooth_l1_loss(x, y, beta=0.5),
+          None, grad_fn=None),
+    fcase("huber_loss", "", [_X23, _X23], lambda F, x, y: F.huber_loss(x, y, delta=0.5), None, grad_fn=None),
+    fcase("binary_cross_entropy", "none", [_pos(_X23, 0.1, 0.9), _pos(_X23, 0.0, 1.0)],
+          lambda F, x, y: F.binary_cross_entropy(x, y, reduction="none"),
+          lambda x, y: -(y * np.log(x) + (1 - y) * np.log1p(-x)), grad_fn="BinaryCrossEntropy"),
+    fcase("binary_cross_entropy_with_logits", "none", [_X23, _pos(_X23, 0.0, 1.0)],
+          lambda F, x, y: F.binary_cross_entropy_with_logits(x, y, reduction="none"),
+          lambda x, y: (1 - y) * x + _np_softplus(-x), grad_fn="BinaryCrossEntropyWithLogits"),
+    fcase("binary_cross_entropy_with_logits", "pos_weight", [_X23, _pos(_X23, 0.0, 1.0), lambda rng: Const(positive((3,), rng, 0.5, 2.0))],
+          lambda F, x, y, pw: F.binary_cross_entropy_with_logits(x, y, reduction="none", pos_weight=pw),
+          lambda x, y, pw: (1 - y) * x + (1 + (pw - 1) * y) * _np_softplus(-x),
+          grad_fn="BinaryCrossEntropyWithLogits"),
+    # convolution and pooling
+    fcase("conv2d", "", [(2, 3, 5, 5), (4, 3, 3, 3), (4,)], lambda F, x, w, b: F.conv2d(x, w, b, padding=1),
+          None, grad_fn="Convolution"),
+    fcase("conv2d", "stride_dilation", [(1, 2, 7, 6), (3, 2, 2, 3)],
+          lambda F, x, w: F.conv2d(x, w, stride=(2, 1), dilation=(1, 2)), None, grad_fn="Convolution"),
+    fcase("conv2d", "groups", [(2, 4, 4, 4), (6, 2, 3, 3)], lambda F, x, w: F.conv2d(x, w, groups=2),
+          None, grad_fn="Convolution"),
+    fcase("unfold", "", [(2, 2, 4, 4)], lambda F, x: F.unfold(x, 2, padding=1, stride=2), None, grad_fn=None),
+    fcase("fold", "", [(2, 8, 9)], lambda F, x: F.fold(x, (4, 4), 2, padding=1, stride=2), None,
+          grad_fn="Col2Im"),
+    fcase("max_pool2d", "", [_distinct((2, 2, 4, 6))], lambda F, x: F.max_pool2d(x, 2), None,
+          grad_fn="MaxPool2DWithIndices"),
+    fcase("max_pool2d", "overlap_pad", [_distinct((1, 2, 5, 5))],
+          lambda F, x: F.max_pool2d(x, 3, stride=2, padding=1), None, grad_fn="MaxPool2DWithIndices"),
+    fcase("max_pool2d", "indices", [_distinct((1, 2, 4, 4))],
+          lambda F, x: F.max_pool2d(x, 2, stride=1, return_indices=True), None, grad_fn="MaxPool2DWithIndices"),
+    fcase("avg_pool2d", "", [(2, 2, 4, 6)], lambda F, x: F.avg_pool2d(x, 2), None, grad_fn="AvgPool2D"),
+    fcase("avg_pool2d", "pad", [(1, 2, 5, 5)],
+          lambda F, x: F.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False), None,
+          grad_fn="AvgPool2D"),
+    fcase("adaptive_avg_pool2d", "", [(2, 2, 5, 7)], lambda F, x: F.adaptive_avg_pool2d(x, (2, 3)), None,
+          grad_fn=None),
+    # normalisation, embedding
+    fcase("batch_norm", "", [(4, 3, 2), (3,), (3,)],
+          lambda F, x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+          lambda x, w, b: _np_batch_norm_train(x, None, None, w, b), grad_fn="NativeBatchNorm"),
+    fcase("batch_norm", "eval", [(4, 3), Const(np.array([0.1, -0.2, 0.3])), Const(np.array([1.0, 2.0, 0.5])),
+                                 (3,), (3,)],
+          lambda F, x, rm, rv, w, b: F.batch_norm(x, rm, rv, w, b, training=False),
+          lambda x, rm, rv, w, b: (x - rm) / np.sqrt(rv + 1e-5) * w + b, grad_fn=None),
+    fcase("layer_norm", "", [(2, 4, 3), (3,), (3,)], lambda F, x, w, b: F.layer_norm(x, (3,), w, b),
+          lambda x, w, b: _np_layer_norm(x, (3,), w, b), grad_fn="NativeLayerNorm"),
+    fcase("layer_norm", "2d_noaffine", [(2, 3, 4)], lambda F, x: F.layer_norm(x, (3, 4)),
+          lambda x: _np_layer_norm(x, (3, 4)), grad_fn="NativeLayerNorm"),
+    fcase("embedding", "", [Const(np.array([[1, 0], [3, 1]])), (4, 3)], lambda F, i, w: F.embedding(i, w),
+          lambda i, w: w[i], grad_fn="Embedding"),
+    fcase("embedding", "padding_idx", [Const(np.array([1, 0, 3, 1])), (4, 3)],
+          lambda F, i, w: F.embedding(i, w, padding_idx=1), lambda i, w: w[i], grad_fn="Embedding",
+          skips={t: "row padding_idx gets no gradient by definition (as PyTorch's), unlike finite "
+                    "differences; the gradient is compared with PyTorch's" for t in ("gradcheck", "gradgradcheck")}),
+]
+
+
+def F_weight(F, z):
+    """A class weight of z's dtype (cross_entropy's weight must match the logits)."""
+    import minigrad as mg
+    return mg.tensor(np.array([0.5, 1.0, 2.0]), dtype=z.dtype)
+
+
+# -- the backward Functions (op-as-backward): forward = the NumPy VJP, backward = the 2nd derivative --
+
+def _bcase(name, inputs, op, ref=None, **kw):
+    def gen(rng):
+        return [SampleInput(tuple(i(rng) if callable(i) else (sample(i, rng) if isinstance(i, tuple) else i)
+                                  for i in inputs))]
+    return OpInfo(name, op, ref, gen, kind="backward", torch_op=None, grad_fn=name, **kw)
+
+
+def _threshold_backward(g, y):
+    from ..ops.elementwise import ThresholdBackward
+    return ThresholdBackward.apply(g, y)
+
+
+def _addmm_backward(g, x, w):
+    from ..ops.linalg import AddmmBackward
+    return AddmmBackward.apply(g, x, w, (True, True, True))
+
+
+def _conv_geo(x, w, stride=(1, 1), pads=(1, 1, 1, 1)):
+    from ..ops.conv import _make_geom
+    return _make_geom("conv2d", x.shape, w.shape[2:], stride, (1, 1), pads)
+
+
+def _convolution_backward(g, x, w, stride=(1, 1)):
+    from ..ops.conv import ConvolutionBackward
+    return ConvolutionBackward.apply(g, x, w, None, _conv_geo(x, w, stride), 1, (True, True, True))
+
+
+def _ce_backward(g, z, t, **kw):
+    import minigrad as mg
+    from ..ops.loss import CrossEntropyLossBackward
+    # the forward's statistics, from a throwaway forward of the same logits
+    with mg.enable_grad():
+        st = mg.nn.functional.cross_entropy(z.detach().requires_grad_(), t, **kw).grad_fn.st
+    need = (True, t.requires_grad)
+    return CrossEntropyLossBackward.apply(g, z, t, st, need)
+
+
+def _norm_backward(g, x, w, layer=True):
+    from ..ops.normalization import NativeBatchNormBackward, NativeLayerNormBackward
+    xd = x.detach().numpy()
+    axes = (x.ndim - 1,) if layer else (0,) + tuple(range(2, x.ndim))
+    mean = xd.mean(axes, keepdims=True)
+    rstd = 1.0 / np.sqrt(((xd - mean) ** 2).mean(axes, keepdims=True) + 1e-5)
+    xhat = (xd - mean) * rstd
+    op = NativeLayerNormBackward if layer else NativeBatchNormBackward
+    return op.apply(g, x, w, xhat, rstd, axes, 1e-5, (True, True, True))
+
+
+def _maxpool_backward(g, x):
+    from ..ops.conv import _make_geom
+    from ..ops.pooling import MaxPool2DWithIndicesBackward, _max_windows
+    geo = _make_geom("max_pool2d", x.shape, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0))
+    _, pairs, idx = _max_windows(x.numpy(), geo)
+    return MaxPool2DWithIndicesBackward.apply(g, pairs, idx, geo)
+
+
+backward_ops = [
+    _bcase("ThresholdBackward", [(2, 3), lambda rng: Const(positive((2, 3), rng) * rng.choice([0.0, 1.0], (2, 3)))],
+           _threshold_backward, lambda g, y: g * (y > 0)),
+    _bcase("AddmmBackward", [(5, 4), (5, 3), (4, 3)], _addmm_backward,
+           lambda g, x, w: (g @ w, g.T @ x, g.sum(0))),
+    _bcase("ConvolutionBackward", [(2, 4, 5, 5), (2, 3, 5, 5), (4, 3, 3, 3)], _convolution_backward),
+    _bcase("CrossEntropyLossBackward", [(), (4, 3), _IDX4], _ce_backward),
+    _bcase("CrossEntropyLossBackward", [(4,), (4, 3), _IDX4],
+           lambda g, z, t: _ce_backward(g, z, t, reduction="none", label_smoothing=0.1), variant="none_smoothing"),
+    _bcase("CrossEntropyLossBackward", [(), (4, 3), _probs((4, 3))],
+           lambda g, z, y: _ce_backward(g, z, y, reduction="sum", label_smoothing=0.2), variant="probs"),
+    _bcase("NativeLayerNormBackward", [(2, 4, 3), (2, 4, 3), (3,)], _norm_backward),
+    _bcase("NativeBatchNormBackward", [(4, 3, 2), (4, 3, 2), (1, 3, 1)],
+           lambda g, x, w: _norm_backward(g, x, w, layer=False)),
+    _bcase("MaxPool2DWithIndicesBackward", [(2, 2, 2, 3), Const(np.arange(96.0).reshape(2, 2, 4, 6) % 7)],
+           lambda g, x: _maxpool_backward(g, x)),
+]
+
+nn_op_db = functional_ops + backward_ops
