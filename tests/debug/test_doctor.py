@@ -326,3 +326,23 @@ def test_idle_doctor_adds_no_calls_to_the_op_path():
     # backward: one look-up of the backward() call's site per call (for the freed-graph message)
     assert [n for _, n in doctor].count("user_site") == 1
     assert {n for _, n in doctor} <= {"user_site", "user_frame", "_is_internal"}
+
+
+def test_gradient_mistakes_example_diagnoses_all_twelve(capsys):
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "gradient_mistakes.py"
+    spec = importlib.util.spec_from_file_location("gradient_mistakes", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.main()
+    out = capsys.readouterr().out
+    sections = out.split("\n\n")[1:]
+    assert len(sections) == 12
+    expected = ["cut by .detach() at", "computed under no_grad (entered at", "modified by an inplace operation",
+                "retain_grad", "mistake 5", "freed by the earlier backward() call at", "mistake 7", "mistake 8",
+                "mistake 9", "mistake 10", "which is not differentiable", "100% of units dead"]
+    for i, (sec, want) in enumerate(zip(sections, expected), 1):
+        assert sec.lstrip().startswith(f"{i}."), sec
+        assert want in sec, (i, sec)
+        assert "gradient_mistakes.py:" in sec or i in (3, 4, 8), (i, sec)
