@@ -44,6 +44,7 @@ class SyncBatchNorm(_BatchNorm):
             raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
 
     def forward(self, input: Tensor) -> Tensor:
+        """Normalise with the global batch's statistics (training, several ranks), else as BatchNorm."""
         from ... import distributed as dist
         self._check_input_dim(input)
         bn_training = self.training or (self.running_mean is None and self.running_var is None)
