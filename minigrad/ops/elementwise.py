@@ -11,6 +11,17 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 
+# the public ops of this family: exported by minigrad.ops and minigrad (ops/__init__.py derives from it)
+__all__ = [
+    "add", "sub", "mul", "div", "atan2", "arctan2", "neg", "pow", "abs", "exp", "log", "log1p", "expm1",
+    "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "sign", "floor", "ceil",
+    "round", "clamp", "clip", "maximum", "minimum", "where", "erf", "floor_divide", "remainder", "fmod", "eq",
+    "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf",
+    "isfinite", "equal", "allclose", "lerp", "addcmul", "addcdiv",
+]
+# ops whose Tensor method is the function itself (self first), attached when tensor.py has none
+__methods__ = ["atan2", "arctan2"]
+
 
 def _promote(x, y):
     """Cast operands to PyTorch's result dtype (float32 * 2.5 stays float32; int64 * 2.5 -> float32)."""
@@ -107,6 +118,8 @@ class Add(Function):
 
 
 def add(x, y):
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        x, y = y, x  # 2 + t: the tensor is the first operand (next_functions in PyTorch's order)
     if type(y) is float and type(x) is Tensor and x._data.dtype.kind == "f":
         return Add.apply(x, _scalar(y, x._data.dtype))  # tensor op Python float: the common case
     return Add.apply(*_promote(x, y))
@@ -125,7 +138,23 @@ class Sub(Function):
         return g, (-g if ctx.needs_input_grad[1] else None)
 
 
+class Rsub(Function):
+    """out = y - x (a number minus a tensor: the tensor stays the first operand, as PyTorch);
+    dx = -g,  dy = g"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return y - x
+
+    @staticmethod
+    def backward(ctx, g):
+        nx, ny = ctx.needs_input_grad
+        return (-g if nx else None), (g if ny else None)
+
+
 def sub(x, y):
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        return Rsub.apply(*_promote(y, x))
     if type(y) is float and type(x) is Tensor and x._data.dtype.kind == "f":
         return Sub.apply(x, _scalar(y, x._data.dtype))  # tensor op Python float: the common case
     return Sub.apply(*_promote(x, y))
@@ -149,6 +178,8 @@ class Mul(Function):
 
 
 def mul(x, y):
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        x, y = y, x  # 2 * t: the tensor is the first operand (next_functions in PyTorch's order)
     if type(y) is float and type(x) is Tensor and x._data.dtype.kind == "f":
         return Mul.apply(x, _scalar(y, x._data.dtype))  # tensor op Python float: the common case
     return Mul.apply(*_promote(x, y))
@@ -170,12 +201,38 @@ class Div(Function):
         return (g / y if nx else None), (-g * x / (y * y) if ny else None)
 
 
+class DivRounding(Function):
+    """out = trunc(x / y) or floor(x / y) (integers stay integers);  dx = 0,  dy = 0  (piecewise
+    constant: PyTorch's zero gradient, and the graph is kept)"""
+    op_name = "div"
+
+    @staticmethod
+    def forward(ctx, x, y, rounding_mode):
+        if rounding_mode == "floor":
+            return np.floor_divide(x, y)
+        if np.result_type(x, y).kind in "iu":  # integer trunc division, exact
+            return (np.abs(x) // np.abs(y)) * (np.sign(x) * np.sign(y))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.trunc(np.true_divide(x, y))
+
+    @staticmethod
+    def backward(ctx, g):
+        nx, ny, _ = ctx.needs_input_grad
+        zero = g * 0.0
+        return (zero if nx else None), (zero if ny else None), None
+
+
 def div(x, y, rounding_mode=None):
-    if rounding_mode == "floor":
-        return floor_divide(x, y)
-    if rounding_mode == "trunc":
-        q = div(x, y)
-        return Tensor._make(np.trunc(q._data))
+    if rounding_mode is not None:
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                             f"'{rounding_mode}'")
+        if not isinstance(x, Tensor) and isinstance(y, Tensor):
+            x = Tensor._make(np.asarray(x, dtype=y.dtype if isinstance(x, int) or y.dtype.kind == "f"
+                                        else _dtype.get_default_dtype()))
+        return DivRounding.apply(*_promote(x, y), rounding_mode)
+    if not isinstance(x, Tensor) and isinstance(y, Tensor) and isinstance(x, (int, float)):
+        return mul(reciprocal(y), x)  # 2 / t = reciprocal(t) * 2, as PyTorch records it
     x, y = _promote(x, y)
     if not _is_float(x) and not _is_float(y):  # true division of integers gives the default float
         x = _cast_to(x, _dtype.get_default_dtype())
@@ -185,6 +242,37 @@ def div(x, y, rounding_mode=None):
 
 def _is_float(v):
     return (v.dtype.kind == "f") if isinstance(v, Tensor) else isinstance(v, float)
+
+
+class Atan2(Function):
+    """out = atan2(y, x) (the angle of the point (x, y));  dy = g * x / (x² + y²),  dx = -g * y / (x² + y²)
+    (0 at the origin, as PyTorch)"""
+    _fast = staticmethod(np.arctan2)
+
+    @staticmethod
+    def forward(ctx, y, x):
+        ctx.save_for_backward(y, x)
+        return np.arctan2(y, x)
+
+    @staticmethod
+    def backward(ctx, g):
+        y, x = ctx.saved_tensors
+        ny, nx = ctx.needs_input_grad
+        r2 = x * x + y * y
+        origin = r2 == 0
+        scale = where(origin, 0.0, g / where(origin, 1.0, r2))  # safe on both sides: finite 2nd order too
+        return (scale * x if ny else None), (-scale * y if nx else None)
+
+
+def atan2(input, other):  # noqa: A002
+    """The angle of (other, input) in radians: torch.atan2(input, other); integers give floats."""
+    y, x = _promote(input, other)
+    if not _is_float(y) and not _is_float(x):
+        y, x = _cast_to(y, _dtype.get_default_dtype()), _cast_to(x, _dtype.get_default_dtype())
+    return Atan2.apply(y, x)
+
+
+arctan2 = atan2
 
 
 class Neg(Function):
@@ -249,38 +337,200 @@ def pow(x, y):
     return Pow.apply(x, y)
 
 
-def _unary(name, np_fn, doc, grad, save="x"):
-    """Build a one-input Function whose backward is grad(g, x_or_out) in Tensor ops."""
+def _rsqrt_np(x):
+    return 1.0 / np.sqrt(x)
 
+
+class Exp(Function):
+    """out = exp(x);  dx = g * out"""
+    _fast = staticmethod(np.exp)
+
+    @staticmethod
     def forward(ctx, x):
-        out = np_fn(x)
-        ctx.save_for_backward(out if save == "out" else x)
+        out = np.exp(x)
+        ctx.save_for_backward(out)
         return out
 
+    @staticmethod
     def backward(ctx, g):
-        v, = ctx.saved_tensors
-        return grad(g, v)
-
-    cls = type(name, (Function,), {"__doc__": doc, "forward": staticmethod(forward),
-                                   "backward": staticmethod(backward), "_fast": staticmethod(np_fn),
-                                   "__module__": __name__})
-    return cls
+        out, = ctx.saved_tensors
+        return g * out
 
 
-Exp = _unary("Exp", np.exp, "out = exp(x);  dx = g * out", lambda g, out: g * out, save="out")
-Log = _unary("Log", np.log, "out = log(x);  dx = g / x", lambda g, x: g / x)
-Log1p = _unary("Log1p", np.log1p, "out = log(1 + x);  dx = g / (1 + x)", lambda g, x: g / (x + 1.0))
-Expm1 = _unary("Expm1", np.expm1, "out = exp(x) - 1;  dx = g * (out + 1)", lambda g, out: g * (out + 1.0), save="out")
-Sqrt = _unary("Sqrt", np.sqrt, "out = sqrt(x);  dx = g / (2 * out)", lambda g, out: g / (out * 2.0), save="out")
-Rsqrt = _unary("Rsqrt", lambda x: 1.0 / np.sqrt(x), "out = 1 / sqrt(x);  dx = -g * out**3 / 2",
-               lambda g, out: g * out * out * out * -0.5, save="out")
-Reciprocal = _unary("Reciprocal", np.reciprocal, "out = 1 / x;  dx = -g * out**2",
-                    lambda g, out: -g * out * out, save="out")
-Sin = _unary("Sin", np.sin, "out = sin(x);  dx = g * cos(x)", lambda g, x: g * cos(x))
-Cos = _unary("Cos", np.cos, "out = cos(x);  dx = -g * sin(x)", lambda g, x: -g * sin(x))
-Tan = _unary("Tan", np.tan, "out = tan(x);  dx = g * (1 + out**2)", lambda g, out: g * (out * out + 1.0), save="out")
-Tanh = _unary("Tanh", np.tanh, "out = tanh(x);  dx = g * (1 - out**2)", lambda g, out: g * (1.0 - out * out), save="out")
-Abs = _unary("Abs", np.abs, "out = |x|;  dx = g * sign(x)  (0 at x == 0, as PyTorch)", lambda g, x: g * sign(x))
+class Log(Function):
+    """out = log(x);  dx = g / x"""
+    _fast = staticmethod(np.log)
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.log(x)
+        ctx.save_for_backward(x)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g / x
+
+
+class Log1P(Function):
+    """out = log(1 + x);  dx = g / (1 + x)"""
+    _fast = staticmethod(np.log1p)
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.log1p(x)
+        ctx.save_for_backward(x)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g / (x + 1.0)
+
+
+class Expm1(Function):
+    """out = exp(x) - 1;  dx = g * (out + 1)"""
+    _fast = staticmethod(np.expm1)
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.expm1(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out, = ctx.saved_tensors
+        return g * (out + 1.0)
+
+
+class Sqrt(Function):
+    """out = sqrt(x);  dx = g / (2 * out)"""
+    _fast = staticmethod(np.sqrt)
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.sqrt(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out, = ctx.saved_tensors
+        return g / (out * 2.0)
+
+
+class Rsqrt(Function):
+    """out = 1 / sqrt(x);  dx = -g * out**3 / 2"""
+    _fast = staticmethod(_rsqrt_np)
+
+    @staticmethod
+    def forward(ctx, x):
+        out = _rsqrt_np(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out, = ctx.saved_tensors
+        return g * out * out * out * -0.5
+
+
+class Reciprocal(Function):
+    """out = 1 / x;  dx = -g * out**2"""
+    _fast = staticmethod(np.reciprocal)
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.reciprocal(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out, = ctx.saved_tensors
+        return -g * out * out
+
+
+class Sin(Function):
+    """out = sin(x);  dx = g * cos(x)"""
+    _fast = staticmethod(np.sin)
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.sin(x)
+        ctx.save_for_backward(x)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * cos(x)
+
+
+class Cos(Function):
+    """out = cos(x);  dx = -g * sin(x)"""
+    _fast = staticmethod(np.cos)
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.cos(x)
+        ctx.save_for_backward(x)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return -g * sin(x)
+
+
+class Tan(Function):
+    """out = tan(x);  dx = g * (1 + out**2)"""
+    _fast = staticmethod(np.tan)
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.tan(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out, = ctx.saved_tensors
+        return g * (out * out + 1.0)
+
+
+class Tanh(Function):
+    """out = tanh(x);  dx = g * (1 - out**2)"""
+    _fast = staticmethod(np.tanh)
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.tanh(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out, = ctx.saved_tensors
+        return g * (1.0 - out * out)
+
+
+class Abs(Function):
+    """out = |x|;  dx = g * sign(x)  (0 at x == 0, as PyTorch)"""
+    _fast = staticmethod(np.abs)
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.abs(x)
+        ctx.save_for_backward(x)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * sign(x)
 
 
 def _sigmoid_np(x):
@@ -289,8 +539,20 @@ def _sigmoid_np(x):
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
 
 
-Sigmoid = _unary("Sigmoid", _sigmoid_np, "out = 1 / (1 + exp(-x));  dx = g * out * (1 - out)",
-                 lambda g, out: g * (out * (1.0 - out)), save="out")
+class Sigmoid(Function):
+    """out = 1 / (1 + exp(-x));  dx = g * out * (1 - out)"""
+    _fast = staticmethod(_sigmoid_np)
+
+    @staticmethod
+    def forward(ctx, x):
+        out = _sigmoid_np(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out, = ctx.saved_tensors
+        return g * (out * (1.0 - out))
 
 
 class LogSigmoid(Function):
@@ -354,13 +616,25 @@ def _erf_np(x):
     return np.asarray(_erf_scalar(x), dtype=x.dtype if x.dtype.kind == "f" else np.float64)
 
 
-Erf = _unary("Erf", _erf_np, "out = erf(x);  dx = g * 2/sqrt(pi) * exp(-x**2)",
-             lambda g, x: g * (exp(-(x * x)) * (2.0 / math.sqrt(math.pi))))
+class Erf(Function):
+    """out = erf(x);  dx = g * 2/sqrt(pi) * exp(-x**2)"""
+    _fast = staticmethod(_erf_np)
+
+    @staticmethod
+    def forward(ctx, x):
+        out = _erf_np(x)
+        ctx.save_for_backward(x)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * (exp(-(x * x)) * (2.0 / math.sqrt(math.pi)))
 
 
 def exp(x): return Exp.apply(x)
 def log(x): return Log.apply(x)
-def log1p(x): return Log1p.apply(x)
+def log1p(x): return Log1P.apply(x)
 def expm1(x): return Expm1.apply(x)
 def sqrt(x): return Sqrt.apply(x)
 def rsqrt(x): return Rsqrt.apply(x)
@@ -383,34 +657,49 @@ class _Piecewise(Function):
     """sign, floor, ceil, round: piecewise constant, so the gradient is 0 (as PyTorch gives)."""
 
     @staticmethod
-    def forward(ctx, x, fn):
-        return fn(x)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * 0.0, None
+    def backward(ctx, g, *_):
+        return (g * 0.0,) + (None,) * (len(ctx.needs_input_grad) - 1)
 
 
 class Sign(_Piecewise):
     """out = sign(x);  dx = 0"""
+    _fast = staticmethod(np.sign)
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.sign(x)
 
 
 class Floor(_Piecewise):
     """out = floor(x);  dx = 0"""
+    _fast = staticmethod(np.floor)
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.floor(x)
 
 
 class Ceil(_Piecewise):
     """out = ceil(x);  dx = 0"""
+    _fast = staticmethod(np.ceil)
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.ceil(x)
 
 
 class Round(_Piecewise):
-    """out = round(x) (half to even, as PyTorch);  dx = 0"""
+    """out = round(x, decimals) (half to even, as PyTorch);  dx = 0"""
+
+    @staticmethod
+    def forward(ctx, x, decimals):
+        return np.round(x, decimals)
 
 
-def sign(x): return Sign.apply(x, np.sign)
-def floor(x): return Floor.apply(x, np.floor) if x.dtype.kind == "f" else x
-def ceil(x): return Ceil.apply(x, np.ceil) if x.dtype.kind == "f" else x
-def round(x, decimals=0): return Round.apply(x, lambda a: np.round(a, decimals))  # noqa: A001
+def sign(x): return Sign.apply(x)
+def floor(x): return Floor.apply(x) if x.dtype.kind == "f" else x
+def ceil(x): return Ceil.apply(x) if x.dtype.kind == "f" else x
+def round(x, decimals=0): return Round.apply(x, decimals)  # noqa: A001
 
 
 class Clamp(Function):
@@ -528,40 +817,189 @@ def _raw(v):
     return v._data if isinstance(v, Tensor) else v
 
 
-def _nograd(name, fn, promote=True):
-    def op(x, y):
-        if promote:
-            x, y = _promote(x, y)
-        try:
-            return Tensor._make(np.asarray(fn(_raw(x), _raw(y))))
-        except ValueError as e:
-            if "broadcast" in str(e):
-                raise ValueError(f"{name}: shapes {np.shape(_raw(x))} and {np.shape(_raw(y))} "
-                                 "cannot be broadcast") from None
-            raise
-    op.__name__ = name
-    op.__doc__ = f"{name}(x, y): elementwise, not differentiable."
-    return op
+class _NonDifferentiable(Function):
+    """Base of the ops without a gradient: forward marks the output non-differentiable, so it never
+    requires grad (as in PyTorch); they still go through Function.apply like every op."""
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(f"{ctx.name()}: this op is not differentiable")
 
 
-floor_divide = _nograd("floor_divide", np.floor_divide)
-remainder = _nograd("remainder", np.remainder)
-fmod = _nograd("fmod", np.fmod)
-eq = _nograd("eq", np.equal)
-ne = _nograd("ne", np.not_equal)
-lt = _nograd("lt", np.less)
-le = _nograd("le", np.less_equal)
-gt = _nograd("gt", np.greater)
-ge = _nograd("ge", np.greater_equal)
-logical_and = _nograd("logical_and", np.logical_and, promote=False)
-logical_or = _nograd("logical_or", np.logical_or, promote=False)
-logical_xor = _nograd("logical_xor", np.logical_xor, promote=False)
+def _no_grad_out(ctx, out):
+    out = np.asarray(out)
+    ctx.mark_non_differentiable(out)
+    return out
 
 
-def logical_not(x): return Tensor._make(np.logical_not(x._data))
-def isnan(x): return Tensor._make(np.isnan(x._data))
-def isinf(x): return Tensor._make(np.isinf(x._data))
-def isfinite(x): return Tensor._make(np.isfinite(x._data))
+class FloorDivide(_NonDifferentiable):
+    """out = floor(x / y);  not differentiable"""
+    op_name = "floor_divide"
+    _fast = staticmethod(np.floor_divide)
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return _no_grad_out(ctx, np.floor_divide(x, y))
+
+
+class Remainder(_NonDifferentiable):
+    """out = x - floor(x / y) * y (the sign of y, as Python's %);  not differentiable"""
+    _fast = staticmethod(np.remainder)
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return _no_grad_out(ctx, np.remainder(x, y))
+
+
+class Fmod(_NonDifferentiable):
+    """out = x - trunc(x / y) * y (the sign of x, as C's fmod);  not differentiable"""
+    _fast = staticmethod(np.fmod)
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return _no_grad_out(ctx, np.fmod(x, y))
+
+
+class Eq(_NonDifferentiable):
+    """out = x == y;  not differentiable"""
+    _fast = staticmethod(np.equal)
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return _no_grad_out(ctx, np.equal(x, y))
+
+
+class Ne(_NonDifferentiable):
+    """out = x != y;  not differentiable"""
+    _fast = staticmethod(np.not_equal)
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return _no_grad_out(ctx, np.not_equal(x, y))
+
+
+class Lt(_NonDifferentiable):
+    """out = x < y;  not differentiable"""
+    _fast = staticmethod(np.less)
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return _no_grad_out(ctx, np.less(x, y))
+
+
+class Le(_NonDifferentiable):
+    """out = x <= y;  not differentiable"""
+    _fast = staticmethod(np.less_equal)
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return _no_grad_out(ctx, np.less_equal(x, y))
+
+
+class Gt(_NonDifferentiable):
+    """out = x > y;  not differentiable"""
+    _fast = staticmethod(np.greater)
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return _no_grad_out(ctx, np.greater(x, y))
+
+
+class Ge(_NonDifferentiable):
+    """out = x >= y;  not differentiable"""
+    _fast = staticmethod(np.greater_equal)
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return _no_grad_out(ctx, np.greater_equal(x, y))
+
+
+class LogicalAnd(_NonDifferentiable):
+    """out = x and y;  not differentiable"""
+    op_name = "logical_and"
+    _fast = staticmethod(np.logical_and)
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return _no_grad_out(ctx, np.logical_and(x, y))
+
+
+class LogicalOr(_NonDifferentiable):
+    """out = x or y;  not differentiable"""
+    op_name = "logical_or"
+    _fast = staticmethod(np.logical_or)
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return _no_grad_out(ctx, np.logical_or(x, y))
+
+
+class LogicalXor(_NonDifferentiable):
+    """out = x xor y;  not differentiable"""
+    op_name = "logical_xor"
+    _fast = staticmethod(np.logical_xor)
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return _no_grad_out(ctx, np.logical_xor(x, y))
+
+
+class LogicalNot(_NonDifferentiable):
+    """out = not x;  not differentiable"""
+    op_name = "logical_not"
+    _fast = staticmethod(np.logical_not)
+
+    @staticmethod
+    def forward(ctx, x):
+        return _no_grad_out(ctx, np.logical_not(x))
+
+
+class IsNan(_NonDifferentiable):
+    """out = x is nan;  not differentiable"""
+    op_name = "isnan"
+    _fast = staticmethod(np.isnan)
+
+    @staticmethod
+    def forward(ctx, x):
+        return _no_grad_out(ctx, np.isnan(x))
+
+
+class IsInf(_NonDifferentiable):
+    """out = x is +-inf;  not differentiable"""
+    op_name = "isinf"
+    _fast = staticmethod(np.isinf)
+
+    @staticmethod
+    def forward(ctx, x):
+        return _no_grad_out(ctx, np.isinf(x))
+
+
+class IsFinite(_NonDifferentiable):
+    """out = x is finite;  not differentiable"""
+    op_name = "isfinite"
+    _fast = staticmethod(np.isfinite)
+
+    @staticmethod
+    def forward(ctx, x):
+        return _no_grad_out(ctx, np.isfinite(x))
+
+
+def floor_divide(x, y): return FloorDivide.apply(*_promote(x, y))
+def remainder(x, y): return Remainder.apply(*_promote(x, y))
+def fmod(x, y): return Fmod.apply(*_promote(x, y))
+def eq(x, y): return Eq.apply(*_promote(x, y))
+def ne(x, y): return Ne.apply(*_promote(x, y))
+def lt(x, y): return Lt.apply(*_promote(x, y))
+def le(x, y): return Le.apply(*_promote(x, y))
+def gt(x, y): return Gt.apply(*_promote(x, y))
+def ge(x, y): return Ge.apply(*_promote(x, y))
+def logical_and(x, y): return LogicalAnd.apply(x, y)
+def logical_or(x, y): return LogicalOr.apply(x, y)
+def logical_xor(x, y): return LogicalXor.apply(x, y)
+def logical_not(x): return LogicalNot.apply(x)
+def isnan(x): return IsNan.apply(x)
+def isinf(x): return IsInf.apply(x)
+def isfinite(x): return IsFinite.apply(x)
 
 
 def equal(x, y):

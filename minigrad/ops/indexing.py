@@ -7,6 +7,11 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor
 
+# the public ops of this family: exported by minigrad.ops and minigrad (ops/__init__.py derives from it)
+__all__ = [
+    "gather", "scatter_add", "index_select", "masked_fill", "take_along_dim",
+]
+
 
 def _np_index(index):
     """Translate a minigrad index (may hold Tensors and lists) to a NumPy one."""
@@ -31,6 +36,7 @@ def _is_basic(index):
 
 class GetItem(Function):
     """out = x[index];  dx = zeros with g added at index (repeated indices accumulate)"""
+    op_name = "getitem"
 
     @staticmethod
     def forward(ctx, x, index):
@@ -73,13 +79,44 @@ class IndexAdd(Function):
         return getitem(gg, ctx.index), None, None
 
 
+def _split_ints(idx):
+    """PyTorch's layout for an index mixing ints with arrays: the ints select first (an int is not
+    an advanced index there, as it is in NumPy), then the arrays index what is left. Returns
+    (basic index, advanced index), or None when NumPy's rule already gives PyTorch's result."""
+    if not isinstance(idx, tuple):
+        return None
+    is_int = [isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) for i in idx]
+    is_arr = [isinstance(i, np.ndarray) for i in idx]
+    if not (any(is_int) and any(is_arr)) or any(isinstance(i, (bool, np.bool_)) for i in idx):
+        return None
+    first, second = [], []
+    for i, n, a in zip(idx, is_int, is_arr):
+        if a:  # an array covers one dim (a bool mask its ndim): kept whole by the basic step
+            first += [slice(None)] * (i.ndim if i.dtype == np.bool_ else 1)
+            second.append(i)
+        else:
+            first.append(i)
+            if not n:
+                second.append(Ellipsis if i is Ellipsis else slice(None))
+    return tuple(first), tuple(second)
+
+
 def getitem(x, index):
     idx = _np_index(index)
+    split = _split_ints(idx)
+    if split is not None:  # two recorded ops: BasicGetItem (a view), then GetItem
+        try:
+            return getitem(getitem(x, split[0]), split[1])
+        except IndexError as e:  # name the user's tensor, not the intermediate view
+            msg = str(e).removeprefix("getitem: ").split(" (input shapes")[0]
+            raise IndexError(f"getitem: {msg} (tensor of shape {x.shape}, index {index!r})") from None
     basic = _is_basic(idx)
     cls = BasicGetItem if basic else GetItem
     try:
         out = cls.apply(x, idx)
     except IndexError as e:
+        if str(e).startswith("getitem: "):  # Function.apply named the op and the shapes already
+            raise
         raise IndexError(f"getitem: {e} (tensor of shape {x.shape}, index {index!r})") from None
     if basic and x._base is None:
         out._view_idx = idx  # lets an in-place op on this view write through x (see ops/inplace.py)
@@ -221,9 +258,11 @@ def masked_fill(x, mask, value):
 
 
 def take_along_dim(x, indices, dim=None):
-    idx = indices._data if isinstance(indices, Tensor) else np.asarray(indices)
+    if not isinstance(indices, Tensor):
+        indices = Tensor._make(np.asarray(indices))
+    idx = indices._data
     if dim is None:
-        return gather(x.reshape(-1), 0, Tensor._make(idx.reshape(-1)))
+        return gather(x.reshape(-1), 0, indices.reshape(-1))
     d = dim % x.ndim
     shape = list(np.broadcast_shapes(tuple(1 if i == d else s for i, s in enumerate(x.shape)),
                                      tuple(1 if i == d else s for i, s in enumerate(idx.shape))))
@@ -233,4 +272,5 @@ def take_along_dim(x, indices, dim=None):
     ishape[d] = idx.shape[d]
     if tuple(xs) != x.shape:
         x = x.expand(*xs)
-    return gather(x, d, Tensor._make(np.broadcast_to(idx, ishape)))
+    # index ops, not NumPy on the arrays, so that mg.trace records where the index comes from
+    return gather(x, d, indices.expand(*ishape) if tuple(ishape) != idx.shape else indices)

@@ -9,6 +9,12 @@ from ..tensor import Tensor
 from .elementwise import exp, sign, where, abs as _abs, cast
 from .. import _dtype
 
+# the public ops of this family: exported by minigrad.ops and minigrad (ops/__init__.py derives from it)
+__all__ = [
+    "sum", "mean", "var", "std", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all",
+    "logsumexp", "softmax", "log_softmax", "norm", "cumsum",
+]
+
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
 
@@ -223,26 +229,45 @@ def min(x, dim=None, keepdim=False):  # noqa: A001
     return _max_min(x, dim, keepdim, argmin, amin)
 
 
+class _NoGradReduce(Function):
+    """argmax / argmin / any / all: reductions with an int64 or bool result and no gradient; ops
+    through Function.apply like every other (so mg.trace records them)"""
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(f"{ctx.name()}: this op is not differentiable")
+
+
+def _no_grad_reduce(name, np_fn, dtype):
+    def forward(ctx, x, axes, keepdim):
+        return np.asarray(np_fn(x, axis=axes, keepdims=keepdim)).astype(dtype, copy=False)
+    return type(name, (_NoGradReduce,), {"__doc__": f"out = {np_fn.__name__}(x, dim) ({np.dtype(dtype)})",
+                                          "forward": staticmethod(forward), "op_name": name.lower(),
+                                          "__module__": __name__})
+
+
+ArgMax = _no_grad_reduce("ArgMax", np.argmax, np.int64)
+ArgMin = _no_grad_reduce("ArgMin", np.argmin, np.int64)
+Any = _no_grad_reduce("Any", np.any, np.bool_)
+All = _no_grad_reduce("All", np.all, np.bool_)
+
+
 def argmax(x, dim=None, keepdim=False):
-    if dim is None:
-        return Tensor._make(np.asarray(np.argmax(x._data), dtype=np.int64))
-    return Tensor._make(np.argmax(x._data, axis=dim, keepdims=keepdim).astype(np.int64))
+    return ArgMax.apply(x, dim, keepdim if dim is not None else False)
 
 
 def argmin(x, dim=None, keepdim=False):
-    if dim is None:
-        return Tensor._make(np.asarray(np.argmin(x._data), dtype=np.int64))
-    return Tensor._make(np.argmin(x._data, axis=dim, keepdims=keepdim).astype(np.int64))
+    return ArgMin.apply(x, dim, keepdim if dim is not None else False)
 
 
 def any(x, dim=None, keepdim=False):  # noqa: A001
     axes = None if dim is None else _axes(dim, x.ndim, "any")
-    return Tensor._make(np.asarray(np.any(x._data, axis=axes, keepdims=keepdim)))
+    return Any.apply(x, axes, keepdim)
 
 
 def all(x, dim=None, keepdim=False):  # noqa: A001
     axes = None if dim is None else _axes(dim, x.ndim, "all")
-    return Tensor._make(np.asarray(np.all(x._data, axis=axes, keepdims=keepdim)))
+    return All.apply(x, axes, keepdim)
 
 
 def _shifted_lse(x, axes):

@@ -4,6 +4,13 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor
 
+# the public ops of this family: exported by minigrad.ops and minigrad (ops/__init__.py derives from it)
+__all__ = [
+    "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "swapaxes", "t",
+    "expand", "broadcast_to", "broadcast_tensors", "repeat", "flip", "clone", "cat", "concat", "concatenate",
+    "stack", "narrow", "split", "chunk", "unbind", "tril", "triu",
+]
+
 
 def _sizes(args):
     """Accept f(2, 3) and f((2, 3))."""

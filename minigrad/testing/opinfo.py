@@ -495,6 +495,658 @@ elementwise_ops += [
 ]
 
 
+# -- reductions ------------------------------------------------------------------------------------
+# (shape, dim) pairs: None, int, negative int, tuple, negative tuple, and 0-d
+REDUCTION_DIMS = [((), None), ((3,), None), ((3,), 0), ((2, 3), None), ((2, 3), 1), ((2, 3), -2),
+                  ((2, 3, 4), (0, 2)), ((2, 3, 4), (-1, -2)), ((2, 3, 4), 1)]
+
+
+def _group_size(shape, dim):
+    if dim is None:
+        return int(np.prod(shape)) if shape else 1
+    dims = dim if isinstance(dim, tuple) else (dim,)
+    return int(np.prod([shape[d] for d in dims])) if shape else 1
+
+
+def reduction_samples(sampler=sample, min_group=1, empty=True, extra=(), **fixed):
+    """dim None/int/negative/tuple and keepdim False/True over REDUCTION_DIMS, plus empty inputs."""
+    def gen(rng):
+        out = []
+        for shape, dim in REDUCTION_DIMS:
+            if _group_size(shape, dim) < min_group:
+                continue
+            for keep in (False, True):
+                kw = dict(fixed, dim=dim, keepdim=keep)
+                out.append(SampleInput((sampler(shape, rng),), kw,
+                                       name=f"{shape}-dim{dim}{'-keep' if keep else ''}".replace(" ", "")))
+        if empty:
+            out.append(SampleInput((np.zeros((2, 0)),), dict(fixed, dim=1), name="empty(2,0)-dim1"))
+        for e in extra:
+            out.append(e)
+        return out
+    return gen
+
+
+def _np_reduce(fn, **np_kw):
+    def ref(x, dim=None, keepdim=False, **_):
+        axis = tuple(dim) if isinstance(dim, (tuple, list)) else dim
+        if x.ndim == 0:
+            axis = None
+        return np.asarray(fn(x, axis=axis, keepdims=keepdim, **np_kw))
+    return ref
+
+
+def _torch_red(name):
+    """x.<name>(dim, keepdim) in PyTorch, with dim None/tuple spelled the way each op accepts."""
+    def call(torch, x, dim=None, keepdim=False, **kw):
+        if dim is None:
+            dim = tuple(range(x.ndim))
+        if x.ndim == 0:
+            return getattr(x, name)(0, keepdim=keepdim, **kw) if name in ("logsumexp", "prod") \
+                else getattr(x, name)(**kw)
+        if name == "prod" and isinstance(dim, tuple):  # one dim at a time
+            for d in sorted((d % x.ndim for d in dim), reverse=True):
+                x = x.prod(d, keepdim=True)
+            return x if keepdim else x.reshape([s for i, s in enumerate(x.shape)
+                                                if i not in {d % x.ndim for d in dim}])
+        return getattr(x, name)(dim, keepdim=keepdim, **kw)
+    return call
+
+
+def _np_lse(x, axis, keepdims=False):
+    m = np.max(x, axis=axis, keepdims=True)
+    out = m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
+    return out if keepdims else np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
+
+
+def _np_pnorm(p):
+    def fn(x, axis, keepdims):
+        a = np.abs(x)
+        if p == "fro":
+            return np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims))
+        if p == float("inf"):
+            return np.amax(a, axis=axis, keepdims=keepdims)
+        if p == float("-inf"):
+            return np.amin(a, axis=axis, keepdims=keepdims)
+        if p == 0:
+            return np.sum(a != 0, axis=axis, keepdims=keepdims).astype(x.dtype)
+        return np.sum(a ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+    return fn
+
+
+def _method(name):
+    """op calling the Tensor method: x.name(dim, keepdim=...) as the existing tests did."""
+    def op(x, **kw):
+        return getattr(x, name)(**kw)
+    return op
+
+
+def _norm_op(p):
+    def op(x, **kw):
+        return x.norm(p, **kw)
+    return op
+
+
+_PROD_ZEROS = [SampleInput((np.array(v),), name=f"zeros{v}") for v in
+               ([2.0, 0.0, 4.0], [0.0, 0.0, 4.0], [0.0, 0.0, 0.0])] + [
+    SampleInput((np.array([[1.0, 0.0, 3.0], [2.0, 3.0, 4.0], [0.0, 0.0, 1.0]]),), {"dim": 1},
+                name="zeros_rows-dim1"),
+    SampleInput((np.array([[1.0, 0.0, 3.0], [2.0, 3.0, 4.0], [0.0, 5.0, 1.0]]),), {"dim": 0, "keepdim": True},
+                name="zeros_cols-dim0-keep")]
+_TIES = [SampleInput((np.array([[1.0, 3.0], [3.0, 3.0]]),), name="ties", kink=True),
+         SampleInput((np.array([[2.0, 2.0, 1.0], [0.0, 1.0, 1.0]]),), {"dim": 1}, name="ties_rows", kink=True),
+         SampleInput((np.array([0.0, 5.0, 0.0]),), {"dim": 0, "keepdim": True}, name="ties_low", kink=True)]
+_NORM_ZEROS = [SampleInput((np.zeros(3),), name="zero", kink=True),
+               SampleInput((np.array([[0.0, 0.0], [3.0, 4.0]]),), {"dim": 1}, name="zero_row", kink=True),
+               SampleInput((np.array([0.0, 1.0, -2.0]),), name="zero_elem", kink=True)]
+
+
+def _red(name, np_fn, sampler=sample, *, variant="", op=None, min_group=1, extra=(), np_kw=None,
+         fixed=None, empty=True, **kw):
+    kw.setdefault("torch_op", _torch_red(name))
+    return OpInfo(name, op or getattr(mg, name), _np_reduce(np_fn, **(np_kw or {})),
+                  reduction_samples(sampler, min_group, empty, extra=extra, **(fixed or {})), variant=variant,
+                  **kw)
+
+
+reduction_ops = [
+    _red("sum", np.sum, dtypes=ALL_NUMERIC),
+    _red("sum", np.sum, op=_method("sum"), variant="method"),
+    _red("mean", np.mean, op=_method("mean"), empty=False),
+    _red("prod", np.prod, nonzero, op=_method("prod"), extra=_PROD_ZEROS),
+    _red("amax", np.amax, distinct, op=_method("amax"), extra=_TIES, empty=False),
+    _red("amin", np.amin, distinct, extra=_TIES, empty=False),
+    _red("logsumexp", lambda x, axis, keepdims: _np_lse(x, axis, keepdims), op=_method("logsumexp")),
+    _red("var", np.var, op=_method("var"), min_group=2, np_kw={"ddof": 1}, grad_fn=None, empty=False),
+    _red("var", np.var, variant="biased", op=_method("var"), fixed={"unbiased": False}, grad_fn=None, empty=False),
+    _red("var", np.var, variant="correction0", fixed={"correction": 0}, grad_fn=None, empty=False),
+    _red("var", np.var, variant="correction2", fixed={"correction": 2}, min_group=3, np_kw={"ddof": 2}, empty=False,
+         grad_fn=None),
+    _red("std", np.std, op=_method("std"), min_group=2, np_kw={"ddof": 1}, empty=False,
+         extra=[SampleInput((np.array([2.0, 2.0, 2.0]),), name="constant", kink=True)]),
+    _red("std", np.std, variant="biased", fixed={"unbiased": False}, empty=False),
+]
+for _p, _v in (("fro", ""), (1, "p1"), (3, "p3"), (1.5, "p1.5"), (0.5, "p0.5"), (float("inf"), "inf"),
+               (float("-inf"), "neginf"), (0, "p0")):
+    reduction_ops.append(OpInfo(
+        "norm", _norm_op(_p), _np_reduce(_np_pnorm(_p)),
+        reduction_samples(nonzero, empty=_p not in (float("inf"), float("-inf")),
+                          extra=_NORM_ZEROS if _p not in (float("inf"), float("-inf")) else ()),
+        variant=_v, torch_op=lambda torch, x, _p=_p, dim=None, **kw: x.norm(_p, dim, **kw),
+        grad_fn=None,  # p-dependent (Norm2, NormP, or abs/amax/sum composites); PyTorch: LinalgVectorNorm
+        supports_grad=_p != 0))
+
+
+def _max_dim_samples(rng):
+    out = []
+    for shape, dim in REDUCTION_DIMS:
+        if isinstance(dim, int):
+            for keep in (False, True):
+                out.append(SampleInput((distinct(shape, rng), dim), {"keepdim": keep}))
+    out.append(SampleInput((np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0], [5.0, 5.0, 5.0]]), 1), name="ties",
+                           kink=True))
+    return out
+
+
+def _np_max_dim(fn, arg):
+    def ref(x, dim, keepdim=False):
+        return np.asarray(fn(x, axis=dim, keepdims=keepdim)), np.asarray(arg(x, axis=dim, keepdims=keepdim))
+    return ref
+
+
+def _softmax_samples(rng):
+    out = [SampleInput((sample(s, rng, low=-3, high=3), d)) for s, d in
+           [((3,), 0), ((3,), -1), ((2, 3), 1), ((2, 3), 0), ((2, 3, 4), -2), ((2, 3, 4), 2), ((), 0)]]
+    out.append(SampleInput((np.array([[1e4, 0.0, -1e4], [1e4, 1e4, 1e4 - 1.0]]), -1), name="huge"))
+    out.append(SampleInput((np.zeros((0, 3)), 1), name="empty"))
+    return out
+
+
+def _np_softmax(x, dim):
+    if x.ndim == 0:
+        return np.ones_like(x)
+    e = np.exp(x - x.max(dim, keepdims=True))
+    return e / e.sum(dim, keepdims=True)
+
+
+def _np_log_softmax(x, dim):
+    if x.ndim == 0:
+        return np.zeros_like(x)
+    m = x.max(dim, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(dim, keepdims=True))
+
+
+def _dim_samples(cases, sampler=sample):
+    def gen(rng):
+        return [SampleInput((sampler(s, rng), d)) for s, d in cases]
+    return gen
+
+
+reduction_ops += [
+    OpInfo("max", lambda x: x.max(), _np_reduce(np.max), samples(
+        lambda rng: [SampleInput((distinct(s, rng),)) for s in UNARY_SHAPES], *_TIES[:1]), variant="full",
+        torch_op=lambda torch, x: x.max(), grad_fn="Max"),
+    OpInfo("min", lambda x: x.min(), _np_reduce(np.min), samples(
+        lambda rng: [SampleInput((distinct(s, rng),)) for s in UNARY_SHAPES],
+        SampleInput((np.array([0.0, 5.0, 0.0]),), name="ties", kink=True)), variant="full",
+        torch_op=lambda torch, x: x.min(), grad_fn="Min"),
+    OpInfo("max", mg.max, _np_max_dim(np.max, np.argmax), _max_dim_samples, variant="dim", grad_fn=None,
+           torch_op=lambda torch, x, d, **kw: tuple(torch.max(x, d, **kw))),
+    OpInfo("min", mg.min, _np_max_dim(np.min, np.argmin), _max_dim_samples, variant="dim", grad_fn=None,
+           torch_op=lambda torch, x, d, **kw: tuple(torch.min(x, d, **kw))),
+    OpInfo("softmax", mg.softmax, _np_softmax, _softmax_samples),
+    OpInfo("log_softmax", mg.log_softmax, _np_log_softmax, _softmax_samples, grad_fn="LogSoftmax"),
+    OpInfo("cumsum", mg.cumsum, lambda x, d: np.cumsum(x, axis=d) if x.ndim else x.copy(), _dim_samples(
+        [((3,), 0), ((3,), -1), ((2, 3), 0), ((2, 3), 1), ((2, 3, 4), -2), ((), 0), ((0, 2), 1)])),
+    OpInfo("cumsum", lambda x, d: x.cumsum(d), lambda x, d: np.cumsum(x, axis=d) if x.ndim else x.copy(),
+           _dim_samples([((2, 3), 1), ((), 0)]), variant="method", torch_op=lambda torch, x, d: x.cumsum(d)),
+]
+
+
+def _nondiff_red_samples(rng):
+    out = [SampleInput((sample((3, 4), rng),))]
+    for d, k in [(0, False), (1, True), (-1, False)]:
+        out.append(SampleInput((sample((3, 4), rng),), {"dim": d, "keepdim": k}))
+    out.append(SampleInput((np.array([[1.0, 7.0], [7.0, 0.0]]),), name="ties"))
+    out.append(SampleInput((np.array([[1.0, 7.0], [7.0, 0.0]]),), {"dim": 0}, name="ties_dim"))
+    return out
+
+
+def _bool_red_samples(rng):
+    m = np.array([[True, False], [True, True]])
+    return [SampleInput((m,)), SampleInput((m,), {"dim": 1}), SampleInput((m,), {"dim": 0, "keepdim": True}),
+            SampleInput((np.zeros((0,), dtype=bool),), name="empty"), SampleInput((sample((2, 3), rng) > 0,))]
+
+
+reduction_ops += [
+    OpInfo(n, getattr(mg, n), _np_reduce(getattr(np, n)), _nondiff_red_samples, supports_grad=False)
+    for n in ("argmax", "argmin")] + [
+    OpInfo(n, getattr(mg, n), _np_reduce(getattr(np, n)), _bool_red_samples, supports_grad=False,
+           dtypes=("bool",)) for n in ("any", "all")]
+
+
+# -- table-style entries: one calling form each, written for both libraries ----------------------
+def case(name, variant, inputs, fn, ref, *, torch=True, kinks=(), **kw):
+    """An entry whose op is fn(L, *xs) with L the library (minigrad here, torch for parity).
+
+    inputs: shapes (sampled with `sample`) or arrays; kinks: extra input tuples marked kink=True.
+    """
+    def conv(i, rng):
+        if isinstance(i, tuple):
+            return sample(i, rng)
+        if isinstance(i, list):
+            return [conv(s, rng) for s in i]
+        return i if isinstance(i, Const) else np.asarray(i)
+
+    def gen(rng):
+        out = [SampleInput(tuple(conv(i, rng) for i in inputs))]
+        out += [SampleInput(tuple(np.asarray(v, dtype=np.float64) for v in k), kink=True,
+                            name=f"kink{j}") for j, k in enumerate(kinks)]
+        return out
+    return OpInfo(name, partial(fn, mg), ref, gen, variant=variant,
+                  torch_op=fn if torch else None, **kw)
+
+
+def _all_parts(L, parts):
+    """Combine a tuple of outputs into one so gradcheck sees every part (weighted differently)."""
+    return L.cat([p.reshape(-1) * (i + 1.0) for i, p in enumerate(parts)])
+
+
+def _np_split(sizes, dim):
+    def ref(a):
+        return np.concatenate([p.reshape(-1) * (i + 1.0) for i, p in
+                               enumerate(np.split(a, np.cumsum(sizes)[:-1], axis=dim))])
+    return ref
+
+
+_SPLITS = [((5, 2), 2, 0, [2, 2, 1]), ((5, 2), 5, 0, [5]), ((2, 6), 3, 1, [3, 3]),
+           ((2, 6), [1, 2, 3], -1, [1, 2, 3]), ((4, 2), [4, 0], 0, [4, 0]), ((4, 2), (1, 3), 0, [1, 3])]
+_CHUNKS = [((6,), 3, 0, [2, 2, 2]), ((5,), 2, 0, [3, 2]), ((2, 5), 3, 1, [2, 2, 1]), ((3,), 5, 0, [1, 1, 1]),
+           ((2, 4), 2, -1, [2, 2])]
+_UNBINDS = [((3,), 0), ((2, 3), 0), ((2, 3), 1), ((2, 3, 4), -1)]
+
+
+def _np_unbind(dim):
+    def ref(a):
+        return np.concatenate([np.take(a, i, axis=dim).reshape(-1) * (i + 1.0) for i in range(a.shape[dim])])
+    return ref
+
+
+shape_ops = [
+    case("reshape", "", [(2, 3)], lambda L, x: x.reshape(3, 2), lambda x: x.reshape(3, 2), grad_fn="View"),
+    case("reshape", "tuple", [(2, 3)], lambda L, x: x.reshape((6,)), lambda x: x.reshape(6), grad_fn="View"),
+    case("reshape", "-1", [(2, 3, 4)], lambda L, x: x.reshape(-1, 4), lambda x: x.reshape(-1, 4), grad_fn="View"),
+    case("reshape", "-1_mid", [(2, 3, 4)], lambda L, x: L.reshape(x, (2, -1, 2)), lambda x: x.reshape(2, -1, 2),
+         grad_fn="View"),
+    case("reshape", "0d_to_1", [()], lambda L, x: x.reshape(1), lambda x: x.reshape(1), grad_fn="View"),
+    case("reshape", "to_0d", [(1,)], lambda L, x: x.reshape(()), lambda x: x.reshape(()), grad_fn="View"),
+    case("reshape", "same", [(2, 3)], lambda L, x: x.reshape(2, 3), lambda x: x, grad_fn="View"),
+    case("reshape", "empty", [np.zeros((0, 3))], lambda L, x: x.reshape(3, 0), lambda x: x.reshape(3, 0),
+         grad_fn="View"),
+    case("view", "", [(2, 3)], lambda L, x: x.view(6), lambda x: x.reshape(6)),
+    case("view", "-1", [(2, 3)], lambda L, x: x.view(-1), lambda x: x.reshape(-1)),
+    case("view", "as", [(2, 3)], lambda L, x: x.view_as(L.zeros(3, 2)), lambda x: x.reshape(3, 2)),
+    case("flatten", "", [(2, 3, 4)], lambda L, x: x.flatten(), lambda x: x.reshape(-1), grad_fn="View"),
+    case("flatten", "1", [(2, 3, 4)], lambda L, x: x.flatten(1), lambda x: x.reshape(2, 12), grad_fn="View"),
+    case("flatten", "0_1", [(2, 3, 4)], lambda L, x: L.flatten(x, 0, 1), lambda x: x.reshape(6, 4),
+         grad_fn="View"),
+    case("flatten", "0d", [()], lambda L, x: x.flatten(), lambda x: x.reshape(1), grad_fn="View"),
+    case("unflatten", "", [(2, 12)], lambda L, x: x.unflatten(1, (3, 4)), lambda x: x.reshape(2, 3, 4),
+         grad_fn="View"),
+    case("unflatten", "-1", [(2, 12)], lambda L, x: x.unflatten(-1, (-1, 2)), lambda x: x.reshape(2, 6, 2),
+         grad_fn="View"),
+    case("squeeze", "", [(1, 3, 1)], lambda L, x: x.squeeze(), lambda x: x.squeeze()),
+    case("squeeze", "dim", [(1, 3, 1)], lambda L, x: x.squeeze(0), lambda x: x.squeeze(0)),
+    case("squeeze", "neg", [(1, 3, 1)], lambda L, x: x.squeeze(-1), lambda x: x.squeeze(-1)),
+    case("squeeze", "noop", [(2, 3)], lambda L, x: x.squeeze(1), lambda x: x),
+    case("squeeze", "tuple", [(1, 3, 1)], lambda L, x: L.squeeze(x, (0, 2)), lambda x: x.reshape(3)),
+    case("unsqueeze", "", [(2, 3)], lambda L, x: x.unsqueeze(0), lambda x: x[None]),
+    case("unsqueeze", "mid", [(2, 3)], lambda L, x: x.unsqueeze(1), lambda x: x[:, None]),
+    case("unsqueeze", "neg", [(2, 3)], lambda L, x: L.unsqueeze(x, -1), lambda x: x[..., None]),
+    case("unsqueeze", "0d", [()], lambda L, x: x.unsqueeze(0), lambda x: x.reshape(1)),
+    case("transpose", "", [(2, 3)], lambda L, x: x.transpose(0, 1), lambda x: x.T),
+    case("transpose", "3d", [(2, 3, 4)], lambda L, x: L.transpose(x, 0, -1), lambda x: np.swapaxes(x, 0, 2)),
+    case("transpose", "1d", [(3,)], lambda L, x: x.transpose(0, -1), lambda x: x),
+    case("transpose", "mT", [(2, 3, 4)], lambda L, x: x.mT, lambda x: np.swapaxes(x, -1, -2)),
+    case("swapaxes", "", [(2, 3, 4)], lambda L, x: x.swapaxes(1, 2), lambda x: np.swapaxes(x, 1, 2),
+         grad_fn="Transpose"),
+    case("permute", "", [(2, 3, 4)], lambda L, x: x.permute(2, 0, 1), lambda x: x.transpose(2, 0, 1)),
+    case("permute", "tuple", [(2, 3, 4)], lambda L, x: L.permute(x, (1, 2, 0)), lambda x: x.transpose(1, 2, 0)),
+    case("permute", "neg", [(2, 3, 4)], lambda L, x: x.permute(-1, -3, -2), lambda x: x.transpose(2, 0, 1)),
+    case("permute", "T", [(2, 3)], lambda L, x: x.T, lambda x: x.T, grad_fn=None),
+    case("permute", "T_3d", [(2, 3, 4)], lambda L, x: x.permute(2, 1, 0), lambda x: x.T),
+    case("permute", "T_1d", [(3,)], lambda L, x: x.T, lambda x: x, grad_fn=None),
+    case("t", "", [(2, 3)], lambda L, x: x.t(), lambda x: x.T),
+    case("t", "1d", [(3,)], lambda L, x: L.t(x), lambda x: x),
+    case("expand", "", [(3, 1)], lambda L, x: x.expand(3, 4), lambda x: np.broadcast_to(x, (3, 4))),
+    case("expand", "new_dims", [(3,)], lambda L, x: x.expand(2, 4, 3), lambda x: np.broadcast_to(x, (2, 4, 3))),
+    case("expand", "-1", [(1, 3)], lambda L, x: x.expand(2, -1), lambda x: np.broadcast_to(x, (2, 3))),
+    case("expand", "0d", [()], lambda L, x: x.expand(2, 3), lambda x: np.broadcast_to(x, (2, 3))),
+    case("expand", "same", [(2, 3)], lambda L, x: x.expand(2, 3), lambda x: x),
+    case("expand_as", "", [(2, 1)], lambda L, x: x.expand_as(L.zeros(2, 3)), lambda x: np.broadcast_to(x, (2, 3)),
+         grad_fn="Expand"),
+    case("broadcast_to", "", [(1, 3)], lambda L, x: x.broadcast_to((2, 3)), lambda x: np.broadcast_to(x, (2, 3)),
+         grad_fn="Expand"),
+    case("broadcast_to", "fn", [(3,)], lambda L, x: L.broadcast_to(x, (4, 3)), lambda x: np.broadcast_to(x, (4, 3)),
+         grad_fn="Expand"),
+    case("broadcast_tensors", "", [(2, 1), (3,)], lambda L, x, y: L.broadcast_tensors(x, y),
+         lambda x, y: tuple(np.broadcast_arrays(x, y)), grad_fn="Expand"),
+    case("repeat", "", [(2, 3)], lambda L, x: x.repeat(2, 3), lambda x: np.tile(x, (2, 3))),
+    case("repeat", "new_dims", [(2, 3)], lambda L, x: x.repeat(2, 1, 2), lambda x: np.tile(x, (2, 1, 2))),
+    case("repeat", "tuple", [(3,)], lambda L, x: x.repeat((3,)), lambda x: np.tile(x, 3)),
+    case("repeat", "fn", [(3,)], lambda L, x: L.repeat(x, (3,)) if L is mg else x.repeat(3), lambda x: np.tile(x, 3)),
+    case("repeat", "0d", [()], lambda L, x: x.repeat(3), lambda x: np.tile(x, 3)),
+    case("flip", "", [(2, 3)], lambda L, x: x.flip(0), lambda x: x[::-1]),
+    case("flip", "both", [(2, 3)], lambda L, x: x.flip((0, 1)), lambda x: x[::-1, ::-1]),
+    case("flip", "neg", [(2, 3, 4)], lambda L, x: L.flip(x, [-1]), lambda x: x[..., ::-1]),
+    case("narrow", "", [(4, 3)], lambda L, x: x.narrow(0, 1, 2), lambda x: x[1:3], grad_fn="Slice"),
+    case("narrow", "dim1", [(2, 5)], lambda L, x: L.narrow(x, 1, 2, 3), lambda x: x[:, 2:5], grad_fn="Slice"),
+    case("narrow", "neg_start", [(2, 5)], lambda L, x: x.narrow(-1, -2, 2), lambda x: x[:, 3:5], grad_fn="Slice"),
+    case("contiguous", "", [(2, 3)], lambda L, x: x.T.contiguous(), lambda x: x.T, grad_fn="Clone"),
+    case("contiguous", "noop", [(2, 3)], lambda L, x: x.contiguous() * 1.0, lambda x: x, grad_fn="Mul"),
+    case("clone", "", [(2, 3)], lambda L, x: x.clone(), lambda x: x),
+    case("clone", "fn", [(2, 3)], lambda L, x: L.clone(x), lambda x: x.copy()),
+    case("tril", "", [(3, 4)], lambda L, x: x.tril(), np.tril),
+    case("tril", "k1", [(3, 4)], lambda L, x: L.tril(x, 1), lambda x: np.tril(x, 1)),
+    case("tril", "k-1", [(3, 4)], lambda L, x: x.tril(diagonal=-1), lambda x: np.tril(x, -1)),
+    case("tril", "batched", [(2, 3, 3)], lambda L, x: x.tril(), np.tril),
+    case("triu", "", [(3, 4)], lambda L, x: x.triu(), np.triu),
+    case("triu", "k1", [(4, 3)], lambda L, x: L.triu(x, 1), lambda x: np.triu(x, 1)),
+    case("triu", "k-1", [(2, 3, 3)], lambda L, x: x.triu(-1), lambda x: np.triu(x, -1)),
+]
+for _shapes, _d in [(((2, 3), (4, 3)), 0), (((2, 3), (2, 1), (2, 2)), 1), (((2, 3), (2, 3)), -1),
+                    (((3,), (2,)), 0), (((2, 1, 3), (2, 2, 3)), -2), (((0, 3), (2, 3)), 0)]:
+    _v = "x".join(str(s) for s in _shapes).replace(" ", "") + f"-dim{_d}"
+    shape_ops.append(case("cat", _v, [list(_shapes)], lambda L, xs, _d=_d: L.cat(xs, _d),
+                          lambda xs, _d=_d: np.concatenate(xs, axis=_d), aliases=("concat", "concatenate")))
+shape_ops.append(case("cat", "kw_list", [[(2, 3), (2, 3)]], lambda L, xs: L.cat(list(xs), dim=1),
+                      lambda xs: np.concatenate(xs, axis=1)))
+shape_ops.append(case("concat", "", [[(2, 3), (1, 3)]], lambda L, xs: L.concat(xs), lambda xs: np.concatenate(xs),
+                      grad_fn="Cat"))
+shape_ops.append(case("concatenate", "", [[(2, 3), (1, 3)]], lambda L, xs: L.concatenate(xs),
+                      lambda xs: np.concatenate(xs), grad_fn="Cat"))
+for _shape, _n, _d in [((3,), 2, 0), ((3,), 3, 1), ((2, 3), 3, 0), ((2, 3), 2, -1), ((2, 3), 2, 2), ((), 3, 0)]:
+    shape_ops.append(case("stack", f"{_shape}x{_n}-dim{_d}".replace(" ", ""), [[_shape] * _n],
+                          lambda L, xs, _d=_d: L.stack(xs, _d), lambda xs, _d=_d: np.stack(xs, axis=_d)))
+for _shape, _arg, _d, _sizes in _SPLITS:
+    _v = f"{_shape}-{_arg}-dim{_d}".replace(" ", "")
+    shape_ops.append(case("split", _v, [_shape], lambda L, x, _a=_arg, _d=_d: _all_parts(L, L.split(x, _a, _d)),
+                          _np_split(_sizes, _d), grad_fn="Cat"))
+    shape_ops.append(case("split", _v + "-first", [_shape], lambda L, x, _a=_arg, _d=_d: x.split(_a, dim=_d)[0],
+                          lambda x, _s=_sizes, _d=_d: np.split(x, np.cumsum(_s)[:-1], axis=_d)[0], grad_fn=None))
+for _shape, _c, _d, _sizes in _CHUNKS:
+    shape_ops.append(case("chunk", f"{_shape}-{_c}-dim{_d}".replace(" ", ""), [_shape],
+                          lambda L, x, _c=_c, _d=_d: _all_parts(L, L.chunk(x, _c, _d)), _np_split(_sizes, _d),
+                          grad_fn="Cat"))
+for _shape, _d in _UNBINDS:
+    shape_ops.append(case("unbind", f"{_shape}-dim{_d}".replace(" ", ""), [_shape],
+                          lambda L, x, _d=_d: _all_parts(L, L.unbind(x, _d)), _np_unbind(_d), grad_fn="Cat"))
+
+
+# -- indexing --------------------------------------------------------------------------------------
+class AsTensor:
+    """An index part given as a tensor of the library under test (mg.tensor / torch.tensor)."""
+
+    def __init__(self, value):
+        self.value = np.asarray(value)
+
+
+def _lib_index(L, index):
+    if isinstance(index, tuple):
+        return tuple(_lib_index(L, i) for i in index)
+    if isinstance(index, AsTensor):
+        return L.tensor(index.value)
+    return index
+
+
+def _np_index(index):
+    if isinstance(index, tuple):
+        return tuple(_np_index(i) for i in index)
+    if isinstance(index, AsTensor):
+        return index.value
+    return index
+
+
+_MASK = np.array([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
+_GETITEM = {
+    "int": ((3, 4), 1), "neg_int": ((3, 4), -1), "int_int": ((3, 4), (2, 3)), "int_0d": ((3,), 0),
+    "slice": ((3, 4), slice(1, None)), "slice_step": ((3, 4), (slice(None), slice(None, None, 2))),
+    "slice_start_stop_step": ((5, 4), (slice(1, 5, 2), slice(0, 4, 3))),
+    "slice_neg_bounds": ((3, 4), (slice(-2, None), slice(None, -1))), "slice_empty": ((3, 4), slice(2, 1)),
+    "none": ((3, 4), None), "none_mid": ((3, 4), (slice(None), None, 1)), "ellipsis": ((2, 3, 4), (Ellipsis, 1)),
+    "ellipsis_first": ((2, 3, 4), (0, Ellipsis)), "ellipsis_none": ((2, 3, 4), (Ellipsis, None, slice(1, 3))),
+    "bool_mask_full": ((3, 4), _MASK), "bool_mask_tensor": ((3, 4), AsTensor(_MASK)),
+    "bool_mask_rows": ((3, 4), np.array([True, False, True])),
+    "bool_mask_then_slice": ((3, 4), (np.array([True, False, True]), slice(1, 3))),
+    "int_list": ((4, 3), [0, 2, 3]), "int_list_repeated": ((4, 3), [1, 1, 3, 1]),
+    "int_array_repeated": ((4, 3), np.array([3, 0, 3])),
+    "int_tensor_repeated": ((3, 4), (slice(None), AsTensor([2, 0, 2, 2]))),
+    "int_array_2d": ((3, 4), np.array([[0, 1], [1, 1]])), "two_arrays": ((3, 4), ([0, 2, 0], [1, 3, 1])),
+    "array_and_slice": ((3, 4), ([2, 0, 2], slice(1, None))),
+    "slice_and_array": ((3, 4), (slice(None, None, 2), [3, 3, 0])),
+    "ellipsis_and_array": ((2, 3, 4), (Ellipsis, [0, 0, 3])),
+    "int_and_array": ((2, 3, 4), (1, slice(None), [2, 2])), "neg_array": ((4, 3), [-1, -1, 0]),
+    "none_and_array": ((3, 4), (None, [1, 1])),
+    "array_then_array_split": ((2, 3, 4), ([0, 1], slice(None), [1, 1])),
+}
+indexing_ops = [
+    case("getitem", _n, [_shape], lambda L, x, _i=_idx: x[_lib_index(L, _i)],
+         lambda a, _i=_idx: a[_np_index(_i)], grad_fn=None)  # PyTorch: Select/Slice/Index/... by index kind
+    for _n, (_shape, _idx) in _GETITEM.items()]
+
+
+def _setitem_fn(L, x, v):
+    y = x * 1.0
+    y[1, ::2] = v
+    y[y < -1.0] = 0.0
+    return y * y
+
+
+def _np_setitem(x, v):
+    y = x.copy()
+    y[1, ::2] = v
+    y[y < -1.0] = 0.0
+    return y * y
+
+
+def _np_gather(a, dim, idx):
+    return np.take_along_axis(a, idx, axis=dim)
+
+
+def _np_scatter_add(a, dim, idx, src):
+    out = a.copy()
+    src = src[tuple(slice(0, s) for s in idx.shape)]
+    for pos in np.ndindex(*idx.shape):
+        tgt = list(pos)
+        tgt[dim] = idx[pos]
+        out[tuple(tgt)] += src[pos]
+    return out
+
+
+indexing_ops.append(case("setitem", "", [(3, 4), (2,)], _setitem_fn, _np_setitem, grad_fn="Mul"))
+for _shape, _d, _idx in [((3, 4), 0, [[0, 1, 2, 0], [2, 2, 2, 2]]), ((3, 4), 1, [[3, 3], [0, 1], [1, 1]]),
+                         ((3, 4), -1, [[0], [3], [2]]), ((2, 3, 4), 1, [[[0, 2, 2, 1]], [[1, 1, 0, 0]]]),
+                         ((4,), 0, [3, 3, 0])]:
+    _idx = np.array(_idx)
+    _v = f"{_shape}-dim{_d}".replace(" ", "")
+    indexing_ops.append(case("gather", _v, [_shape], lambda L, x, _d=_d, _i=_idx: x.gather(_d, L.tensor(_i)),
+                             lambda a, _d=_d, _i=_idx: _np_gather(a, _d, _i)))
+    indexing_ops.append(case("gather", _v + "-fn", [_shape, _idx], lambda L, x, i, _d=_d: L.gather(x, _d, i),
+                             lambda a, i, _d=_d: _np_gather(a, _d, i)))
+for _shape, _d, _idx, _ss in [((3, 4), 0, [[0, 1, 2, 0], [0, 0, 2, 2]], (2, 4)), ((3, 4), 1, [[3, 3], [0, 1], [1, 1]], (3, 2)),
+                              ((4,), 0, [3, 3, 0, 3], (4,)), ((3, 4), 1, [[0], [2]], (2, 3))]:
+    _idx = np.array(_idx)
+    _v = f"{_shape}-dim{_d}-src{_ss}".replace(" ", "")
+    # src larger than the index: PyTorch raises in backward, minigrad gives the unused part 0
+    _torch_ok = _ss == _idx.shape
+    indexing_ops.append(case("scatter_add", _v, [_shape, _ss],
+                             lambda L, x, s, _d=_d, _i=_idx: x.scatter_add(_d, L.tensor(_i), s),
+                             lambda a, s, _d=_d, _i=_idx: _np_scatter_add(a, _d, _i, s), torch=_torch_ok))
+    indexing_ops.append(case("scatter_add", _v + "-fn", [_shape, _idx, _ss],
+                             lambda L, x, i, s, _d=_d: L.scatter_add(x, _d, i, s),
+                             lambda a, i, s, _d=_d: _np_scatter_add(a, _d, i, s), torch=_torch_ok))
+for _shape, _d, _idx in [((4, 3), 0, [3, 0, 3]), ((3, 4), 1, [1, 1]), ((3, 4), -1, [0]), ((4,), 0, [2, 2, 2]),
+                         ((2, 3, 4), 1, [2, 0])]:
+    _v = f"{_shape}-dim{_d}".replace(" ", "")
+    indexing_ops.append(case("index_select", _v, [_shape],
+                             lambda L, x, _d=_d, _i=_idx: x.index_select(_d, L.tensor(_i)),
+                             lambda a, _d=_d, _i=_idx: np.take(a, _i, axis=_d)))
+    indexing_ops.append(case("index_select", _v + "-fn", [_shape, np.array(_idx)],
+                             lambda L, x, i, _d=_d: L.index_select(x, _d, i),
+                             lambda a, i, _d=_d: np.take(a, i, axis=_d)))
+for _shape, _m in [((3, 4), _MASK), ((3, 4), np.array([True, False, False, True])),
+                   ((3, 4), np.array([[True], [False], [True]])), ((), np.array(True))]:
+    _v = f"{_shape}-mask{_m.shape}".replace(" ", "")
+    indexing_ops.append(case("masked_fill", _v, [_shape, _m], lambda L, x, m: x.masked_fill(m, -5.0),
+                             lambda a, m: np.where(m, -5.0, a)))
+    indexing_ops.append(case("masked_fill", _v + "-tensor_value", [_shape, _m, ()],
+                             lambda L, x, m, v: L.masked_fill(x, m, v * v), lambda a, m, v: np.where(m, v * v, a),
+                             grad_fn=None))
+for _shape, _d, _idx in [((3, 4), 1, [[0, 3], [2, 2], [1, 0]]), ((3, 4), 0, [[2, 0, 0, 1]]),
+                         ((3, 4), 1, [[1], [3], [3]]), ((3, 4), None, [11, 0, 11])]:
+    _idx = np.array(_idx)
+    _v = f"{_shape}-dim{_d}-{_idx.shape}".replace(" ", "")
+    _ref = (lambda a, i, _d=_d: np.take_along_axis(a, i, axis=_d)) if _d is not None else \
+        (lambda a, i: np.take_along_axis(a.reshape(-1), i, axis=0))
+    indexing_ops.append(case("take_along_dim", _v, [_shape, _idx], lambda L, x, i, _d=_d: x.take_along_dim(i, _d),
+                             _ref, grad_fn="Gather"))
+    indexing_ops.append(case("take_along_dim", _v + "-fn", [_shape, _idx],
+                             lambda L, x, i, _d=_d: L.take_along_dim(x, i, dim=_d), _ref, grad_fn="Gather"))
+
+
+# -- linear algebra --------------------------------------------------------------------------------
+_MATMUL_SHAPES = [((3,), (3,)), ((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (2, 3, 4)),
+                  ((2, 4, 3), (3,)), ((2, 2, 3), (2, 3, 4)), ((2, 2, 3), (3, 4)), ((2, 3), (2, 3, 4)),
+                  ((2, 1, 2, 3), (3, 3, 2)), ((1, 2, 3), (2, 1, 3, 2)), ((1, 3), (3, 1)), ((0, 3), (3, 2))]
+_EINSUM = [("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]), ("ii->i", [(3, 3)]),
+           ("ii", [(3, 3)]), ("ij->", [(2, 3)]), ("ij->ji", [(2, 3)]), ("ij->j", [(2, 3)]),
+           ("i,i->", [(3,), (3,)]), ("i,j->ij", [(2,), (3,)]), ("ij,jk", [(2, 3), (3, 4)]),
+           ("ba,ac", [(2, 3), (3, 4)]), ("ij,ij->ij", [(2, 3), (2, 3)]), ("ij,kj->ik", [(2, 3), (4, 3)]),
+           ("bi,bj->bij", [(2, 3), (2, 2)]), ("ij,jk,kl->il", [(2, 3), (3, 2), (2, 2)]), ("iij->ij", [(2, 2, 3)]),
+           ("ijk->kj", [(2, 3, 4)]), ("i->", [(4,)]), ("i->i", [(4,)]), ("ij->ij", [(2, 3)]),
+           ("ii,i->i", [(3, 3), (3,)]), (" ij , jk -> ik ", [(2, 3), (3, 2)])]
+
+
+def _matmul_samples(rng):
+    return [SampleInput((sample(a, rng), sample(b, rng))) for a, b in _MATMUL_SHAPES]
+
+
+linalg_ops = [
+    OpInfo("matmul", lambda x, y: x @ y, np.matmul, _matmul_samples, variant="dunder",
+           torch_op=lambda torch, x, y: x @ y, grad_fn=None),  # PyTorch: Mm/Bmm/Dot/Mv/... by shapes
+    OpInfo("matmul", mg.matmul, np.matmul, _matmul_samples, grad_fn=None),
+    OpInfo("matmul", lambda x, y: x.matmul(y), np.matmul, _matmul_samples, variant="method",
+           torch_op=lambda torch, x, y: x.matmul(y), grad_fn=None),
+    case("mm", "", [(2, 3), (3, 4)], lambda L, x, y: L.mm(x, y), np.matmul, grad_fn=None),
+    case("mm", "method", [(2, 3), (3, 2)], lambda L, x, y: x.mm(y), np.matmul, grad_fn=None),
+    case("bmm", "", [(2, 2, 3), (2, 3, 4)], lambda L, x, y: L.bmm(x, y), np.matmul, grad_fn=None),
+    case("dot", "", [(4,), (4,)], lambda L, x, y: L.dot(x, y), np.dot, grad_fn=None),
+    case("dot", "method", [(3,), (3,)], lambda L, x, y: x.dot(y), np.dot, grad_fn=None),
+    case("outer", "", [(3,), (4,)], lambda L, x, y: L.outer(x, y), np.outer, grad_fn=None),
+    case("outer", "method", [(2,), (1,)], lambda L, x, y: x.outer(y), np.outer, grad_fn=None),
+]
+for _eq, _shapes in _EINSUM:
+    linalg_ops.append(case("einsum", _eq.replace(" ", "_"), list(_shapes),
+                           lambda L, *xs, _eq=_eq: L.einsum(_eq, *xs),
+                           lambda *xs, _eq=_eq: np.einsum(_eq.replace(" ", ""), *xs), grad_fn=None))
+for _xs in [(3,), (4, 3), (2, 4, 3)]:
+    for _b in (True, False):
+        linalg_ops.append(case(
+            "linear", f"{_xs}-{'bias' if _b else 'nobias'}".replace(" ", ""), [_xs, (5, 3)] + ([(5,)] if _b else []),
+            lambda L, x, w, *b: (mg.ops.linear if L is mg else L.nn.functional.linear)(x, w, *b),
+            lambda x, w, *b: x @ w.T + (b[0] if b else 0), grad_fn=None))  # H1: Addmm for the fused 2-D case
+
+
+# -- no gradient: integer division, remainder, comparisons, logic, tests ---------------------------
+def _cmp_samples(rng):
+    out = [SampleInput((sample(a, rng), sample(b, rng))) for a, b in BINARY_SHAPES]
+    out.append(SampleInput((np.array([1.0, 2.0, 3.0]), np.array([[2.0], [1.0]])), name="ties"))
+    out.append(SampleInput((np.array([1.0, 2.0, 3.0]), 2.0), name="scalar"))
+    out.append(SampleInput((np.array([1.0, 2.0, 3.0]), 2), name="int_scalar"))
+    return out
+
+
+def _logic_samples(rng):
+    a, b = np.array([True, True, False]), np.array([True, False, False])
+    return [SampleInput((a, b)), SampleInput((rng.random((2, 3)) < 0.5, rng.random((3,)) < 0.5))]
+
+
+def _div_samples(rng):
+    return [SampleInput((np.array([-7.0, -3.5, 2.0, 7.5]), np.array([2.0, 2.0, -3.0, 2.0]))),
+            SampleInput((np.array([-7.0, -3.5, 2.0, 7.5]), 2), name="scalar"),
+            SampleInput((7, np.array([2.0, 2.0, -3.0, 2.0])), name="rscalar"),
+            SampleInput((sample((2, 3), rng), nonzero((3,), rng)))]
+
+
+nondiff_ops = [
+    OpInfo(n, getattr(mg, n), getattr(np, f), _div_samples, supports_grad=False, dtypes=ALL_NUMERIC,
+           skips={"torch": "PyTorch differentiates remainder/fmod (minigrad does not yet)"} if n != "floor_divide"
+           else None)
+    for n, f in [("floor_divide", "floor_divide"), ("remainder", "remainder"), ("fmod", "fmod")]] + [
+    OpInfo(n, getattr(mg, n), getattr(np, f), _cmp_samples, supports_grad=False, dtypes=ALL_NUMERIC)
+    for n, f in [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
+                 ("ge", "greater_equal")]] + [
+    OpInfo(n, getattr(mg, n), getattr(np, n), _logic_samples, supports_grad=False, dtypes=("bool",))
+    for n in ("logical_and", "logical_or", "logical_xor")] + [
+    OpInfo("logical_not", mg.logical_not, np.logical_not, samples(
+        SampleInput((np.array([True, False, False]),)), SampleInput((np.array([[1.0, 0.0]]),), name="float")),
+        supports_grad=False, dtypes=("bool",)),
+    OpInfo("logical_not", lambda x: ~x, np.logical_not, samples(SampleInput((np.array([True, False]),))),
+           variant="invert", supports_grad=False, torch_op=lambda torch, x: ~x, dtypes=("bool",))] + [
+    OpInfo(n, getattr(mg, n), getattr(np, n), samples(
+        SampleInput((np.array([1.0, float("nan"), float("inf"), -float("inf")]),)),
+        lambda rng: SampleInput((sample((2, 3), rng),)), SampleInput((np.zeros(0),), name="empty")),
+        supports_grad=False)
+    for n in ("isnan", "isinf", "isfinite")] + [
+    OpInfo("equal", mg.equal, lambda x, y: x.shape == y.shape and bool(np.array_equal(x, y)), samples(
+        SampleInput((np.array([1.0, 2.0]), np.array([1.0, 2.0]))), SampleInput((np.array([1.0, 2.0]), np.array([1.0, 3.0]))),
+        SampleInput((np.array([1.0, 2.0]), np.array([[1.0, 2.0]])), name="shapes")), supports_grad=False),
+    OpInfo("allclose", mg.allclose, np.allclose, samples(
+        SampleInput((np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))),
+        SampleInput((np.array([1.0, 2.0]), np.array([1.0, 2.1]))),
+        SampleInput((np.array([1.0, 2.0]), np.array([1.0, 2.1])), {"atol": 0.2}, name="atol")), supports_grad=False),
+]
+
+
+# -- bitwise (ops/bitwise.py): integer dtype kept, logical on bool ----------------------------------
+def _bitwise_samples(rng):
+    a = np.array([5, -3, 0, 12, -128, 127])
+    return [SampleInput((a, np.array([6, 6, -1, 10, 1, -1]))),
+            SampleInput((rng.integers(-50, 50, (2, 1)), rng.integers(-50, 50, (1, 3))), name="broadcast"),
+            SampleInput((a.astype(np.int32), 6), name="int_scalar"),
+            SampleInput((6, a.astype(np.int16)), name="rscalar"),
+            SampleInput((a.astype(np.int16), a.astype(np.int32)), name="promote"),
+            SampleInput((np.array([200, 7], dtype=np.uint8), np.array([15, 255], dtype=np.uint8)), name="uint8"),
+            SampleInput((np.array([True, True, False]), np.array([True, False, False])), name="bool")]
+
+
+def _shift_samples(rng):
+    a = np.array([5, -3, 0, 12, -128, 127])
+    return [SampleInput((a, np.array([0, 1, 2, 3, 4, 62]))),
+            SampleInput((a.astype(np.int32), 3), name="int_scalar"),
+            SampleInput((3, np.array([0, 1, 7], dtype=np.int8)), name="rscalar"),
+            SampleInput((np.array([200, 7], dtype=np.uint8), np.array([1, 5], dtype=np.uint8)), name="uint8")]
+
+
+_BITWISE = [("bitwise_and", np.bitwise_and, lambda x, y: x & y), ("bitwise_or", np.bitwise_or, lambda x, y: x | y),
+            ("bitwise_xor", np.bitwise_xor, lambda x, y: x ^ y)]
+_SHIFTS = [("bitwise_left_shift", np.left_shift, lambda x, y: x << y),
+           ("bitwise_right_shift", np.right_shift, lambda x, y: x >> y)]
+bitwise_ops = [
+    OpInfo(n, getattr(mg, n), f, smp, supports_grad=False, dtypes=("int64",))
+    for (n, f, _), smp in [(b, _bitwise_samples) for b in _BITWISE] + [(b, _shift_samples) for b in _SHIFTS]] + [
+    OpInfo(n, dunder, f, smp, variant="operator", supports_grad=False, dtypes=("int64",),
+           torch_op=lambda torch, x, y, _d=dunder: _d(x, y))  # & | ^ << >> and their reflected forms
+    for (n, f, dunder), smp in [(b, _bitwise_samples) for b in _BITWISE] + [(b, _shift_samples) for b in _SHIFTS]] + [
+    OpInfo("bitwise_not", mg.bitwise_not, np.invert, samples(
+        SampleInput((np.array([5, -3, 0, 127]),)), SampleInput((np.array([0, 200], dtype=np.uint8),), name="uint8"),
+        SampleInput((np.array([True, False]),), name="bool")), supports_grad=False, dtypes=("int64",)),
+    OpInfo("bitwise_not", lambda x: ~x, np.invert, samples(
+        SampleInput((np.array([5, -3, 0, 127], dtype=np.int32),)), SampleInput((np.array([True, False]),), name="bool")),
+        variant="invert", supports_grad=False, torch_op=lambda torch, x: ~x, dtypes=("int64",)),
+]
+
+
 # -- registry queries ------------------------------------------------------------------------------
 def _nn_op_db():
     # the entries of the nn.functional ops and of the backward Functions live in their own file
@@ -502,7 +1154,7 @@ def _nn_op_db():
     return list(nn_op_db)
 
 
-op_db = elementwise_ops
+op_db = elementwise_ops + reduction_ops + shape_ops + indexing_ops + linalg_ops + nondiff_ops + bitwise_ops
 
 op_db = op_db + _nn_op_db()
 
