@@ -55,3 +55,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(out)
 from .anomaly_mode import (  # noqa: F401,E402
     detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled)
+from . import graph  # noqa: F401,E402

@@ -11,6 +11,7 @@ import weakref
 import numpy as np
 
 from .grad_mode import _state
+from .graph import _hooks as _saved_hooks, _hooked
 
 class _Freed:
     """What a node's saved values become once a backward without retain_graph has used them; it
@@ -164,6 +165,15 @@ class Function(Node):
                 t = Tensor._make(arr, True, self, nr)
                 t._vc = vc
                 out.append(t)
+            elif kind == 3:  # went through saved_tensors_hooks: unpack, check, re-attach an own output
+                obj, unpack, nr = value
+                t = unpack(obj)
+                if vc[0] != version:
+                    raise RuntimeError(_modified_msg(self, t, vc[0], version))
+                if nr is not None:
+                    t = Tensor._make(t._data, True, self, nr)
+                    t._vc = vc
+                out.append(t)
             else:  # anything else (a constant array or a Python value)
                 out.append(value)
         return tuple(out)
@@ -268,6 +278,8 @@ class Function(Node):
                 _share_view(t, args[0])
             if to_save:
                 ctx._saved = _pack(to_save, args, arrays, (raw,), (t,))
+                if _saved_hooks.stack:
+                    ctx._saved = _hooked(ctx, ctx._saved)
             return t
         raws = out
         outs = tuple(o if type(o) is np.ndarray else np.asarray(o) for o in out)
@@ -283,6 +295,8 @@ class Function(Node):
             results.append(t)
         if to_save:
             ctx._saved = _pack(to_save, args, arrays, raws, results)
+            if _saved_hooks.stack:
+                ctx._saved = _hooked(ctx, ctx._saved)
         return tuple(results)
 
 

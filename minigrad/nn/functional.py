@@ -14,6 +14,7 @@ import numpy as np
 
 import minigrad as mg
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.graph import is_recomputing
 from .. import ops as _ops
 from ..ops.activation import LeakyRelu
 from ..ops.elementwise import _promote
@@ -823,7 +824,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                              f"{tuple(input.shape)}")
         stats = {} if running_mean is not None or running_var is not None else None
         out = NativeBatchNorm.apply(input, w, b, axes, float(eps), stats)
-        if stats is not None:
+        if stats is not None and not is_recomputing():  # a checkpoint's recomputation moves nothing
             with no_grad():
                 if running_mean is not None:
                     m = stats["mean"].reshape(C).astype(running_mean.dtype)

@@ -7,6 +7,7 @@ import numpy as np
 
 from ...tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...autograd.graph import is_recomputing
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -70,8 +71,9 @@ class _BatchNorm(Module):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            with no_grad():
-                self.num_batches_tracked.add_(1)
+            if not is_recomputing():  # a checkpoint's recomputation counts no batch
+                with no_grad():
+                    self.num_batches_tracked.add_(1)
             # momentum=None: a cumulative moving average
             factor = 1.0 / float(self.num_batches_tracked.item()) if self.momentum is None else self.momentum
         bn_training = self.training or (self.running_mean is None and self.running_var is None)

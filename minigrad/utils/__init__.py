@@ -1,0 +1,2 @@
+"""mg.utils: checkpointing (mg.utils.checkpoint), as torch.utils."""
+from . import checkpoint  # noqa: F401
