@@ -3,13 +3,19 @@ import numpy as np
 
 from . import _dtype
 from .random import get_rng
-from .tensor import Tensor, _to_array
+from .tensor import Tensor, _check_cpu, _to_array
 
 
-def _size(size):
+def _size(size, op="tensor"):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        return tuple(size[0])
-    return tuple(size)
+        size = size[0]
+    size = tuple(size)
+    for n in size:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"{op}: size must be a tuple of ints, got {list(size)}")
+        if n < 0:
+            raise RuntimeError(f"{op}: trying to create a tensor with negative dimension {n}: {list(size)}")
+    return size
 
 
 def _float_dtype(dtype):
@@ -25,13 +31,15 @@ def _out(arr, requires_grad):
 
 def tensor(data, dtype=None, requires_grad=False, device=None):
     """A new leaf tensor holding a copy of data (float data -> float32 by default, ints -> int64)."""
+    _check_cpu(device, "tensor")
     arr = _to_array(data, dtype)
     if isinstance(data, (np.ndarray, Tensor)) or arr is data:
         arr = arr.copy()
     return _out(arr, requires_grad)
 
 
-def as_tensor(data, dtype=None):
+def as_tensor(data, dtype=None, device=None):
+    _check_cpu(device, "as_tensor")
     return Tensor(data, dtype)
 
 
@@ -43,43 +51,57 @@ def from_numpy(arr):
 
 
 def zeros(*size, dtype=None, requires_grad=False, device=None):
-    return _out(np.zeros(_size(size), _float_dtype(dtype)), requires_grad)
+    _check_cpu(device, "zeros")
+    return _out(np.zeros(_size(size, "zeros"), _float_dtype(dtype)), requires_grad)
 
 
 def ones(*size, dtype=None, requires_grad=False, device=None):
-    return _out(np.ones(_size(size), _float_dtype(dtype)), requires_grad)
+    _check_cpu(device, "ones")
+    return _out(np.ones(_size(size, "ones"), _float_dtype(dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, requires_grad=False, device=None):
-    return _out(np.empty(_size(size), _float_dtype(dtype)), requires_grad)
+    _check_cpu(device, "empty")
+    return _out(np.empty(_size(size, "empty"), _float_dtype(dtype)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None):
+    _check_cpu(device, "full")
     if dtype is None:
         dtype = np.asarray(_to_array(fill_value)).dtype
-    return _out(np.full(tuple(size) if not isinstance(size, int) else (size,), fill_value, np.dtype(dtype)),
-                requires_grad)
+    size = _size((size,) if isinstance(size, (int, np.integer)) else (size,), "full")
+    return _out(np.full(size, fill_value, np.dtype(dtype)), requires_grad)
 
 
-def zeros_like(x, dtype=None, requires_grad=False):
+def zeros_like(x, dtype=None, requires_grad=False, device=None):
+    _check_cpu(device, "zeros_like")
     return _out(np.zeros(x.shape, dtype or x.dtype), requires_grad)
 
 
-def ones_like(x, dtype=None, requires_grad=False):
+def ones_like(x, dtype=None, requires_grad=False, device=None):
+    _check_cpu(device, "ones_like")
     return _out(np.ones(x.shape, dtype or x.dtype), requires_grad)
 
 
-def empty_like(x, dtype=None, requires_grad=False):
+def empty_like(x, dtype=None, requires_grad=False, device=None):
+    _check_cpu(device, "empty_like")
     return _out(np.empty(x.shape, dtype or x.dtype), requires_grad)
 
 
-def full_like(x, fill_value, dtype=None, requires_grad=False):
+def full_like(x, fill_value, dtype=None, requires_grad=False, device=None):
+    _check_cpu(device, "full_like")
     return _out(np.full(x.shape, fill_value, dtype or x.dtype), requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None):
+    _check_cpu(device, "arange")
     if end is None:
         start, end = 0, start
+    if step == 0:
+        raise RuntimeError(f"arange: step must be nonzero (arange({start}, {end}, {step}))")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"arange: upper bound and lower bound inconsistent with step sign "
+                           f"(arange({start}, {end}, {step}))")
     if dtype is None:
         is_float = any(isinstance(v, float) for v in (start, end, step))
         dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
@@ -87,29 +109,44 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
 
 
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
-    return _out(np.linspace(start, end, steps, dtype=_float_dtype(dtype)), requires_grad)
+    """steps evenly spaced values from start to end. An integer dtype truncates toward zero, as
+    PyTorch (which converts start and end to the integer type, then truncates each value)."""
+    _check_cpu(device, "linspace")
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be a non-negative int, got {steps!r}")
+    dt = _float_dtype(dtype)
+    if dt.kind == "b":
+        raise NotImplementedError("linspace: not implemented for dtype bool")
+    if dt.kind in "iu":
+        vals = np.linspace(np.trunc(start), np.trunc(end), steps, dtype=np.float64)
+        return _out(np.trunc(vals).astype(dt), requires_grad)
+    return _out(np.linspace(start, end, steps, dtype=dt), requires_grad)
 
 
 def eye(n, m=None, dtype=None, requires_grad=False, device=None):
+    _check_cpu(device, "eye")
     return _out(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
     """Uniform samples on [0, 1)."""
+    _check_cpu(device, "rand")
     dt = _float_dtype(dtype)
-    arr = get_rng(generator).random(_size(size), dtype=dt if dt in (np.float32, np.float64) else np.float64)
+    arr = get_rng(generator).random(_size(size, "rand"), dtype=dt if dt in (np.float32, np.float64) else np.float64)
     return _out(arr.astype(dt, copy=False), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
     """Standard normal samples."""
+    _check_cpu(device, "randn")
     dt = _float_dtype(dtype)
-    arr = get_rng(generator).standard_normal(_size(size), dtype=dt if dt in (np.float32, np.float64) else np.float64)
+    arr = get_rng(generator).standard_normal(_size(size, "randn"), dtype=dt if dt in (np.float32, np.float64) else np.float64)
     return _out(arr.astype(dt, copy=False), requires_grad)
 
 
 def randint(low, high=None, size=None, generator=None, dtype=None, requires_grad=False, device=None):
     """Integers uniform on [low, high) (randint(high, size) also works, as PyTorch)."""
+    _check_cpu(device, "randint")
     if size is None:
         low, high, size = 0, low, high
     if high is None:
@@ -118,7 +155,8 @@ def randint(low, high=None, size=None, generator=None, dtype=None, requires_grad
     return _out(arr.astype(np.dtype(dtype) if dtype is not None else np.int64), requires_grad)
 
 
-def randperm(n, generator=None, dtype=None):
+def randperm(n, generator=None, dtype=None, device=None):
+    _check_cpu(device, "randperm")
     return Tensor._make(get_rng(generator).permutation(n).astype(dtype or np.int64))
 
 

@@ -31,6 +31,12 @@ def _to_array(data, dtype=None):
     return arr
 
 
+def _check_cpu(device, op):
+    """minigrad computes on the CPU only: any other device is refused, naming the op."""
+    if device is not None and str(device).split(":")[0] != "cpu":
+        raise RuntimeError(f"{op}: minigrad runs on the CPU only (NumPy); got device {str(device)!r}")
+
+
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it.
 
@@ -317,13 +323,18 @@ class Tensor:
             return arr.astype(dtype)
         return arr.copy() if copy else arr
 
-    def to(self, dtype=None, *args, **kwargs):
-        """Cast to dtype (differentiable). Device strings ('cpu') are accepted and ignored."""
-        dtype = kwargs.get("dtype", dtype)
-        if isinstance(dtype, str) and dtype == "cpu":
-            dtype = args[0] if args else None
-        if isinstance(dtype, Tensor):
-            dtype = dtype.dtype
+    def to(self, *args, **kwargs):
+        """to(dtype), to(device, dtype=None), to(other): cast to dtype (differentiable). The device
+        'cpu' changes nothing; any other device is refused (minigrad runs on the CPU only)."""
+        dtype, device = kwargs.get("dtype"), kwargs.get("device")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype = a.dtype
+            elif isinstance(a, str) or (isinstance(a, int) and not isinstance(a, bool)):
+                device = a  # a device name, or an int (a CUDA device index in PyTorch)
+            elif a is not None and not isinstance(a, bool):  # bools: non_blocking / copy
+                dtype = a
+        _check_cpu(device, "Tensor.to")
         if dtype is None:
             return self
         return _ops.cast(self, dtype)
@@ -381,16 +392,24 @@ class Tensor:
     def __neg__(self): return _ops.neg(self)
     def __pos__(self): return self
     def __abs__(self): return _ops.abs(self)
-    def __invert__(self): return _ops.logical_not(self)
+    def __invert__(self): return _ops.bitwise_not(self)
     def __eq__(self, other): return _ops.eq(self, other)
     def __ne__(self, other): return _ops.ne(self, other)
     def __lt__(self, other): return _ops.lt(self, other)
     def __le__(self, other): return _ops.le(self, other)
     def __gt__(self, other): return _ops.gt(self, other)
     def __ge__(self, other): return _ops.ge(self, other)
-    def __and__(self, other): return _ops.logical_and(self, other)
-    def __or__(self, other): return _ops.logical_or(self, other)
-    def __xor__(self, other): return _ops.logical_xor(self, other)
+    # bitwise on integers (integer dtype), logical on bool, as PyTorch
+    def __and__(self, other): return _ops.bitwise_and(self, other)
+    def __or__(self, other): return _ops.bitwise_or(self, other)
+    def __xor__(self, other): return _ops.bitwise_xor(self, other)
+    def __rand__(self, other): return _ops.bitwise_and(other, self)
+    def __ror__(self, other): return _ops.bitwise_or(other, self)
+    def __rxor__(self, other): return _ops.bitwise_xor(other, self)
+    def __lshift__(self, other): return _ops.bitwise_left_shift(self, other)
+    def __rlshift__(self, other): return _ops.bitwise_left_shift(other, self)
+    def __rshift__(self, other): return _ops.bitwise_right_shift(self, other)
+    def __rrshift__(self, other): return _ops.bitwise_right_shift(other, self)
     def __getitem__(self, index): return _ops.getitem(self, index)
     def __setitem__(self, index, value): _ops.setitem(self, index, value)
 
@@ -434,6 +453,12 @@ class Tensor:
     def logical_or(self, other): return _ops.logical_or(self, other)
     def logical_not(self): return _ops.logical_not(self)
     def logical_xor(self, other): return _ops.logical_xor(self, other)
+    def bitwise_and(self, other): return _ops.bitwise_and(self, other)
+    def bitwise_or(self, other): return _ops.bitwise_or(self, other)
+    def bitwise_xor(self, other): return _ops.bitwise_xor(self, other)
+    def bitwise_not(self): return _ops.bitwise_not(self)
+    def bitwise_left_shift(self, other): return _ops.bitwise_left_shift(self, other)
+    def bitwise_right_shift(self, other): return _ops.bitwise_right_shift(self, other)
     def isnan(self): return _ops.isnan(self)
     def isinf(self): return _ops.isinf(self)
     def isfinite(self): return _ops.isfinite(self)

@@ -210,7 +210,9 @@ class DivRounding(Function):
     def forward(ctx, x, y, rounding_mode):
         if rounding_mode == "floor":
             return np.floor_divide(x, y)
-        if np.result_type(x, y).kind in "iu":  # integer trunc division, exact
+        dt = np.result_type(x, y)
+        if dt.kind in "iu":  # integer trunc division, exact; as arrays of dt, or a Python int widens it
+            x, y = np.asarray(x, dtype=dt), np.asarray(y, dtype=dt)
             return (np.abs(x) // np.abs(y)) * (np.sign(x) * np.sign(y))
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.trunc(np.true_divide(x, y))

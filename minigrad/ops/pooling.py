@@ -117,7 +117,8 @@ def _max_windows(x, geo):
     if _is_2x2_tiling(geo):
         out, pairs = _max_2x2(x, geo)
         return out, pairs, None
-    xp = _padded(x, geo, -np.inf)
+    # pad with the dtype's lowest value: -inf for floats, iinfo.min for integers (-inf overflowed)
+    xp = _padded(x, geo, -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min)
     best = _window(xp, geo, 0, 0).copy(order="K")  # keeps a C-major (conv output) layout
     K = geo.kh * geo.kw
     idx = np.zeros(best.shape, dtype=np.int8 if K < 128 else np.int32)

@@ -928,10 +928,19 @@ _GETITEM = {
     "int_and_array": ((2, 3, 4), (1, slice(None), [2, 2])), "neg_array": ((4, 3), [-1, -1, 0]),
     "none_and_array": ((3, 4), (None, [1, 1])),
     "array_then_array_split": ((2, 3, 4), ([0, 1], slice(None), [1, 1])),
+    "ints_apart_from_array": ((2, 3, 12, 5, 4), (1, slice(None), slice(3, 11, 2), [0, 2, 4], slice(0, 2))),
+    "int_array_int": ((2, 3, 4, 5), (0, [2, 1], slice(1, 3), -1)),
+}
+# PyTorch's layout where it differs from NumPy's: an int selects first (NumPy counts it as an advanced
+# index, and advanced indices split by a slice send their dims to the front)
+_GETITEM_REF = {
+    "int_and_array": lambda a: a[1][:, [2, 2]],
+    "ints_apart_from_array": lambda a: a[1][:, 3:11:2, [0, 2, 4], 0:2],
+    "int_array_int": lambda a: a[0, :, :, -1][[2, 1], 1:3],
 }
 indexing_ops = [
     case("getitem", _n, [_shape], lambda L, x, _i=_idx: x[_lib_index(L, _i)],
-         lambda a, _i=_idx: a[_np_index(_i)], grad_fn=None)  # PyTorch: Select/Slice/Index/... by index kind
+         _GETITEM_REF.get(_n, lambda a, _i=_idx: a[_np_index(_i)]), grad_fn=None)  # PyTorch: Select/Slice/Index/...
     for _n, (_shape, _idx) in _GETITEM.items()]
 
 
