@@ -4,6 +4,8 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor
 
+__all__ = []  # Function classes only: their public wrappers are nn.functional's
+
 
 class LeakyRelu(Function):
     """out = x if x > 0 else slope * x;  dx = g * (1 if x > 0 else slope)"""

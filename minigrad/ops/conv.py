@@ -13,6 +13,8 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..autograd.function import Function
 
+__all__ = []  # Function classes only: their public wrappers are nn.functional's
+
 
 def _pair(v, name, op):
     """An int or a 1- or 2-sequence of ints as a pair of ints (PyTorch's _pair, with a clear error)."""

@@ -4,6 +4,8 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor
 
+__all__ = []  # Function classes only: their public wrappers are nn.functional's
+
 
 class Embedding(Function):
     """out = weight[idx];  dweight = EmbeddingDenseBackward(g): rows of g added at idx (none at padding_idx)"""

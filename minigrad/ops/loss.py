@@ -11,6 +11,8 @@ from ..tensor import Tensor
 from .elementwise import LogSigmoid, clamp, log, log1p, sigmoid
 from .reduction import log_softmax, softmax
 
+__all__ = []  # Function classes only: their public wrappers are nn.functional's
+
 _make = Tensor._make
 
 

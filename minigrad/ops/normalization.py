@@ -9,6 +9,8 @@ import numpy as np
 from ..autograd.function import Function
 from .elementwise import rsqrt
 
+__all__ = []  # Function classes only: their public wrappers are nn.functional's
+
 
 def _spread(grads, need):
     """The gradients a backward op returned (only those in need) as one entry per input, None elsewhere."""

@@ -3,6 +3,8 @@ import numpy as np
 
 from ..autograd.function import Function
 
+__all__ = []  # Function classes only: their public wrappers are nn.functional's
+
 
 class ConstantPadNd(Function):
     """out = x padded by widths (negative widths crop) with `value`;  dx = pad(g, -widths) (a crop)"""

@@ -8,6 +8,8 @@ import numpy as np
 from ..autograd.function import Function
 from .conv import _alloc, _channel_major, _padded, _window
 
+__all__ = []  # Function classes only: their public wrappers are nn.functional's
+
 
 def _tiles(geo):
     """True when the windows tile the padded input exactly (kernel == stride, no dilation)."""
@@ -146,23 +148,23 @@ class MaxPool2DWithIndices(Function):
     def forward(ctx, x, geo):
         out, ctx.pairs, ctx.idx = _max_windows(x, geo)
         ctx.geo = geo
-        ctx.save_for_backward()  # nothing but the positions; lets saved_tensors raise after a free
+        ctx.save_for_backward(x)  # as PyTorch's node: the backward op takes it (its gradient there is 0)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        ctx.saved_tensors  # raises if the graph was freed
-        return MaxPool2DWithIndicesBackward.apply(g, ctx.pairs, ctx.idx, ctx.geo), None
+        x, = ctx.saved_tensors
+        return MaxPool2DWithIndicesBackward.apply(g, x, ctx.pairs, ctx.idx, ctx.geo), None
 
 
 class MaxPool2DWithIndicesBackward(Function):
-    """dx = g scattered to the window maxima (pairs: the 2x2 path's choices, else the offsets idx);
-    dg = MaxPoolDoubleBackward(gg): gg gathered at the same positions (zero in x: piecewise linear)"""
+    """dx = g scattered to the window maxima of x (pairs: the 2x2 path's choices, else the offsets idx);
+    dg = MaxPoolDoubleBackward(gg): gg gathered at the same positions; 0 for x (piecewise linear)"""
 
     op_name = "max_pool2d_backward"
 
     @staticmethod
-    def forward(ctx, g, pairs, idx, geo):
+    def forward(ctx, g, x, pairs, idx, geo):
         ctx.pairs, ctx.idx, ctx.geo = pairs, idx, geo
         if pairs is not None:
             return _max_2x2_scatter(g, *pairs, geo)
@@ -172,7 +174,7 @@ class MaxPool2DWithIndicesBackward(Function):
     @staticmethod
     def backward(ctx, gg):
         idx = _argmax_offsets(ctx.pairs, ctx.idx, ctx.geo)
-        return MaxPoolDoubleBackward.apply(gg, idx, ctx.geo), None, None, None
+        return MaxPoolDoubleBackward.apply(gg, idx, ctx.geo), None, None, None, None
 
 
 class MaxPoolDoubleBackward(Function):
@@ -187,7 +189,7 @@ class MaxPoolDoubleBackward(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return MaxPool2DWithIndicesBackward.apply(g, None, ctx.idx, ctx.geo), None, None
+        return MaxPool2DWithIndicesBackward.apply(g, None, None, ctx.idx, ctx.geo), None, None
 
 
 def max_pool2d_indices(x, geo, out):

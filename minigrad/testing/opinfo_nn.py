@@ -306,7 +306,7 @@ def _maxpool_backward(g, x):
     from ..ops.pooling import MaxPool2DWithIndicesBackward, _max_windows
     geo = _make_geom("max_pool2d", x.shape, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0))
     _, pairs, idx = _max_windows(x.numpy(), geo)
-    return MaxPool2DWithIndicesBackward.apply(g, pairs, idx, geo)
+    return MaxPool2DWithIndicesBackward.apply(g, x, pairs, idx, geo)
 
 
 backward_ops = [
