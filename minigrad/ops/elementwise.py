@@ -8,7 +8,6 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.function import Function
-from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 
 # the public ops of this family: exported by minigrad.ops and minigrad (ops/__init__.py derives from it)

@@ -2,11 +2,8 @@
 import numpy as np
 
 from ..autograd.function import Function
-from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 from .elementwise import _promote
-
-_make = Tensor._make
 
 
 class MatMul(Function):
