@@ -56,3 +56,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 from .anomaly_mode import (  # noqa: F401,E402
     detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled)
 from . import graph  # noqa: F401,E402
+from . import functional  # noqa: F401,E402
