@@ -94,7 +94,10 @@ class Tracer:
         if v is not None:
             return v
         arr = t._data
-        if id(t) in self.declared_consts or not arr.flags.writeable:
+        if id(t) in self.declared_consts:
+            return self.const(t)
+        self.check_not_derived(arr)
+        if not arr.flags.writeable:
             return self.const(t)
         pre = self.pre.get(id(t))
         if pre is None:
@@ -111,6 +114,17 @@ class Tracer:
             self.bind(t, v)
             return v
         return self.const(t)
+
+    def check_not_derived(self, arr):
+        """An unknown array that is a NumPy view of a traced value (np.broadcast_to, slicing ._data)
+        would be baked in with this run's data: refuse instead of silently freezing it."""
+        b = arr.base
+        while isinstance(b, np.ndarray):
+            if id(b) in self.amap or id(b) in self.pre_arrays:
+                raise GraphBreak(f"an array of shape {arr.shape} made with NumPy from a traced value "
+                                 f"(outside Function.apply), at {user_frame()}: the graph cannot say "
+                                 f"how it was computed. Compute it with minigrad ops.")
+            b = b.base
 
     def const(self, t):
         v = self.new_var(t._data)
@@ -143,6 +157,7 @@ class Tracer:
             t = self.pre_arrays.get(id(a))
             if t is not None:
                 return self.var_of(t)
+            self.check_not_derived(a)
             if a.size > 1 and a.flags.writeable:
                 return self.const(Tensor._make(a))
             return a
