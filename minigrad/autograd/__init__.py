@@ -57,3 +57,4 @@ from .anomaly_mode import (  # noqa: F401,E402
     detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled)
 from . import graph  # noqa: F401,E402
 from . import functional  # noqa: F401,E402
+from . import forward_ad  # noqa: F401,E402

@@ -244,7 +244,7 @@ def _plus(old, g, key, owned, create_graph):
     times costs n in-place adds, not n new Tensors. With create_graph, or while mg.trace
     records, it is an add op (so the graph or the trace has it).
     """
-    if create_graph or _function._tracer is not None:
+    if create_graph or _function._tracer is not None or _forward_ad._levels:  # forward AD: tangents add too
         return old + g
     a = old._data
     if key in owned:
@@ -290,3 +290,4 @@ def _prune(order, targets):
 
 
 from ..tensor import Tensor  # noqa: E402  (tensor.py imports the autograd package first)
+from . import forward_ad as _forward_ad  # noqa: E402

@@ -164,6 +164,9 @@ class Function(Node):
                     raise RuntimeError(_modified_msg(self, arr, vc[0], version))
                 t = Tensor._make(arr, True, self, nr)
                 t._vc = vc
+                fw = self.__dict__.get("_fw_out")
+                if fw is not None and nr in fw:  # forward AD: the output's tangent comes back too
+                    t._fw = dict(fw[nr])
                 out.append(t)
             elif kind == 3:  # went through saved_tensors_hooks: unpack, check, re-attach an own output
                 obj, unpack, nr = value

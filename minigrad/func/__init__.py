@@ -6,12 +6,8 @@ an enclosing transform is already differentiating through them) and differentiat
 reverse-mode engine with create_graph=True, so the result is itself differentiable and the
 transforms nest.
 
-Forward mode here: jvp(f, primals, tangents) is computed exactly as J·v = d/du <J^T u, v> — two
-reverse passes through the graph of f (the "double-VJP" identity: the VJP is linear in its
-cotangent u, so differentiating it with respect to u gives the JVP). jacfwd builds the Jacobian
-from such JVPs, one per input basis vector. This is exact, works for every op (each backward is
-differentiable), and is what a per-op JVP rule would compute — but it costs two reverse passes
-per tangent instead of one forward pass. vmap is not implemented yet.
+jvp and jacfwd are forward mode (mg.autograd.forward_ad: dual tensors, one pass of f per tangent);
+hessian is forward-over-reverse, jacfwd(jacrev(f)), as torch.func. vmap is not implemented yet.
 """
 import functools
 
@@ -36,12 +32,17 @@ def _leaf(x):
         raise RuntimeError(f"function transforms: only floating point tensors can be differentiated (got {x.dtype})")
     if x.requires_grad:      # an enclosing transform differentiates through x: keep the connection
         return x
-    return x.detach().requires_grad_(True)
+    leaf = x.detach().requires_grad_(True)
+    fw = x.__dict__.get("_fw")
+    if fw:                   # a dual tensor of an enclosing forward transform keeps its tangent
+        leaf._fw = dict(fw)
+    return leaf
 
 
 def _outermost(*args):
-    """True when no argument requires grad: no enclosing transform needs the results' graph."""
-    return not any(isinstance(a, Tensor) and a.requires_grad for a in _flatten(args))
+    """True when no argument requires grad or carries a tangent: no enclosing transform needs the
+    results' graph."""
+    return not any(isinstance(a, Tensor) and (a.requires_grad or a.__dict__.get("_fw")) for a in _flatten(args))
 
 
 def _flatten(x):
@@ -198,7 +199,9 @@ def vjp(func, *primals, has_aux=False):
 
 
 def jvp(func, primals, tangents, has_aux=False):
-    """(func(*primals), J·tangents): the Jacobian-vector product, exact (via the double-VJP identity)."""
+    """(func(*primals), J·tangents): the Jacobian-vector product by forward mode (one pass of f with
+    dual tensors, mg.autograd.forward_ad)."""
+    from ..autograd import forward_ad as fwAD
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
     if len(primals) != len(tangents):
         raise RuntimeError(f"jvp: Expected primals and tangents to have the same length (got {len(primals)} "
@@ -207,27 +210,22 @@ def jvp(func, primals, tangents, has_aux=False):
         if tuple(p.shape) != tuple(t.shape) or p.dtype != t.dtype:
             raise RuntimeError(f"jvp: tangent of shape {tuple(t.shape)} and dtype {t.dtype} for a primal of "
                                f"shape {tuple(p.shape)} and dtype {p.dtype}: they must match")
-    with enable_grad():
-        xs = tuple(_leaf(p) for p in primals)
-        out = func(*xs)
+    outer = _outermost(primals, tangents)
+    with fwAD.dual_level():
+        duals = tuple(fwAD.make_dual(p, t) for p, t in zip(primals, tangents))
+        out = func(*duals)
         aux = None
         if has_aux:
             out, aux = out
         outs = _as_tuple(out)
-        results = []
+        values, jvs = [], []
         for o in outs:
-            if not o.requires_grad:
-                results.append(Tensor._make(np.zeros(o.shape, o.dtype)))
-                continue
-            u = Tensor._make(np.zeros(o.shape, o.dtype)).requires_grad_(True)
-            g = _grad_of([o], list(xs), [u])                    # J^T u, linear in u
-            s = sum((gi * ti).sum() for gi, ti in zip(g, tangents))
-            if not s.requires_grad:  # J^T u does not depend on u: J is zero
-                results.append(Tensor._make(np.zeros(o.shape, o.dtype)))
-                continue
-            results.append(_grad_of([s], [u])[0])               # d/du <J^T u, v> = J v
-    jv = tuple(results) if isinstance(out, tuple) else results[0]
-    return _finish((out, jv, aux) if has_aux else (out, jv), _outermost(primals, tangents))
+            value, tangent = fwAD.unpack_dual(o)
+            values.append(value)
+            jvs.append(Tensor._make(np.zeros(o.shape, o.dtype)) if tangent is None else tangent)
+    value = tuple(values) if isinstance(out, tuple) else values[0]
+    jv = tuple(jvs) if isinstance(out, tuple) else jvs[0]
+    return _finish((value, jv, aux) if has_aux else (value, jv), outer)
 
 
 def _jacobian_shapes(out, x):

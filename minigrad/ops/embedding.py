@@ -21,6 +21,12 @@ class Embedding(Function):
     def backward(ctx, g):
         return EmbeddingDenseBackward.apply(g, ctx.idx, ctx.V, ctx.pad), None, None
 
+    @staticmethod
+    def jvp(ctx, tw, _idx, _pad):
+        # the lookup is linear in the weight: the tangent's rows, padding row included (as PyTorch's
+        # forward-mode embedding; only the backward leaves the padding row out)
+        return None if tw is None else Embedding.apply(tw, ctx.idx, None)
+
 
 class EmbeddingDenseBackward(Function):
     """dw[v] = sum of g rows whose idx == v (zero at pad);  dg = gg[idx] (zero where idx == pad)"""

@@ -5,8 +5,9 @@ that needs the old value raises instead of silently using the new one.
 """
 import numpy as np
 
-from ..autograd import function as _function
 from ..autograd.function import Function
+from ..autograd import function as _function
+from ..autograd import forward_ad as _forward_ad
 from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 
@@ -19,6 +20,8 @@ def write_inplace(x, name, compute, others=(), fast=None):
     """x <- compute(x). compute(alias) returns the out-of-place result as a Tensor."""
     if _function._tracer is not None:  # mg.trace records the write as an effect (graph/trace.py)
         compute, fast = _function._tracer.inplace(x, name, compute), None
+    if _forward_ad._levels:  # forward AD: compute out of place so the result's tangent is known
+        fast = None
     record = _state.enabled and (x.requires_grad or any(_requires(o) for o in others))
     if _state.enabled and x.requires_grad and x.grad_fn is None:
         raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an in-place "
@@ -62,7 +65,10 @@ def _rebase(x, res):
 
 def _snapshot(x):
     """A copy of x at this version, at the same place in the graph (the op may save it)."""
-    return Tensor._make(x._data.copy(), x.requires_grad, x.grad_fn, x._output_nr)
+    t = Tensor._make(x._data.copy(), x.requires_grad, x.grad_fn, x._output_nr)
+    if "_fw" in x.__dict__:  # forward AD: the tangent comes along
+        t._fw = x._fw
+    return t
 
 
 def _assign(x, res, name):
@@ -76,6 +82,12 @@ def _assign(x, res, name):
     except ValueError:
         raise RuntimeError(f"{name}: this tensor's memory is read-only (is it an expand()ed view? "
                            f"shape {x.shape}); clone() it first") from None
+    if "_fw" in res.__dict__ or "_fw" in x.__dict__:  # forward AD: x takes the result's tangent
+        fw = res.__dict__.get("_fw")
+        if fw:
+            x._fw = dict(fw)
+        else:
+            x.__dict__.pop("_fw", None)
 
 
 def inplace(x, op, *args, name):
