@@ -58,3 +58,4 @@ from .anomaly_mode import (  # noqa: F401,E402
 from . import graph  # noqa: F401,E402
 from . import functional  # noqa: F401,E402
 from . import forward_ad  # noqa: F401,E402
+from .. import profiler  # noqa: F401,E402  (mg.autograd.profiler, as torch.autograd.profiler)
