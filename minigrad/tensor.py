@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from . import _dtype
+from .device import device as _device
 
 
 def _to_array(data, dtype=None):
@@ -226,7 +227,9 @@ class Tensor:
 
     @property
     def device(self):
-        return "cpu"
+        """Always mg.device('cpu'): minigrad computes with NumPy on the CPU."""
+        from .device import CPU
+        return CPU
 
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
@@ -330,7 +333,7 @@ class Tensor:
         for a in args:
             if isinstance(a, Tensor):
                 dtype = a.dtype
-            elif isinstance(a, str) or (isinstance(a, int) and not isinstance(a, bool)):
+            elif isinstance(a, (str, _device)) or (isinstance(a, int) and not isinstance(a, bool)):
                 device = a  # a device name, or an int (a CUDA device index in PyTorch)
             elif a is not None and not isinstance(a, bool):  # bools: non_blocking / copy
                 dtype = a

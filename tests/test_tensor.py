@@ -398,3 +398,20 @@ def test_data_is_an_untracked_tensor_sharing_memory():
     np.testing.assert_array_equal(w.detach().numpy(), [7.0, 8.0])
     with pytest.raises(TypeError, match="data: expected a Tensor"):
         w.data = np.zeros(2)
+
+
+def test_device_api_is_cpu_only():
+    x = mg.ones(2)
+    assert x.device == mg.device("cpu") and x.device == "cpu" and str(x.device) == "cpu"
+    assert repr(mg.device("cpu")) == "device(type='cpu')" and repr(mg.device("cuda", 1)) == "device(type='cuda', index=1)"
+    assert mg.device("cuda:0") == mg.device("cuda", 0)
+    assert not mg.cuda.is_available() and mg.cuda.device_count() == 0
+    assert not mg.accelerator.is_available() and mg.accelerator.current_accelerator() is None
+    mg.set_default_device("cpu")
+    assert mg.get_default_device() == "cpu"
+    with pytest.raises(RuntimeError, match="CPU only"):
+        mg.set_default_device("cuda")
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
+        mg.device("gpu")
+    dev = mg.device("cuda" if mg.cuda.is_available() else "cpu")
+    assert x.to(dev) is x

@@ -1,0 +1,99 @@
+"""Devices, as PyTorch names them — minigrad computes on the CPU only, so the API is present for
+scripts that ask (`mg.device("cpu")`, `mg.cuda.is_available()`, `tensor.device`, `.to("cpu")`),
+and any other device is refused with a clear error.
+
+    device = mg.device("cuda" if mg.cuda.is_available() else "cpu")   # -> device(type='cpu')
+"""
+import types
+
+__all__ = ["device", "set_default_device", "get_default_device", "cuda", "accelerator", "check_device"]
+
+
+class device:
+    """A device: only 'cpu' (index None or 0) exists in minigrad."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):  # noqa: A002
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        if not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments: got {type!r}")
+        name = type
+        if ":" in name:
+            name, _, idx = name.partition(":")
+            if index is not None:
+                raise RuntimeError(f"device: type ({type}) must not include an index because index was passed explicitly")
+            try:
+                index = int(idx)
+            except ValueError:
+                raise RuntimeError(f"Invalid device string: '{type}'") from None
+        if name not in _KNOWN:
+            raise RuntimeError(f"Expected one of cpu, cuda, mps, xpu, meta device type at start of device "
+                               f"string: {type}")
+        object.__setattr__(self, "type", name)
+        object.__setattr__(self, "index", index)
+
+    def __setattr__(self, *a):
+        raise AttributeError("device objects are immutable")
+
+    def __repr__(self):
+        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            try:
+                other = device(other)
+            except RuntimeError:
+                return False
+        return isinstance(other, device) and (self.type, self.index or 0) == (other.type, other.index or 0)
+
+    def __hash__(self):
+        return hash((self.type, self.index or 0))
+
+
+_KNOWN = ("cpu", "cuda", "mps", "xpu", "meta", "hpu", "xla", "privateuseone")
+CPU = device("cpu")
+
+
+def check_device(dev, op):
+    """dev (None, a string, an int or a device) must be the CPU; anything else raises naming op."""
+    if dev is None:
+        return CPU
+    if isinstance(dev, int):
+        dev = device("cuda", dev)
+    d = dev if isinstance(dev, device) else device(dev)
+    if d.type != "cpu" or (d.index not in (None, 0)):
+        raise RuntimeError(f"{op}: minigrad runs on the CPU only, but device '{d}' was requested "
+                           f"(mg.cuda.is_available() is False); use device='cpu' or leave it out")
+    return CPU
+
+
+def set_default_device(dev):
+    """Only the CPU can be the default device."""
+    check_device(dev, "set_default_device")
+
+
+def get_default_device():
+    return CPU
+
+
+def _no(*_a, **_k):
+    return False
+
+
+cuda = types.ModuleType("minigrad.cuda", "CUDA: not available in minigrad (CPU only).")
+cuda.is_available = _no
+cuda.device_count = lambda: 0
+cuda.is_initialized = _no
+cuda.manual_seed = lambda seed: None      # as PyTorch: silently ignored without CUDA
+cuda.manual_seed_all = lambda seed: None
+cuda.synchronize = lambda device=None: None
+
+accelerator = types.ModuleType("minigrad.accelerator", "Accelerators: none in minigrad (CPU only).")
+accelerator.is_available = _no
+accelerator.current_accelerator = lambda check_available=False: None
+accelerator.device_count = lambda: 0
