@@ -205,13 +205,17 @@ def _poll(g, req, op, seq, timeout):
     """Complete MPI request `req`, or raise DistTimeoutError after `timeout` seconds."""
     if req.Test():
         return
-    deadline = time.monotonic() + timeout
-    spins = 0
+    now = time.monotonic()
+    deadline, spin_until = now + timeout, now + 2e-3
+    nap = 5e-5
     while not req.Test():
-        spins += 1
-        if spins > 200:  # after a short spin (latency), back off so a waiting rank frees its core
-            time.sleep(min(1e-3, 1e-6 * (spins - 200)))
-        if time.monotonic() > deadline:
+        now = time.monotonic()
+        if now < spin_until:  # first ~2 ms: spin for latency, yielding the core to a peer on it
+            os.sched_yield()
+        else:                 # then back off (up to 1 ms naps) so a waiting rank frees its core
+            time.sleep(nap)
+            nap = min(2 * nap, 1e-3)
+        if now > deadline:
             raise DistTimeoutError(
                 f"minigrad.distributed: {op} (collective #{seq} of this process group) timed out "
                 f"after {timeout:g} s on rank {g.rank} of {g.size}: not every rank joined it (a rank "
