@@ -14,8 +14,9 @@ hand-written NumPy version, PyTorch, JAX, ...) and calls ``main(bench)``. The pa
 * prints the BLAS library each child loaded (threadpoolctl: internal_api, version,
   architecture = the kernel's core type, threading layer, threads);
 * prints, per candidate, the median over rounds of each process's median step time, the spread
-  (min-max of those medians), p95/median of the step times within a process, and the ratios the
-  file asks for, each with its per-round range.
+  (min-max of those medians), p95/median of the step times within a process, the minor page
+  faults per step (memory mapped afresh every step: a figure load on the machine does not move),
+  and the ratios the file asks for, each with its per-round range.
 
 Before timing, each child of the first round runs a few steps from the same start and hands back
 its weights; the parent checks that every candidate agrees with the reference.
@@ -23,6 +24,7 @@ its weights; the parent checks that every candidate agrees with the reference.
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -135,10 +137,14 @@ def _child(bench, args):
         step()
     times = []
     clock = time.perf_counter
-    for _ in range(args.repeats or bench.repeats):
+    n = args.repeats or bench.repeats
+    faults0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(n):
         t0 = clock()
         dt = step()
         times.append(dt if bench.self_timed else clock() - t0)
+    # minor page faults per step: memory the step maps afresh (deterministic, unlike the times)
+    out["faults"] = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults0) / n
     out["times"] = times
     out["blas"] = blas_info()   # after the run: libraries a framework loads lazily are in by now
     print(json.dumps(out))
@@ -241,6 +247,7 @@ def main(bench):
               + (f" (a step is {bench.per} {bench.per_name}s)" if bench.per > 1 else "")
               + (f"; {', '.join(n for n in names if n in skip)}: no version of this workload" if set(skip) & set(names) else ""))
         runs = {n: [] for n in cnames}
+        faults = {}
         info = {}
         tmp = tempfile.mkdtemp(prefix="mgbench-")
         for r in range(args.rounds):
@@ -252,6 +259,7 @@ def main(bench):
                     continue
                 info.setdefault(n, res)
                 runs[n].append(np.asarray(res["times"]) * bench.scale / bench.per)
+                faults.setdefault(n, []).append(res["faults"])
         if bench.check_steps and bench.reference in runs and runs[bench.reference]:
             ref = np.load(os.path.join(tmp, f"{bench.reference}.npz"))
             for n in cnames:
@@ -272,8 +280,8 @@ def main(bench):
                 continue
             ver = f" {res['version']}" if "version" in res else ""
             print(f"  {n}{ver}: {res['threads']}; BLAS: {_blas_line(res['blas'])}")
-        print(f"  {'candidate':<16s} {'median':>9s} {'spread (min-max)':>20s} {'p95/median':>10s}  "
-              f"[{bench.unit} per {bench.per_name}]")
+        print(f"  {'candidate':<16s} {'median':>9s} {'spread (min-max)':>20s} {'p95/median':>10s} "
+              f"{'faults/step':>11s}  [{bench.unit} per {bench.per_name}; page faults per step]")
         meds = {}
         for n in cnames:
             if not runs[n]:
@@ -282,9 +290,11 @@ def main(bench):
             p95 = statistics.median(float(np.percentile(t, 95) / np.median(t)) for t in runs[n])
             meds[n] = per_run
             med = statistics.median(per_run)
+            flt = statistics.median(faults[n])
             print(f"  {n:<16s} {_fmt(med):>9s} {_fmt(min(per_run)) + '-' + _fmt(max(per_run)):>20s} "
-                  f"{p95:10.2f}")
-            results.setdefault(config, {})[n] = {"median": med, "runs": per_run, "p95_over_median": p95}
+                  f"{p95:10.2f} {flt:11.0f}")
+            results.setdefault(config, {})[n] = {"median": med, "runs": per_run, "p95_over_median": p95,
+                                                 "faults_per_step": flt}
         for a, b, target in bench.ratios:
             if a in meds and b in meds:
                 per = [x / y for x, y in zip(meds[a], meds[b])]
