@@ -899,3 +899,229 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if max_norm is not None:
         renorm_rows_(weight, idx, max_norm, norm_type)
     return Embedding.apply(weight, idx, padding_idx)
+
+
+# -- more activations, distances and losses (composites of the ops above) -----------------------
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise RuntimeError("celu: ZeroDivisionError: alpha cannot be 0 for CELU")
+    out = mg.where(input > 0, input, (input / alpha).expm1() * alpha)
+    return _inplace_result(input, out, inplace)
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * (max(0, x) + min(0, alpha * (exp(x) - 1))) with SELU's constants."""
+    out = mg.where(input > 0, input, input.expm1() * _SELU_ALPHA) * _SELU_SCALE
+    return _inplace_result(input, out, inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """clamp(x / 6 + 1/2, 0, 1) (gradient 1/6 strictly inside (-3, 3), 0 at the ends, as PyTorch)."""
+    inside = (input > -3.0).logical_and(input < 3.0)
+    out = mg.where(inside, input / 6.0 + 0.5, (input >= 3.0).to(input.dtype))
+    return _inplace_result(input, out, inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * hardsigmoid(x)."""
+    return _inplace_result(input, input * (input / 6.0 + 0.5).clamp(0.0, 1.0), inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    return _inplace_result(input, input * softplus(input).tanh(), inplace)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return input / (input.abs() + 1.0)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - input.tanh()
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), where a and b are the two halves of input along dim."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"glu: Halving dimension must be even, but dimension {dim % input.ndim} is size {n}")
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """x1 . x2 / sqrt(max(||x1||^2 ||x2||^2, eps^2)) along dim (PyTorch's formula)."""
+    x1, x2 = mg.broadcast_tensors(x1, x2)
+    w12 = (x1 * x2).sum(dim)
+    w1 = (x1 * x1).sum(dim)
+    w2 = (x2 * x2).sum(dim)
+    return w12 / (w1 * w2).clamp(min=eps * eps).sqrt()
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """||x1 - x2 + eps||_p over the last dim."""
+    d = x1 - x2 + eps
+    return mg.norm(d, p, -1, keepdim)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """Kullback-Leibler divergence with input as log-probabilities: target * (log target - input)
+    (0 where target == 0), or exp(target) * (target - input) with log_target=True."""
+    reduction = _legacy_reduction(size_average, reduce, reduction) if (size_average is not None or reduce is not None) else reduction
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        safe = mg.where(target > 0, target, mg.ones_like(target))
+        loss = mg.where(target > 0, target * (safe.log() - input), target * 0.0)
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
+    _check_reduction(reduction, "kl_div")
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """max(0, -target * (input1 - input2) + margin)."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "margin_ranking_loss")
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0.0), reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
+                        reduction: str = "mean") -> Tensor:
+    """max(d(a, p) - d(a, n) + margin, 0) with d the pairwise p-distance (swap: the smaller of d(a, n), d(p, n))."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "triplet_margin_loss")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = mg.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce((d_pos - d_neg + margin).clamp(min=0.0), reduction)
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    r = int(upscale_factor)
+    if input.ndim < 3 or input.shape[-3] % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+                           f"of upscale_factor, but input.size(-3)={input.shape[-3] if input.ndim >= 3 else None} is "
+                           f"not divisible by {r * r}")
+    *lead, C, H, W = input.shape
+    c = C // (r * r)
+    x = input.reshape(*lead, c, r, r, H, W)
+    n = len(lead)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c, H * r, W * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of pixel_shuffle."""
+    r = int(downscale_factor)
+    *lead, C, H, W = input.shape
+    if H % r or W % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor "
+                           f"({r}), got {H}x{W}")
+    n = len(lead)
+    x = input.reshape(*lead, C, H // r, r, W // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, C * r * r, H // r, W // r)
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(Q K^T * scale + mask) V, with a boolean (True = keep) or additive float mask, the causal
+    mask when is_causal, and dropout on the attention weights (training use)."""
+    L, S = query.shape[-2], key.shape[-2]
+    s = (1.0 / math.sqrt(query.shape[-1])) if scale is None else scale
+    scores = (query @ key.mT) * s
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("scaled_dot_product_attention: _scaled_dot_product_attention: Explicit attn_mask "
+                               "should not be set when is_causal=True")
+        keep = mg.tensor(np.tril(np.ones((L, S), dtype=bool)))
+        scores = scores.masked_fill(~keep, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == mg.bool_:
+            scores = scores.masked_fill(~attn_mask, float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = scores.softmax(-1)
+    if dropout_p > 0:
+        weights = dropout(weights, dropout_p, training=True)
+    return weights @ value
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise each group of channels of each sample over (channels in group, *spatial), then scale
+    and shift per channel."""
+    if input.ndim < 2:
+        raise RuntimeError(f"group_norm: Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    N, C = input.shape[0], input.shape[1]
+    if C % num_groups:
+        raise RuntimeError(f"group_norm: Expected number of channels in input to be divisible by num_groups, but "
+                           f"got input of shape {tuple(input.shape)} and num_groups={num_groups}")
+    x = input.reshape(N, num_groups, -1)
+    mean = x.mean(-1, keepdim=True)
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)
+    out = ((x - mean) / (var + eps).sqrt()).reshape(*input.shape)
+    shape = (1, C) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(*shape)
+    if bias is not None:
+        out = out + bias.reshape(*shape)
+    return out
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample over its spatial dims (running stats optional, as PyTorch)."""
+    if input.ndim < 3:
+        raise RuntimeError(f"instance_norm: expected an input with a batch, a channel and spatial dims, got "
+                           f"shape {tuple(input.shape)}")
+    N, C = input.shape[0], input.shape[1]
+    axes = tuple(range(2, input.ndim))
+    shape = (1, C) + (1,) * (input.ndim - 2)
+    if use_input_stats:
+        mean = input.mean(axes, keepdim=True)
+        var = ((input - mean) ** 2).mean(axes, keepdim=True)
+        if running_mean is not None and running_var is not None and not is_recomputing():
+            n = int(np.prod([input.shape[a] for a in axes]))
+            with no_grad():
+                m = mean.detach().reshape(N, C).mean(0)
+                v = var.detach().reshape(N, C).mean(0) * (n / max(n - 1, 1))
+                running_mean.mul_(1 - momentum).add_(m * momentum)
+                running_var.mul_(1 - momentum).add_(v * momentum)
+    else:
+        mean, var = running_mean.reshape(*shape), running_var.reshape(*shape)
+    out = (input - mean) / (var + eps).sqrt()
+    if weight is not None:
+        out = out * weight.reshape(*shape)
+    if bias is not None:
+        out = out + bias.reshape(*shape)
+    return out
+
+
+__all__ += ["celu", "selu", "hardsigmoid", "hardswish", "mish", "softsign", "tanhshrink", "glu",
+            "cosine_similarity", "pairwise_distance", "kl_div", "margin_ranking_loss", "triplet_margin_loss",
+            "pixel_shuffle", "pixel_unshuffle", "scaled_dot_product_attention", "group_norm", "instance_norm"]

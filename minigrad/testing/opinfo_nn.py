@@ -327,4 +327,76 @@ backward_ops = [
            lambda g, x: _maxpool_backward(g, x)),
 ]
 
-nn_op_db = functional_ops + backward_ops
+def _np_selu(x):
+    return 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x))
+
+
+def _np_softplus1(x):
+    return np.logaddexp(0, x)
+
+
+def _np_cos(a, b, dim=1, eps=1e-8):
+    return (a * b).sum(dim) / np.sqrt(np.maximum((a * a).sum(dim) * (b * b).sum(dim), eps * eps))
+
+
+def _np_group_norm(x, g, w, b, eps=1e-5):
+    n = x.shape[0]
+    xs = x.reshape(n, g, -1)
+    y = ((xs - xs.mean(-1, keepdims=True)) / np.sqrt(xs.var(-1, keepdims=True) + eps)).reshape(x.shape)
+    sh = (1, -1) + (1,) * (x.ndim - 2)
+    return y * w.reshape(sh) + b.reshape(sh)
+
+
+def _np_pixel_shuffle(x, r):
+    n, c, h, w = x.shape
+    return x.reshape(n, c // (r * r), r, r, h, w).transpose(0, 1, 4, 2, 5, 3).reshape(n, c // (r * r), h * r, w * r)
+
+
+def _np_sdpa(q, k, v):
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    s = np.exp(s - s.max(-1, keepdims=True))
+    return (s / s.sum(-1, keepdims=True)) @ v
+
+
+_TGT3 = Const(np.array([1.0, -1.0, 1.0]))
+
+more_functional_ops = [
+    # alpha 0.5: PyTorch computes 1/alpha in float32 internally; a binary fraction keeps it exact
+    fcase("celu", "", [_away(0.0)(_X23)], lambda F, x: F.celu(x, 0.5),
+          lambda x: np.where(x > 0, x, 0.5 * np.expm1(x / 0.5)), grad_fn=None),
+    fcase("selu", "", [_away(0.0)(_X23)], lambda F, x: F.selu(x), _np_selu, grad_fn=None),
+    fcase("hardsigmoid", "", [_away(-3.0, 3.0, low=-4, high=4)(_X23)], lambda F, x: F.hardsigmoid(x),
+          lambda x: np.clip(x / 6 + 0.5, 0, 1), grad_fn=None,
+          skips={"torch": "PyTorch's float64 hardsigmoid backward multiplies by 1/6 rounded to float32 "
+                          "(relative error 3e-8, measured); ours is exact (gradcheck checks it)"}),
+    fcase("hardswish", "", [_away(-3.0, 3.0, low=-4, high=4)(_X23)], lambda F, x: F.hardswish(x),
+          lambda x: x * np.clip(x / 6 + 0.5, 0, 1), grad_fn=None),
+    fcase("mish", "", [_X23], lambda F, x: F.mish(x), lambda x: x * np.tanh(_np_softplus1(x)), grad_fn=None),
+    fcase("softsign", "", [_away(0.0)(_X23)], lambda F, x: F.softsign(x), lambda x: x / (1 + np.abs(x)), grad_fn=None),
+    fcase("tanhshrink", "", [_X23], lambda F, x: F.tanhshrink(x), lambda x: x - np.tanh(x), grad_fn=None),
+    fcase("glu", "", [(2, 4)], lambda F, x: F.glu(x, 1), lambda x: x[:, :2] / (1 + np.exp(-x[:, 2:])), grad_fn=None),
+    fcase("cosine_similarity", "", [(3, 4), (3, 4)], lambda F, a, b: F.cosine_similarity(a, b), _np_cos, grad_fn=None),
+    fcase("pairwise_distance", "", [(3, 4), (3, 4)], lambda F, a, b: F.pairwise_distance(a, b),
+          lambda a, b: np.sqrt(((a - b + 1e-6) ** 2).sum(-1)), grad_fn=None),
+    fcase("kl_div", "", [(3, 4), _pos((3, 4))], lambda F, a, b: F.kl_div(a, b, reduction="batchmean"),
+          lambda a, b: (b * (np.log(b) - a)).sum() / 3, grad_fn=None),
+    fcase("kl_div", "log_target", [(3, 4), (3, 4)], lambda F, a, b: F.kl_div(a, b, reduction="sum", log_target=True),
+          lambda a, b: (np.exp(b) * (b - a)).sum(), grad_fn=None),
+    fcase("margin_ranking_loss", "", [_away(0.0)((3,)), (3,), _TGT3],
+          lambda F, a, b, y: F.margin_ranking_loss(a, b, y, 0.25),
+          lambda a, b, y: np.maximum(-y * (a - b) + 0.25, 0).mean(), grad_fn=None),
+    fcase("triplet_margin_loss", "", [(3, 4), (3, 4), (3, 4)], lambda F, a, p, n: F.triplet_margin_loss(a, p, n, 3.0),
+          lambda a, p, n: np.maximum(np.sqrt(((a - p + 1e-6) ** 2).sum(-1)) - np.sqrt(((a - n + 1e-6) ** 2).sum(-1)) + 3.0,
+                                     0).mean(), grad_fn=None),
+    fcase("pixel_shuffle", "", [(1, 8, 2, 3)], lambda F, x: F.pixel_shuffle(x, 2), lambda x: _np_pixel_shuffle(x, 2),
+          grad_fn=None),
+    fcase("pixel_unshuffle", "", [(1, 2, 4, 6)], lambda F, x: F.pixel_unshuffle(x, 2), None, grad_fn=None),
+    fcase("scaled_dot_product_attention", "", [(2, 3, 4), (2, 5, 4), (2, 5, 4)],
+          lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v), _np_sdpa, grad_fn=None),
+    fcase("group_norm", "", [(2, 4, 3), (4,), (4,)], lambda F, x, w, b: F.group_norm(x, 2, w, b),
+          lambda x, w, b: _np_group_norm(x, 2, w, b), grad_fn=None),
+    fcase("instance_norm", "", [(2, 3, 5)], lambda F, x: F.instance_norm(x),
+          lambda x: (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5), grad_fn=None),
+]
+
+nn_op_db = functional_ops + more_functional_ops + backward_ops

@@ -261,3 +261,86 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class CELU(Module):
+    """CELU(x) = max(0, x) + min(0, alpha (exp(x / alpha) - 1)), as torch.nn.CELU."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}{_inplace_str(self.inplace, True)}"
+
+
+class _Simple(Module):
+    """An activation without parameters: forward is F.<_fn>(input[, inplace])."""
+    _fn = None
+    _has_inplace = True
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        fn = getattr(F, self._fn)
+        return fn(input, inplace=self.inplace) if self._has_inplace else fn(input)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace)
+
+
+class SELU(_Simple):
+    """SELU(x) = scale (max(0, x) + min(0, alpha (exp(x) - 1))), as torch.nn.SELU."""
+    _fn = "selu"
+
+
+class Hardsigmoid(_Simple):
+    """Hardsigmoid(x) = clamp(x / 6 + 1/2, 0, 1), as torch.nn.Hardsigmoid."""
+    _fn = "hardsigmoid"
+
+
+class Hardswish(_Simple):
+    """Hardswish(x) = x * Hardsigmoid(x), as torch.nn.Hardswish."""
+    _fn = "hardswish"
+
+
+class Mish(_Simple):
+    """Mish(x) = x tanh(softplus(x)), as torch.nn.Mish."""
+    _fn = "mish"
+
+
+class Softsign(_Simple):
+    """Softsign(x) = x / (1 + |x|), as torch.nn.Softsign."""
+    _fn = "softsign"
+    _has_inplace = False
+
+    def __init__(self) -> None:
+        super().__init__(False)
+
+
+class Tanhshrink(_Simple):
+    """Tanhshrink(x) = x - tanh(x), as torch.nn.Tanhshrink."""
+    _fn = "tanhshrink"
+    _has_inplace = False
+
+    def __init__(self) -> None:
+        super().__init__(False)
+
+
+class GLU(Module):
+    """GLU(a, b) = a * sigmoid(b) over the two halves of dim, as torch.nn.GLU."""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
