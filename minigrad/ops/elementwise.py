@@ -83,8 +83,9 @@ def _cast_to(v, dtype):
     return Tensor._make(np.asarray(v, dtype=dtype))
 
 
-class Cast(Function):
-    """out = x.astype(dtype);  dx = g.astype(x.dtype)"""
+class ToCopy(Function):
+    """out = x.astype(dtype) (Tensor.to / .float() / .double() ...);  dx = g.astype(x.dtype)"""
+    op_name = "cast"
 
     @staticmethod
     def forward(ctx, x, dtype):
@@ -100,7 +101,7 @@ def cast(x, dtype):
     dtype = np.dtype(dtype)
     if x.dtype == dtype:
         return x
-    return Cast.apply(x, dtype)
+    return ToCopy.apply(x, dtype)
 
 
 class Add(Function):
@@ -799,10 +800,11 @@ class Where(Function):
 
 
 def where(condition, x, y):
-    if isinstance(condition, Tensor) and condition.dtype != np.bool_:
-        condition = Tensor._make(condition._data.astype(bool))
-    elif not isinstance(condition, Tensor):
-        condition = Tensor._make(np.asarray(condition, dtype=bool))
+    if not isinstance(condition, Tensor):
+        condition = Tensor._make(np.asarray(condition))
+    if condition.dtype != np.bool_:  # PyTorch refuses a float (or integer) condition too
+        raise RuntimeError(f"where: expected condition to be a bool tensor, but got a tensor with dtype "
+                           f"{condition.dtype} (shape {condition.shape}); compare it first, e.g. cond != 0")
     if isinstance(x, Tensor) and not isinstance(y, Tensor):
         y = Tensor._make(np.asarray(y, dtype=x.dtype))
     elif isinstance(y, Tensor) and not isinstance(x, Tensor):

@@ -61,6 +61,18 @@ class BasicGetItem(GetItem):
         return out
 
 
+class Slice(BasicGetItem):
+    """out = x[slices/None/Ellipsis]: a view (PyTorch's SliceBackward)"""
+
+
+class Select(BasicGetItem):
+    """out = x[index] with an int in it: a view (PyTorch's SelectBackward)"""
+
+
+class Index(GetItem):
+    """out = x[arrays/masks ...]: a copy (PyTorch's IndexBackward)"""
+
+
 class IndexAdd(Function):
     """out = zeros(shape); out[index] += g;  dg = out_grad[index]"""
 
@@ -111,7 +123,12 @@ def getitem(x, index):
             msg = str(e).removeprefix("getitem: ").split(" (input shapes")[0]
             raise IndexError(f"getitem: {msg} (tensor of shape {x.shape}, index {index!r})") from None
     basic = _is_basic(idx)
-    cls = BasicGetItem if basic else GetItem
+    if not basic:
+        cls = Index
+    elif any(isinstance(i, (int, np.integer)) for i in (idx if isinstance(idx, tuple) else (idx,))):
+        cls = Select
+    else:
+        cls = Slice
     try:
         out = cls.apply(x, idx)
     except IndexError as e:

@@ -114,8 +114,8 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return (d * d).sum(axes, keepdim=keepdim) / builtins.max(n - _correction(unbiased, correction), 0)
 
 
-class StdSqrt(Function):
-    """out = sqrt(v);  dv = g / (2 * out), 0 where out == 0 (PyTorch's std backward: constant input -> 0, not nan)"""
+class Std(Function):
+    """std's last step, out = sqrt(v) of the variance v;  dv = g / (2 * out), 0 where out == 0 (PyTorch's std backward: constant input -> 0, not nan)"""
 
     @staticmethod
     def forward(ctx, v):
@@ -131,7 +131,7 @@ class StdSqrt(Function):
 
 
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return StdSqrt.apply(var(x, dim, unbiased, keepdim, correction=correction))
+    return Std.apply(var(x, dim, unbiased, keepdim, correction=correction))
 
 
 class Prod(Function):
@@ -148,8 +148,36 @@ class Prod(Function):
         g = _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim)
         if not (x._data == 0).any():
             return g * (out_kept / x), None, None  # differentiable again
-        # with zeros, out / x is 0/0: take the product of the other elements directly (first order)
-        return g * Tensor._make(_prod_others(x._data, ctx.axes)), None, None
+        # with zeros, out / x is 0/0: the product of the other elements, exact (and differentiable)
+        return g * ProdOthers.apply(x, ctx.axes), None, None
+
+
+class ProdOthers(Function):
+    """out_i = product of the other elements of x_i's reduction group (exact with zeros);
+    dx_j = sum over i != j of gg_i * prod_{k != i, j} x_k  (itself ProdOthers of x with x_j set to 1,
+    so prod is differentiable to any order at zeros, as PyTorch's)"""
+
+    @staticmethod
+    def forward(ctx, x, axes):
+        ctx.save_for_backward(x)
+        ctx.axes = axes
+        return _prod_others(x, axes)
+
+    @staticmethod
+    def backward(ctx, gg):
+        x, = ctx.saved_tensors
+        axes = ctx.axes
+        keep = [d for d in range(x.ndim) if d not in axes]
+        perm = keep + list(axes)
+        xp, gp = x.permute(*perm), gg.permute(*perm)
+        n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+        lead = xp.shape[:len(keep)]
+        x2, g2 = xp.reshape(lead + (n,)), gp.reshape(lead + (n,))
+        eye = Tensor._make(np.eye(n, dtype=bool))
+        y = where(eye, 1.0, x2.unsqueeze(-2))  # [..., j, k] = x_k, with x_j replaced by 1
+        p = ProdOthers.apply(y, (y.ndim - 1,))  # [..., j, i] = prod over k != i, j (i != j)
+        dx = where(eye, 0.0, p * g2.unsqueeze(-2)).sum(-1)
+        return dx.reshape(xp.shape).permute(*np.argsort(perm).tolist()), None
 
 
 def _prod_others(x, axes):
@@ -168,12 +196,12 @@ def prod(x, dim=None, keepdim=False):
     return Prod.apply(x, _axes(dim, x.ndim, "prod"), keepdim)
 
 
-class AMax(Function):
+class Amax(Function):
     """out = amax(x, axes);  dx = g / (number of ties) at the maxima (ties share evenly)"""
 
     @staticmethod
-    def forward(ctx, x, axes, keepdim, fn):
-        out = fn(x, axis=axes, keepdims=True)
+    def forward(ctx, x, axes, keepdim):
+        out = np.amax(x, axis=axes, keepdims=True)
         return _reduced(ctx, x, out, axes, keepdim)
 
     @staticmethod
@@ -182,7 +210,24 @@ class AMax(Function):
         mask = x == out_kept
         count = Tensor._make(np.sum(mask._data, axis=ctx.axes, keepdims=True).astype(g.dtype))
         g = _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim)
-        return where(mask, g / count, 0.0), None, None, None
+        return where(mask, g / count, 0.0), None, None
+
+
+class Amin(Amax):
+    """out = amin(x, axes);  dx = g / (number of ties) at the minima (ties share evenly)"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        out = np.amin(x, axis=axes, keepdims=True)
+        return _reduced(ctx, x, out, axes, keepdim)
+
+
+class Max(Amax):
+    """out = max(x) over all elements;  dx as amax (ties share evenly, as PyTorch's max())"""
+
+
+class Min(Amin):
+    """out = min(x) over all elements;  dx as amin (ties share evenly, as PyTorch's min())"""
 
 
 def _check_nonempty(x, op):
@@ -193,17 +238,18 @@ def _check_nonempty(x, op):
 
 def amax(x, dim=None, keepdim=False):
     _check_nonempty(x, "amax")
-    return AMax.apply(x, _axes(dim, x.ndim, "amax"), keepdim, np.amax)
+    return Amax.apply(x, _axes(dim, x.ndim, "amax"), keepdim)
 
 
 def amin(x, dim=None, keepdim=False):
     _check_nonempty(x, "amin")
-    return AMax.apply(x, _axes(dim, x.ndim, "amin"), keepdim, np.amin)
+    return Amin.apply(x, _axes(dim, x.ndim, "amin"), keepdim)
 
 
 def _max_min(x, dim, keepdim, arg, full):
     if dim is None:
-        return full(x, None, False)
+        _check_nonempty(x, full.__name__.lower())
+        return full.apply(x, tuple(range(x.ndim)), False)
     d = _axes(dim, x.ndim, "max")[0] if x.ndim else 0
     idx = arg(x, d, True)
     from .indexing import take_along_dim
@@ -218,7 +264,7 @@ def max(x, dim=None, keepdim=False):  # noqa: A001
     if isinstance(dim, Tensor):
         from .elementwise import maximum
         return maximum(x, dim)
-    return _max_min(x, dim, keepdim, argmax, amax)
+    return _max_min(x, dim, keepdim, argmax, Max)
 
 
 def min(x, dim=None, keepdim=False):  # noqa: A001
@@ -226,53 +272,83 @@ def min(x, dim=None, keepdim=False):  # noqa: A001
     if isinstance(dim, Tensor):
         from .elementwise import minimum
         return minimum(x, dim)
-    return _max_min(x, dim, keepdim, argmin, amin)
+    return _max_min(x, dim, keepdim, argmin, Min)
 
 
-class _NoGradReduce(Function):
-    """argmax / argmin / any / all: reductions with an int64 or bool result and no gradient; ops
-    through Function.apply like every other (so mg.trace records them)"""
+class _NoGradReduction(Function):
+    """Base of the reductions without a gradient (argmax, argmin, any, all): the output is an index
+    or a bool, never differentiable; they go through Function.apply like every op."""
 
     @staticmethod
     def backward(ctx, *grads):
         raise RuntimeError(f"{ctx.name()}: this op is not differentiable")
 
 
-def _no_grad_reduce(name, np_fn, dtype):
+class Argmax(_NoGradReduction):
+    """out = index of the (first) maximum, over all elements (dim None) or along dim"""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        if dim is None:
+            return np.asarray(np.argmax(x), dtype=np.int64)
+        return np.argmax(x, axis=dim, keepdims=keepdim).astype(np.int64)
+
+
+class Argmin(_NoGradReduction):
+    """out = index of the (first) minimum, over all elements (dim None) or along dim"""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        if dim is None:
+            return np.asarray(np.argmin(x), dtype=np.int64)
+        return np.argmin(x, axis=dim, keepdims=keepdim).astype(np.int64)
+
+
+class Any(_NoGradReduction):
+    """out = any element true (over axes, or all elements)"""
+
+    @staticmethod
     def forward(ctx, x, axes, keepdim):
-        return np.asarray(np_fn(x, axis=axes, keepdims=keepdim)).astype(dtype, copy=False)
-    return type(name, (_NoGradReduce,), {"__doc__": f"out = {np_fn.__name__}(x, dim) ({np.dtype(dtype)})",
-                                          "forward": staticmethod(forward), "op_name": name.lower(),
-                                          "__module__": __name__})
+        return np.asarray(np.any(x, axis=axes, keepdims=keepdim))
 
 
-ArgMax = _no_grad_reduce("ArgMax", np.argmax, np.int64)
-ArgMin = _no_grad_reduce("ArgMin", np.argmin, np.int64)
-Any = _no_grad_reduce("Any", np.any, np.bool_)
-All = _no_grad_reduce("All", np.all, np.bool_)
+class All(_NoGradReduction):
+    """out = every element true (over axes, or all elements)"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        return np.asarray(np.all(x, axis=axes, keepdims=keepdim))
+
+
+def _check_arg_nonempty(x, dim, op):
+    if dim is None and x._data.size == 0:
+        raise IndexError(f"{op}(): expected a reduction dim to be specified for an empty input "
+                         f"(shape {x.shape})")
+    if dim is not None and x.ndim and x.shape[_axes(dim, x.ndim, op)[0]] == 0:
+        raise IndexError(f"{op}(): expected reduction dim {dim} to have non-zero size (shape {x.shape})")
 
 
 def argmax(x, dim=None, keepdim=False):
-    return ArgMax.apply(x, dim, keepdim if dim is not None else False)
+    _check_arg_nonempty(x, dim, "argmax")
+    return Argmax.apply(x, dim, keepdim if dim is not None else False)
 
 
 def argmin(x, dim=None, keepdim=False):
-    return ArgMin.apply(x, dim, keepdim if dim is not None else False)
+    _check_arg_nonempty(x, dim, "argmin")
+    return Argmin.apply(x, dim, keepdim if dim is not None else False)
 
 
 def any(x, dim=None, keepdim=False):  # noqa: A001
-    axes = None if dim is None else _axes(dim, x.ndim, "any")
-    return Any.apply(x, axes, keepdim)
+    return Any.apply(x, None if dim is None else _axes(dim, x.ndim, "any"), keepdim)
 
 
 def all(x, dim=None, keepdim=False):  # noqa: A001
-    axes = None if dim is None else _axes(dim, x.ndim, "all")
-    return All.apply(x, axes, keepdim)
+    return All.apply(x, None if dim is None else _axes(dim, x.ndim, "all"), keepdim)
 
 
 def _shifted_lse(x, axes):
     """(x - m, log(sum(exp(x - m))), m) for m the (finite) max: the first two small, no overflow."""
-    m = np.amax(x, axis=axes, keepdims=True)
+    m = np.amax(x, axis=axes, keepdims=True, initial=-np.inf)  # initial: an empty group gives -inf
     m = np.where(np.isfinite(m), m, 0)
     xm = x - m
     with np.errstate(divide="ignore"):  # a row of -inf has logsumexp -inf
@@ -284,7 +360,7 @@ def _stable_lse(x, axes):
     return m + lse
 
 
-class LogSumExp(Function):
+class Logsumexp(Function):
     """out = log(sum(exp(x)));  dx = g * exp(x - out)   (softmax; stable via the max shift)"""
 
     @staticmethod
@@ -299,7 +375,7 @@ class LogSumExp(Function):
 
 
 def logsumexp(x, dim, keepdim=False):
-    return LogSumExp.apply(x, _axes(dim, x.ndim, "logsumexp"), keepdim)
+    return Logsumexp.apply(x, _axes(dim, x.ndim, "logsumexp"), keepdim)
 
 
 class Softmax(Function):
@@ -349,17 +425,13 @@ def _softmax_dim(x, dim, op):
 def softmax(x, dim, dtype=None):
     if dtype is not None:
         x = cast(x, dtype)
-    if x.ndim == 0:
-        return x * 0.0 + 1.0
-    return Softmax.apply(x, _softmax_dim(x, dim, "softmax"))
+    return Softmax.apply(x, None if x.ndim == 0 else _softmax_dim(x, dim, "softmax"))
 
 
 def log_softmax(x, dim, dtype=None):
     if dtype is not None:
         x = cast(x, dtype)
-    if x.ndim == 0:
-        return x * 0.0
-    return LogSoftmax.apply(x, _softmax_dim(x, dim, "log_softmax"))
+    return LogSoftmax.apply(x, None if x.ndim == 0 else _softmax_dim(x, dim, "log_softmax"))
 
 
 class Norm2(Function):
@@ -422,15 +494,19 @@ class Cumsum(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        return np.cumsum(x, axis=dim)
+        return np.cumsum(x, axis=dim) if dim is not None else x.copy()  # dim None: 0-d
 
     @staticmethod
     def backward(ctx, g):
         d = ctx.dim
+        if d is None:
+            return g, None
         return g.flip(d).cumsum(d).flip(d), None
 
 
 def cumsum(x, dim):
     if x.ndim == 0:
-        return x.clone()
+        if dim not in (-1, 0):  # a 0-d tensor has dims -1 and 0 only, as in PyTorch
+            raise IndexError(f"cumsum: dimension {dim} out of range for a 0-d tensor (expected -1 or 0)")
+        return Cumsum.apply(x, None)
     return Cumsum.apply(x, _axes(dim, x.ndim, "cumsum")[0])

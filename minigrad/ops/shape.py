@@ -26,8 +26,9 @@ def _dim(d, ndim, op):
     return d % max(ndim, 1)
 
 
-class Reshape(Function):
-    """out = x.reshape(shape);  dx = g.reshape(x.shape)"""
+class View(Function):
+    """out = x.reshape(shape) (a view: reshape, view, flatten, unflatten);  dx = g.reshape(x.shape)"""
+    op_name = "reshape"  # the primitive a tracer records, shared by Squeeze/Unsqueeze (PyTorch names the nodes)
     _is_view = True
 
     @staticmethod
@@ -40,11 +41,17 @@ class Reshape(Function):
         return g.reshape(ctx.shape), None
 
 
+class Squeeze(View):
+    """out = x without the size-1 dims asked for;  dx = g.reshape(x.shape)"""
+
+
+class Unsqueeze(View):
+    """out = x with a size-1 dim inserted;  dx = g.reshape(x.shape)"""
+
+
 def reshape(x, *shape):
     shape = _sizes(shape)
-    if shape == x.shape:
-        return Reshape.apply(x, shape) if x.requires_grad else _alias(x)
-    return Reshape.apply(x, _infer_shape(shape, x))
+    return View.apply(x, shape if shape == x.shape else _infer_shape(shape, x))
 
 
 def _infer_shape(shape, x):
@@ -60,15 +67,6 @@ def _infer_shape(shape, x):
     elif known != n:
         raise RuntimeError(f"reshape: shape {list(shape)} is invalid for input of size {n} (shape {x.shape})")
     return shape
-
-
-def _alias(x):
-    t = Tensor._make(x._data)
-    if x._vc is None:
-        x._vc = [0]
-    t._vc = x._vc
-    t._base = x if x._base is None else x._base
-    return t
 
 
 view = reshape
@@ -102,16 +100,17 @@ def squeeze(x, dim=None):
     else:
         dims = {_dim(d, x.ndim, "squeeze") for d in ((dim,) if isinstance(dim, int) else dim)}
         shape = tuple(s for i, s in enumerate(x.shape) if not (i in dims and s == 1))
-    return reshape(x, shape)
+    return Squeeze.apply(x, shape)
 
 
 def unsqueeze(x, dim):
     d = _dim(dim, x.ndim + 1, "unsqueeze")
-    return reshape(x, x.shape[:d] + (1,) + x.shape[d:])
+    return Unsqueeze.apply(x, x.shape[:d] + (1,) + x.shape[d:])
 
 
 class Permute(Function):
     """out = x.transpose(dims);  dx = g.transpose(inverse(dims))"""
+    op_name = "permute"  # the primitive a tracer records, shared by Transpose/T (PyTorch names the nodes)
     _is_view = True
 
     @staticmethod
@@ -122,6 +121,14 @@ class Permute(Function):
     @staticmethod
     def backward(ctx, g):
         return g.permute(*np.argsort(ctx.dims).tolist()), None
+
+
+class Transpose(Permute):
+    """out = x with two dims swapped;  dx = g with them swapped back"""
+
+
+class T(Permute):
+    """out = x.t() (a matrix transposed; a 0-d or 1-d tensor as it is);  dx = g.t()"""
 
 
 def permute(x, *dims):
@@ -137,11 +144,11 @@ def permute(x, *dims):
 
 def transpose(x, dim0, dim1):
     if x.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
-        return _alias(x) if not x.requires_grad else Reshape.apply(x, x.shape)
+        return Transpose.apply(x, tuple(range(x.ndim)))
     dims = list(range(x.ndim))
     a, b = _dim(dim0, x.ndim, "transpose"), _dim(dim1, x.ndim, "transpose")
     dims[a], dims[b] = dims[b], dims[a]
-    return Permute.apply(x, tuple(dims))
+    return Transpose.apply(x, tuple(dims))
 
 
 swapaxes = transpose
@@ -150,7 +157,7 @@ swapaxes = transpose
 def t(x):
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
-    return transpose(x, 0, -1) if x.ndim == 2 else x
+    return T.apply(x, (1, 0) if x.ndim == 2 else tuple(range(x.ndim)))
 
 
 class Expand(Function):
@@ -159,6 +166,8 @@ class Expand(Function):
 
     @staticmethod
     def forward(ctx, x, shape):
+        if x.shape == shape:
+            return x.view()  # nothing to broadcast: a writeable view, not broadcast_to's read-only one
         return np.broadcast_to(x, shape)
 
     @staticmethod
@@ -178,8 +187,6 @@ def expand(x, *sizes):
             raise RuntimeError(f"expand: the expanded size of the tensor ({shape[lead + i]}) must match "
                                f"the existing size ({s}) at non-singleton dimension {lead + i}. "
                                f"Target sizes: {list(sizes)}. Tensor sizes: {list(x.shape)}")
-    if shape == x.shape:
-        return x
     return Expand.apply(x, shape)
 
 
@@ -237,7 +244,12 @@ class Flip(Function):
 
 def flip(x, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return Flip.apply(x, tuple(_dim(d, x.ndim, "flip") for d in dims))
+    ds = tuple(_dim(d, x.ndim, "flip") for d in dims)
+    if len(set(ds)) != len(ds):
+        d = next(d for d in ds if ds.count(d) > 1)
+        raise RuntimeError(f"flip: dim {d} appears multiple times in the list of dims {dims} "
+                           f"(tensor of shape {x.shape})")
+    return Flip.apply(x, ds)
 
 
 class Clone(Function):
@@ -282,6 +294,10 @@ def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("cat(): expected a non-empty list of Tensors")
+    for i, x in enumerate(tensors):
+        if x.ndim == 0:
+            raise RuntimeError(f"cat: zero-dimensional tensor (at position {i}) cannot be concatenated; "
+                               "use stack, or unsqueeze it first")
     ref = tensors[0]
     d = _dim(dim, ref.ndim, "cat")
     for i, x in enumerate(tensors):
@@ -309,7 +325,27 @@ def stack(tensors, dim=0):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {tensors[0].shape} "
                                f"at entry 0 and {x.shape} at entry {i}")
     d = _dim(dim, tensors[0].ndim + 1, "stack")
-    return cat([unsqueeze(x, d) for x in tensors], d)
+    from .elementwise import _cast_to
+    from .. import _dtype
+    dt = tensors[0].dtype
+    for x in tensors[1:]:
+        dt = _dtype.result_type(np.empty((1,), dt), x._data)
+    return Stack.apply(d, *[_cast_to(x, dt) for x in tensors])
+
+
+class Stack(Function):
+    """out = stack(xs, dim) (a new dim);  dx_i = g.select(dim, i)"""
+
+    @staticmethod
+    def forward(ctx, dim, *xs):
+        ctx.dim = dim
+        return np.stack(xs, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        d = ctx.dim
+        return (None,) + tuple(g[(slice(None),) * d + (i,)] if need else None
+                               for i, need in enumerate(ctx.needs_input_grad[1:]))
 
 
 def narrow(x, dim, start, length):
@@ -357,22 +393,35 @@ class Tril(Function):
     """out = tril(x, k);  dx = tril(g, k)"""
 
     @staticmethod
-    def forward(ctx, x, k, upper):
-        ctx.k, ctx.upper = k, upper
-        return np.triu(x, k) if upper else np.tril(x, k)
+    def forward(ctx, x, k):
+        ctx.k = k
+        return np.tril(x, k)
 
     @staticmethod
     def backward(ctx, g):
-        return (g.triu(ctx.k) if ctx.upper else g.tril(ctx.k)), None, None
+        return g.tril(ctx.k), None
+
+
+class Triu(Function):
+    """out = triu(x, k);  dx = triu(g, k)"""
+
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.k = k
+        return np.triu(x, k)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.triu(ctx.k), None
 
 
 def tril(x, diagonal=0):
     if x.ndim < 2:
         raise RuntimeError(f"tril: input tensor must have at least 2 dimensions (shape {x.shape})")
-    return Tril.apply(x, diagonal, False)
+    return Tril.apply(x, diagonal)
 
 
 def triu(x, diagonal=0):
     if x.ndim < 2:
         raise RuntimeError(f"triu: input tensor must have at least 2 dimensions (shape {x.shape})")
-    return Tril.apply(x, diagonal, True)
+    return Triu.apply(x, diagonal)

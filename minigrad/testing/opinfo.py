@@ -362,7 +362,7 @@ def _clamp_tensor_samples(rng):
 
     def x(shape):  # a mix of below, inside and above, away from both bounds
         return sample(shape, rng, low=-3, high=3, away=(-1.5, -0.5, 0.5, 1.5), margin=0.12)
-    out = [SampleInput((x(a), lo(b), hi(c))) for a, b, c in [((2, 3), (2, 1), (1, 3)), ((3,), (), (2, 3))]]
+    out = [SampleInput((x(a), lo(b), hi(c))) for a, b, c in [((2, 3), (2, 1), (1, 3)), ((2, 3), (), (3,))]]
     out.append(SampleInput((np.array([-2.0, -1.0, 0.0, 1.0, 2.0]), np.full(5, -1.0), np.full(5, 1.0)),
                            name="at_bounds", kink=True))
     return out
@@ -380,6 +380,10 @@ elementwise_ops += [
            torch_op=lambda torch, x: x.clamp(max=0.7)),
     OpInfo("clamp", mg.clamp, lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi), _clamp_tensor_samples,
            variant="tensor_bounds"),
+    OpInfo("clamp", mg.clamp, lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi), lambda rng: [SampleInput((
+        sample((3,), rng, low=-3, high=3, away=(-1.5, -0.5, 0.5, 1.5), margin=0.12), rng.uniform(-1.5, -0.5, size=()),
+        rng.uniform(0.5, 1.5, size=(2, 3))))], variant="tensor_bounds_broadcast_x",
+        skips={"torch": "PyTorch's clamp does not broadcast the input to the bounds' shape (minigrad does)"}),
     OpInfo("clip", lambda x: mg.clip(x, -0.5, 0.7), lambda x: np.clip(x, -0.5, 0.7),
            unary_samples(_CLAMP_X), torch_op=lambda torch, x: torch.clip(x, -0.5, 0.7), grad_fn="Clamp"),
     # pow: scalar exponent (PowBackward0), tensor exponent (PowBackward1), scalar base (PowBackward2)
@@ -416,7 +420,7 @@ def _binary(name, ref, sx=sample, sy=sample, *, op=None, kinks=(), **kw):
 def _where_samples(rng):
     out = []
     for a, b in BINARY_SHAPES + EMPTY_PAIRS:
-        cond = rng.random(np.broadcast_shapes(a, b)) < 0.5
+        cond = np.asarray(rng.random(np.broadcast_shapes(a, b)) < 0.5)
         out.append(SampleInput((cond, sample(a, rng), sample(b, rng))))
     return out
 
@@ -442,6 +446,14 @@ elementwise_ops += [
     _binary("min", np.minimum, op=lambda x, y: mg.min(x, y), variant="binary", grad_fn="Minimum",
             torch_op=lambda torch, x, y: torch.min(x, y)),
     OpInfo("where", mg.where, np.where, _where_samples),
+    # atan2(input, other): the angle of (other, input); PyTorch's gradient at the origin is 0
+    _binary("atan2", np.arctan2, nonzero, nonzero, aliases=("arctan2",)),
+    _binary("atan2", np.arctan2, nonzero, nonzero, op=lambda y, x: y.atan2(x), variant="method",
+            torch_op=lambda torch, y, x: y.atan2(x)),
+    OpInfo("atan2", mg.arctan2, np.arctan2, samples(SampleInput(
+        (np.array([0.0, 1.0, 0.0, -2.0]), np.array([0.0, 0.0, -1.0, 3.0])), name="origin", kink=True)),
+        variant="origin", skips={"torch_double_backward": "PyTorch's second derivative at (0, 0) is nan; "
+                                                          "minigrad's is 0 (finite)"}),
 ]
 
 
@@ -554,8 +566,10 @@ def _torch_red(name):
 
 
 def _np_lse(x, axis, keepdims=False):
-    m = np.max(x, axis=axis, keepdims=True)
-    out = m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
+    m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+    m = np.where(np.isfinite(m), m, 0)
+    with np.errstate(divide="ignore"):
+        out = m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
     return out if keepdims else np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
 
 
@@ -999,15 +1013,15 @@ for _shape, _d, _idx in [((4, 3), 0, [3, 0, 3]), ((3, 4), 1, [1, 1]), ((3, 4), -
     _v = f"{_shape}-dim{_d}".replace(" ", "")
     indexing_ops.append(case("index_select", _v, [_shape],
                              lambda L, x, _d=_d, _i=_idx: x.index_select(_d, L.tensor(_i)),
-                             lambda a, _d=_d, _i=_idx: np.take(a, _i, axis=_d)))
+                             lambda a, _d=_d, _i=_idx: np.take(a, _i, axis=_d), grad_fn=None))  # via getitem
     indexing_ops.append(case("index_select", _v + "-fn", [_shape, np.array(_idx)],
                              lambda L, x, i, _d=_d: L.index_select(x, _d, i),
-                             lambda a, i, _d=_d: np.take(a, i, axis=_d)))
+                             lambda a, i, _d=_d: np.take(a, i, axis=_d), grad_fn=None))
 for _shape, _m in [((3, 4), _MASK), ((3, 4), np.array([True, False, False, True])),
                    ((3, 4), np.array([[True], [False], [True]])), ((), np.array(True))]:
     _v = f"{_shape}-mask{_m.shape}".replace(" ", "")
     indexing_ops.append(case("masked_fill", _v, [_shape, _m], lambda L, x, m: x.masked_fill(m, -5.0),
-                             lambda a, m: np.where(m, -5.0, a)))
+                             lambda a, m: np.where(m, -5.0, a), grad_fn=None))  # PyTorch: MaskedFill; minigrad: where
     indexing_ops.append(case("masked_fill", _v + "-tensor_value", [_shape, _m, ()],
                              lambda L, x, m, v: L.masked_fill(x, m, v * v), lambda a, m, v: np.where(m, v * v, a),
                              grad_fn=None))
@@ -1157,13 +1171,39 @@ bitwise_ops = [
 
 
 # -- registry queries ------------------------------------------------------------------------------
+# -- casts and in-place kernels (the Tensor methods to(), fill_(), copy_(), add_() ...) -------------
+def _inplace_add(x, y):
+    from minigrad.ops import inplace
+    return inplace(x * 1.0, mg.add, y, name="add_")  # x * 1.0: in place on a non-leaf, as add_ needs
+
+
+inplace_ops = [
+    # float64 -> float32 -> float64: both casts, values as NumPy rounds them
+    OpInfo("cast", lambda x: mg.ops.cast(mg.ops.cast(x, np.float32), np.float64),
+           lambda x: x.astype(np.float32).astype(np.float64), unary_samples(),
+           torch_op=lambda torch, x: x.to(torch.float32).to(torch.float64), grad_fn="ToCopy",
+           skips={"float32": "the op casts to float64 by definition",
+                  "gradcheck": "finite differences cannot resolve a float32 round trip; the gradient (g cast "
+                               "back) is compared with PyTorch's", "gradgradcheck": "as gradcheck"}),
+    OpInfo("fill_", lambda x: (x * 1.0).fill_(2.5), lambda x: np.full_like(x, 2.5), unary_samples(),
+           torch_op=lambda torch, x: (x * 1.0).fill_(2.5), grad_fn=None),
+    OpInfo("copy_", lambda x, y: (x * 1.0).copy_(y), lambda x, y: np.broadcast_to(y, x.shape).copy(),
+           samples(lambda rng: [SampleInput((sample(a, rng), sample(b, rng))) for a, b in
+                                [((2, 3), (2, 3)), ((2, 3), (3,)), ((), ())]]),
+           torch_op=lambda torch, x, y: (x * 1.0).copy_(y), grad_fn=None),
+    OpInfo("inplace", _inplace_add, np.add, samples(lambda rng: [
+        SampleInput((sample(a, rng), sample(b, rng))) for a, b in [((2, 3), (2, 3)), ((2, 3), (3,)), ((), ())]]),
+        torch_op=lambda torch, x, y: (x * 1.0).add_(y), grad_fn="Add"),
+]
+
+
 def _nn_op_db():
     # the entries of the nn.functional ops and of the backward Functions live in their own file
     from .opinfo_nn import nn_op_db
     return list(nn_op_db)
 
 
-op_db = elementwise_ops + reduction_ops + shape_ops + indexing_ops + linalg_ops + nondiff_ops + bitwise_ops
+op_db = elementwise_ops + reduction_ops + shape_ops + indexing_ops + linalg_ops + nondiff_ops + inplace_ops + bitwise_ops
 
 op_db = op_db + _nn_op_db()
 
@@ -1204,6 +1244,11 @@ def public_ops():
     import minigrad.ops
     import minigrad.nn.functional as F
     ops = _exported(minigrad.ops)
+    for n in dir(minigrad.ops):  # and the Tensor-method kernels it exports beside __all__ (view, getitem, ...)
+        v = getattr(minigrad.ops, n)
+        if not n.startswith("_") and callable(v) and not isinstance(v, type) \
+                and getattr(v, "__module__", "").startswith("minigrad.ops."):
+            ops[n] = v
     for n, v in _exported(mg).items():  # minigrad's own names that are op functions
         if getattr(v, "__module__", "").startswith("minigrad.ops."):
             ops[n] = v

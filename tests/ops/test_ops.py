@@ -134,13 +134,14 @@ def test_non_differentiable_output_has_no_grad(info, i):
         assert not o.requires_grad and o.grad_fn is None, f"{info}: output requires grad"
 
 
-@pytest.mark.parametrize("info,i", _cases(OPS, lambda info, s: info.supports_grad and info.grad_fn is not None))
-def test_grad_fn_name(info, i):
+@pytest.mark.parametrize("info", [o for o in OPS if o.supports_grad and o.grad_fn is not None], ids=str)
+def test_grad_fn_name(info):
     """The node name is PyTorch's for the op (AminBackward0 for amin; the overload number aside)."""
-    fn, leaves = _diff_fn(info, _sample(info, i))
-    outs = [o for o in _tensors(fn(*leaves)) if o.grad_fn is not None]
-    for o in outs:
-        assert grad_fn_base(o.grad_fn.name()) == info.grad_fn, f"{info}: {o.grad_fn.name()}"
+    for s in info.samples():
+        fn, leaves = _diff_fn(info, s)
+        for o in _tensors(fn(*leaves)):
+            if o.grad_fn is not None:
+                assert grad_fn_base(o.grad_fn.name()) == info.grad_fn, f"{info} ({s.name}): {o.grad_fn.name()}"
 
 
 # -- every op goes through Function.apply (where a tracer will hook) -------------------------------
@@ -242,11 +243,19 @@ def test_double_backward_matches_torch(info, i):
             continue
         vs = [lib.tensor(rng.standard_normal(tuple(g.shape))) for g, _ in pairs]
         hs = lib.autograd.grad([g for g, _ in pairs], leaves, vs, allow_unused=True)
-        res.append([np.zeros(tuple(x.shape)) if h is None else h.detach().numpy() for h, x in zip(hs, leaves)])
+        res.append([np.zeros(tuple(x.shape)) if h is None else _np(h) for h, x in zip(hs, leaves)])
     a, b = res
     if a and b:
         for k, (x, y) in enumerate(zip(a, b)):
+            if s.kink:  # at a kink PyTorch's second derivative may be nan (0 ** y); minigrad's is finite
+                assert np.isfinite(x).all(), f"{info}: Hv of input {k} not finite: {x}"
+                x, y = x[np.isfinite(y)], y[np.isfinite(y)]
             np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12, err_msg=f"{info}: Hv of input {k}")
+
+
+def _np(t):
+    t = t.detach()
+    return t.numpy() if isinstance(t, mg.Tensor) else t.numpy(force=True)  # torch: a ZeroTensor too
 
 
 @pytest.mark.parametrize("info", [o for o in OPS if o.supports_grad and not o.supports_gradgrad
