@@ -272,7 +272,8 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
                                  f"gives a negative size")
         return ConstantPadNd.apply(input, tuple(widths), 0 if value is None else value)
     if mode not in _PAD_MODES:
-        raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
+        raise NotImplementedError(f"pad: unrecognised padding mode {mode!r} (expected 'constant', 'reflect', "
+                                  "'replicate' or 'circular')")
     if value:
         raise ValueError(f"pad: padding mode {mode!r} doesn't take in value argument")
     out = input
@@ -303,7 +304,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         - output: (*, out_features)
     """
     if weight.ndim not in (1, 2) or input.shape[-1:] != weight.shape[-1:]:
-        raise ValueError(f"linear: input of shape {tuple(input.shape)} and weight of shape "
+        raise RuntimeError(f"linear: input of shape {tuple(input.shape)} and weight of shape "
                          f"{tuple(weight.shape)}: in_features differ")
     return _ops.linear(input, weight, bias)  # one fused node (minigrad/ops/linalg.py)
 
@@ -395,6 +396,11 @@ def _unbatched(input, target, op):
     if input.ndim == 0:
         raise ValueError(f"{op}: input must have at least 1 dimension (C,) or (N, C, ...), got a scalar")
     if input.ndim == 1:
+        if target.ndim == 1 and target.shape[0] == 1:  # PyTorch also takes a size-1 target here
+            return input.unsqueeze(0), target, False
+        if target.ndim != 0:  # named in the user's shapes, before the batch dimension is added
+            raise ValueError(f"{op}: for a 1-D input (shape {tuple(input.shape)}) the target must be a "
+                             f"class index of shape () or (1,), got target of shape {tuple(target.shape)}")
         return input.unsqueeze(0), target.unsqueeze(0), True
     return input, target, False
 
@@ -601,7 +607,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 
 def _spatial_input(input, op, ndim_ok=(3, 4)):
     if input.ndim not in ndim_ok:
-        raise ValueError(f"{op}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape "
+        raise RuntimeError(f"{op}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape "
                          f"{tuple(input.shape)}")
     if input.ndim == 3:
         return input.unsqueeze(0), True
@@ -634,16 +640,16 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     op = "conv2d"
     x, unb = _spatial_input(input, op)
     if weight.ndim != 4:
-        raise ValueError(f"{op}: weight must be 4-D (C_out, C_in/groups, kH, kW), got shape {tuple(weight.shape)}")
+        raise RuntimeError(f"{op}: weight must be 4-D (C_out, C_in/groups, kH, kW), got shape {tuple(weight.shape)}")
     O, Cg, kh, kw = weight.shape
     N, C, H, W = x.shape
     if groups <= 0 or C % groups or O % groups:
-        raise ValueError(f"{op}: in_channels ({C}) and out_channels ({O}) must be divisible by groups ({groups})")
+        raise RuntimeError(f"{op}: in_channels ({C}) and out_channels ({O}) must be divisible by groups ({groups})")
     if Cg * groups != C:
-        raise ValueError(f"{op}: input of shape {tuple(input.shape)} has {C} channels, but weight of shape "
+        raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} has {C} channels, but weight of shape "
                          f"{tuple(weight.shape)} with groups={groups} expects {Cg * groups}")
     if bias is not None and tuple(bias.shape) != (O,):
-        raise ValueError(f"{op}: bias of shape {tuple(bias.shape)} must be ({O},)")
+        raise RuntimeError(f"{op}: bias of shape {tuple(bias.shape)} must be ({O},)")
     stride = _pair(stride, "stride", op)
     dilation = _pair(dilation, "dilation", op)
     pads = _conv_pads(op, padding, (kh, kw), dilation, stride)

@@ -45,13 +45,13 @@ def _check_matmul(x, y, op="matmul"):
     kx = x.shape[-1]
     ky = y.shape[0] if y.ndim == 1 else y.shape[-2]
     if kx != ky:
-        raise ValueError(f"{op}: {x.shape} @ {y.shape}: inner dimensions {kx} and {ky} differ")
+        raise RuntimeError(f"{op}: {x.shape} @ {y.shape}: inner dimensions {kx} and {ky} differ")
     if x.ndim > 2 or y.ndim > 2:
         try:
             np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
         except ValueError:
-            raise ValueError(f"{op}: {x.shape} @ {y.shape}: batch dimensions {x.shape[:-2]} and "
-                             f"{y.shape[:-2]} cannot be broadcast") from None
+            raise RuntimeError(f"{op}: {x.shape} @ {y.shape}: batch dimensions {x.shape[:-2]} and "
+                               f"{y.shape[:-2]} cannot be broadcast") from None
 
 
 def matmul(x, y):
@@ -72,7 +72,7 @@ def bmm(x, y):
     if x.ndim != 3 or y.ndim != 3:
         raise RuntimeError(f"bmm: expected 3-D tensors, got shapes {x.shape} and {y.shape}")
     if x.shape[0] != y.shape[0]:
-        raise ValueError(f"bmm: {x.shape} @ {y.shape}: batch sizes {x.shape[0]} and {y.shape[0]} differ")
+        raise RuntimeError(f"bmm: {x.shape} @ {y.shape}: batch sizes {x.shape[0]} and {y.shape[0]} differ")
     x, y = _promote(x, y)
     _check_matmul(x, y, "bmm")
     return MatMul.apply(x, y)
@@ -167,12 +167,14 @@ def linear(x, weight, bias=None):
         out = matmul(x, weight)
         return out + bias if bias is not None else out
     if x.ndim == 0 or x.shape[-1] != weight.shape[1]:
-        raise ValueError(f"linear: input of shape {x.shape} and weight of shape {weight.shape}: "
-                         f"in_features {x.shape[-1] if x.ndim else None} and {weight.shape[1]} differ")
+        raise RuntimeError(f"linear: input of shape {x.shape} and weight of shape {weight.shape}: "
+                           f"in_features {x.shape[-1] if x.ndim else None} and {weight.shape[1]} differ")
+    # no silent promotion, as PyTorch: an int64 or float64 input into a float32 layer is an error
     if x.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):
-        dt = np.result_type(x.dtype, weight.dtype, *(() if bias is None else (bias.dtype,)))
-        x, weight = x.to(dt), weight.to(dt)
-        bias = bias.to(dt) if bias is not None else None
+        raise RuntimeError(f"linear: mat1 and mat2 must have the same dtype, but got {x.dtype} and "
+                           f"{weight.dtype}" + ("" if bias is None else f" (bias {bias.dtype})")
+                           + f" (input of shape {x.shape}, weight of shape {weight.shape}); "
+                           f"convert the input with .to({weight.dtype})")
     return Addmm.apply(x, weight, bias)
 
 
@@ -233,16 +235,16 @@ def _expand_ellipsis(eq, operands):
     lhs, arrow, rhs = eq.partition("->")
     subs = lhs.split(",")
     if len(subs) != len(operands):
-        raise ValueError(f"einsum: equation {eq!r} has {len(subs)} operands but {len(operands)} were given")
+        raise RuntimeError(f"einsum: equation {eq!r} has {len(subs)} operands but {len(operands)} were given")
     used = set(eq) - {".", ",", "-", ">"}
     free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
     ell_shapes = []
     for sub, x in zip(subs, operands):
         if sub.count("...") > 1 or sub.replace("...", "").count(".") or ("..." not in sub and "." in sub):
-            raise ValueError(f"einsum: subscript {sub!r} has an invalid ellipsis")
+            raise RuntimeError(f"einsum: subscript {sub!r} has an invalid ellipsis")
         n = x.ndim - len(sub.replace("...", "")) if "..." in sub else 0
         if n < 0:
-            raise ValueError(f"einsum: subscript {sub!r} has more letters than the operand has dims ({x.shape})")
+            raise RuntimeError(f"einsum: subscript {sub!r} has more letters than the operand has dims ({x.shape})")
         ell_shapes.append(tuple(x.shape[sub.index("..."):sub.index("...") + n]) if "..." in sub else ())
     try:
         full = np.broadcast_shapes(*ell_shapes)
@@ -277,14 +279,14 @@ def _normalise_equation(eq, operands):
         eq = eq + "->" + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     ins = eq.split("->")[0].split(",")
     if len(ins) != len(operands):
-        raise ValueError(f"einsum: equation {eq!r} has {len(ins)} operands but {len(operands)} were given")
+        raise RuntimeError(f"einsum: equation {eq!r} has {len(ins)} operands but {len(operands)} were given")
     sizes = {}
     for sub, x in zip(ins, operands):
         if len(sub) != x.ndim:
-            raise ValueError(f"einsum: subscript {sub!r} has {len(sub)} letters but the operand has shape {x.shape}")
+            raise RuntimeError(f"einsum: subscript {sub!r} has {len(sub)} letters but the operand has shape {x.shape}")
         for c, s in zip(sub, x.shape):
             if sizes.setdefault(c, s) != s:
-                raise ValueError(f"einsum: letter {c!r} is size {sizes[c]} in one operand and {s} in another")
+                raise RuntimeError(f"einsum: letter {c!r} is size {sizes[c]} in one operand and {s} in another")
     return eq
 
 

@@ -142,7 +142,7 @@ def test_pad_errors():
         F.pad(mg.ones(2, 3), (1, 1, 1, 1, 1, 1))
     with pytest.raises(ValueError, match="less than"):
         F.pad(mg.ones(1, 2, 3), (3, 0), mode="reflect")
-    with pytest.raises(ValueError, match="mode"):
+    with pytest.raises(NotImplementedError, match="mode"):  # as PyTorch (ValueError before issue 7)
         F.pad(mg.ones(2, 3), (1, 1), mode="mirror")
 
 
@@ -155,7 +155,7 @@ def test_linear():
     np.testing.assert_allclose(F.linear(t64(x, False), t64(w, False)).numpy(), x @ w.T, rtol=1e-12)
     assert gradcheck(F.linear, (t64(x[0]), t64(w), t64(b)))
     assert gradgradcheck(F.linear, (t64(x[0]), t64(w), t64(b)))
-    with pytest.raises(ValueError, match=r"linear: .*\(2, 5, 3\).*\(4, 2\)"):
+    with pytest.raises(RuntimeError, match=r"linear: .*\(2, 5, 3\).*\(4, 2\)"):  # as PyTorch (issue 7)
         F.linear(t64(x, False), t64(w[:, :2], False))
 
 
@@ -295,19 +295,20 @@ def test_conv2d_only_weight_requires_grad():
 
 def test_conv2d_errors():
     x = mg.randn(2, 3, 5, 5)
-    with pytest.raises(ValueError, match=r"conv2d: .*3 channels.*\(4, 2, 3, 3\)"):
+    # shape errors are RuntimeError, as PyTorch (ValueError before issue 7)
+    with pytest.raises(RuntimeError, match=r"conv2d: .*3 channels.*\(4, 2, 3, 3\)"):
         F.conv2d(x, mg.randn(4, 2, 3, 3))
-    with pytest.raises(ValueError, match="conv2d: weight must be 4-D"):
+    with pytest.raises(RuntimeError, match="conv2d: weight must be 4-D"):
         F.conv2d(x, mg.randn(4, 3, 3))
-    with pytest.raises(ValueError, match="conv2d: expected a 3-D"):
+    with pytest.raises(RuntimeError, match="conv2d: expected a 3-D"):
         F.conv2d(mg.randn(5, 5), mg.randn(4, 3, 3, 3))
     with pytest.raises(ValueError, match="smaller than the"):
         F.conv2d(x, mg.randn(4, 3, 7, 7))
     with pytest.raises(ValueError, match="strided"):
         F.conv2d(x, mg.randn(4, 3, 3, 3), stride=2, padding="same")
-    with pytest.raises(ValueError, match="divisible by groups"):
+    with pytest.raises(RuntimeError, match="divisible by groups"):
         F.conv2d(x, mg.randn(4, 1, 3, 3), groups=2)
-    with pytest.raises(ValueError, match="bias"):
+    with pytest.raises(RuntimeError, match="bias"):
         F.conv2d(x, mg.randn(4, 3, 3, 3), mg.randn(3))
 
 

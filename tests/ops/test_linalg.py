@@ -54,16 +54,17 @@ def test_matmul_dtype_promotion():
 
 
 def test_matmul_inner_dimension_error_message():
-    with pytest.raises(ValueError, match=r"matmul: \(3, 4\) @ \(5, 2\): inner dimensions 4 and 5 differ"):
+    # RuntimeError, as PyTorch (was ValueError before issue 7)
+    with pytest.raises(RuntimeError, match=r"matmul: \(3, 4\) @ \(5, 2\): inner dimensions 4 and 5 differ"):
         mg.ones(3, 4) @ mg.ones(5, 2)
-    with pytest.raises(ValueError, match=r"matmul: \(3, 4\) @ \(5, 2\): inner dimensions 4 and 5 differ"):
+    with pytest.raises(RuntimeError, match=r"matmul: \(3, 4\) @ \(5, 2\): inner dimensions 4 and 5 differ"):
         mg.matmul(mg.ones(3, 4, requires_grad=True), mg.ones(5, 2))
-    with pytest.raises(ValueError, match=r"matmul: \(3,\) @ \(4,\): inner dimensions 3 and 4 differ"):
+    with pytest.raises(RuntimeError, match=r"matmul: \(3,\) @ \(4,\): inner dimensions 3 and 4 differ"):
         mg.ones(3) @ mg.ones(4)
 
 
 def test_matmul_batch_and_0d_errors():
-    with pytest.raises(ValueError, match=r"matmul.*\(2, 3, 4\).*\(5, 4, 2\).*broadcast"):
+    with pytest.raises(RuntimeError, match=r"matmul.*\(2, 3, 4\).*\(5, 4, 2\).*broadcast"):
         mg.ones(2, 3, 4) @ mg.ones(5, 4, 2)
     with pytest.raises(RuntimeError, match="matmul"):
         mg.ones(()) @ mg.ones(3)
@@ -182,5 +183,5 @@ def test_linear_weight_grad_is_contiguous_and_owned():
 
 
 def test_linear_shape_error_names_the_op():
-    with pytest.raises(ValueError, match=r"linear: input of shape \(2, 3\)"):
+    with pytest.raises(RuntimeError, match=r"linear: input of shape \(2, 3\)"):  # as PyTorch (issue 7)
         mg.ops.linear(mg.ones(2, 3), mg.ones(4, 5))
