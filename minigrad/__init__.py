@@ -27,3 +27,4 @@ from .graph.trace import trace_or_matrix_trace as trace, GraphBreak  # noqa: F40
 from .graph.serialize import load_graph  # noqa: F401,E402
 from . import onnx  # noqa: F401,E402  (imports the onnx package only when exporting)
 from . import viz  # noqa: F401,E402
+from . import _docs  # noqa: F401,E402  (docstrings for the one-line definitions; last, after every export)
