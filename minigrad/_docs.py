@@ -82,7 +82,7 @@ FUNCTIONS = {
     "isfinite": "True where x is neither NaN nor infinite.",
     "allclose": "True if |x - y| <= atol + rtol * |y| everywhere (a Python bool).",
     # indexing
-    "gather": "out[i][j] = x[index[i][j]][j] along ``dim`` (for dim=0; likewise for other dims);  dx scatters g back.",
+    "gather": "``out[i][j] = x[index[i][j]][j]`` for ``dim=0`` (likewise along other dims);  dx scatters g back.",
     "scatter_add": "A copy of x with ``src`` added at ``index`` along ``dim`` (repeated indices add up).",
     "index_select": "The entries of x at the 1-D ``index`` along ``dim``;  dx adds g back at those indices.",
     "masked_fill": "A copy of x with ``value`` where ``mask`` is true;  dx = g where the mask is false.",

@@ -571,7 +571,7 @@ class Module:
 
         Raises:
             RuntimeError: listing ``Missing key(s)`` and ``Unexpected key(s)`` (when strict) and any
-            ``size mismatch`` (always); nothing is half-reported.
+                ``size mismatch`` (always); nothing is half-reported.
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
