@@ -130,8 +130,10 @@ def test_where_scalar_branches():
     out = mg.where(x > 0, 5.0, x)
     assert out.dtype == mg.float64
     np.testing.assert_array_equal(out.data.numpy(), [5.0, -2.0, 5.0])
-    # a non-bool condition is treated as bool, as in PyTorch
-    np.testing.assert_array_equal(mg.where(mg.tensor([1, 0, 2]), x, -x).data.numpy(), [1.0, 2.0, 3.0])
+    # a non-bool condition is refused, as in PyTorch 2 (it was treated as bool before issue 7)
+    with pytest.raises(RuntimeError, match="where: expected condition to be a bool tensor"):
+        mg.where(mg.tensor([1, 0, 2]), x, -x)
+    np.testing.assert_array_equal(mg.where(mg.tensor([1, 0, 2]) != 0, x, -x).data.numpy(), [1.0, 2.0, 3.0])
 
 
 # -- gradients at kinks and ties: the values PyTorch gives ----------------------------------------
