@@ -88,11 +88,11 @@ def run(graph, args, state=None):
 
 def _side_value(path, vals, ctx):
     kind = path[0]
-    if kind == "arg":
-        return vals[path[1]][path[2]]
-    if kind == "attr":
-        val = ctx.__dict__[path[1]]
-        return val[path[2]] if len(path) == 3 else val
+    if kind in ("arg", "attr"):
+        val = vals[path[1]] if kind == "arg" else ctx.__dict__[path[1]]
+        for k in path[2:]:
+            val = val[k]
+        return val
     if kind == "saved":
         x = ctx._to_save[path[1]]
         return x._data if isinstance(x, Tensor) else np.asarray(x)

@@ -53,6 +53,18 @@ def registry():
     return out
 
 
+def _namedtuples():
+    """The namedtuple parameter types (e.g. conv geometry) of minigrad's already-imported modules."""
+    import sys
+    out = {}
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("minigrad.") and mod is not None:
+            for obj in vars(mod).values():
+                if isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_fields"):
+                    out[_key(obj)] = obj
+    return out
+
+
 def _enc(v, arrays):
     if isinstance(v, Var):
         return {"t": "var", "v": v.name}
@@ -62,6 +74,8 @@ def _enc(v, arrays):
         return {"t": "int", "v": int(v)}
     if isinstance(v, (float, np.floating)):
         return {"t": "float", "v": float(v).hex()}
+    if isinstance(v, tuple) and type(v) is not tuple and hasattr(type(v), "_fields"):
+        return {"t": "namedtuple", "type": _key(type(v)), "v": [_enc(x, arrays) for x in v]}
     if isinstance(v, tuple):
         return {"t": "tuple", "v": [_enc(x, arrays) for x in v]}
     if isinstance(v, list):
@@ -122,6 +136,11 @@ class _Dec:
                 return float.fromhex(v)
             except ValueError:
                 self.fail(f"bad float {v!r}")
+        if t == "namedtuple" and isinstance(v, list):
+            cls = _namedtuples().get(e.get("type"))
+            if cls is None:
+                self.fail(f"unknown parameter type {e.get('type')!r} (only minigrad's own are loaded)")
+            return cls(*(self.dec(x) for x in v))
         if t in ("tuple", "list") and isinstance(v, list):
             items = [self.dec(x) for x in v]
             return tuple(items) if t == "tuple" else items

@@ -202,12 +202,7 @@ class Tracer:
         if ctx is not None:
             need = tuple(ctx.needs_input_grad)
             for name, val in getattr(ctx, "__dict__", {}).items():
-                if isinstance(val, np.ndarray) and id(val) not in self.amap:
-                    side.append((("attr", name), self.side_var(val)))
-                elif type(val) is dict:
-                    for k, arr in val.items():
-                        if isinstance(arr, np.ndarray) and id(arr) not in self.amap:
-                            side.append((("attr", name, k), self.side_var(arr)))
+                self.scan_side(val, ("attr", name), side)
             saved = ctx._saved
             if isinstance(saved, (list, tuple)):
                 for j, (kind, value, _, _) in enumerate(saved):
@@ -219,6 +214,18 @@ class Tracer:
         eqn.need = need
         self.eqns.append(eqn)
         return out
+
+    def scan_side(self, val, path, side, depth=0):
+        """Arrays forward left on ctx (in attributes, dicts, tuples) that no var holds yet."""
+        if isinstance(val, np.ndarray):
+            if id(val) not in self.amap and val.dtype != object:
+                side.append((path, self.side_var(val)))
+        elif depth < 3 and type(val) is dict:
+            for k, x in val.items():
+                self.scan_side(x, path + (k,), side, depth + 1)
+        elif depth < 3 and type(val) in (tuple, list):
+            for i, x in enumerate(val):
+                self.scan_side(x, path + (i,), side, depth + 1)
 
     def side_var(self, arr):
         v = self.new_var(arr)

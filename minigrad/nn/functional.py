@@ -832,17 +832,19 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         out = NativeBatchNorm.apply(input, w, b, axes, float(eps), stats)
         if stats is not None and not is_recomputing():  # a checkpoint's recomputation moves nothing
             with no_grad():
+                # Tensor ops on forward's statistics (not NumPy), so mg.trace records the update
                 if running_mean is not None:
-                    m = stats["mean"].reshape(C).astype(running_mean.dtype)
-                    running_mean.mul_(1.0 - momentum).add_(_arr(m * running_mean.dtype.type(momentum)))
+                    m = _arr(stats["mean"]).reshape(C).to(running_mean.dtype)
+                    running_mean.mul_(1.0 - momentum).add_(m * momentum)
                 if running_var is not None:
-                    v = (stats["var"].reshape(C) * (n / (n - 1))).astype(running_var.dtype)
-                    running_var.mul_(1.0 - momentum).add_(_arr(v * running_var.dtype.type(momentum)))
+                    v = (_arr(stats["var"]).reshape(C) * (n / (n - 1))).to(running_var.dtype)
+                    running_var.mul_(1.0 - momentum).add_(v * momentum)
         return out
     if running_mean is None or running_var is None:
         raise ValueError(f"{op}: running_mean and running_var must be given in evaluation mode (training=False)")
-    rstd = (1.0 / np.sqrt(running_var._data.astype(input.dtype) + input.dtype.type(eps))).reshape(bshape)
-    out = (input - _arr(running_mean._data.astype(input.dtype).reshape(bshape))) * _arr(rstd)
+    # ops on the running statistics (the same NumPy arithmetic), so a traced graph reads them at each run
+    rstd = _ops.rsqrt(running_var.to(input.dtype) + eps).reshape(bshape)
+    out = (input - running_mean.to(input.dtype).reshape(bshape)) * rstd
     if w is not None:
         out = out * w
     if b is not None:
