@@ -9,42 +9,14 @@ import numpy as np
 import minigrad as mg
 from minigrad.autograd import gradcheck, gradgradcheck
 
-UNARY_SHAPES = [(), (3,), (2, 3)]
-# the broadcasting pairs the core issue names, plus same-shape and 0-d pairs
-BINARY_SHAPES = [
-    ((), ()),
-    ((3,), (3,)),
-    ((2, 3), (2, 3)),
-    ((2, 1), (1, 3)),
-    ((4, 2, 3), (3,)),
-    ((5, 1, 4), (1, 1, 4)),
-    ((2, 3), ()),
-]
+# the shapes and samplers of the op registry (one definition, shared with hand tests)
+from minigrad.testing.opinfo import (  # noqa: E402,F401
+    BINARY_SHAPES, UNARY_SHAPES, nonzero, positive, sample)
 
 
 def ids(shapes):
     """Readable pytest ids for a list of shapes or shape tuples."""
     return [str(s).replace(" ", "") for s in shapes]
-
-
-def sample(shape, rng, low=-2.0, high=2.0, away=(), margin=0.15):
-    """Uniform float64 values in [low, high], nudged at least `margin` from each point in `away`
-    (kinks, poles, integer steps) so finite differences never straddle one."""
-    x = rng.uniform(low, high, size=shape)
-    for k in away:
-        close = np.abs(x - k) < margin
-        x = np.where(close, k + np.where(x >= k, margin, -margin), x)
-    return np.asarray(x, dtype=np.float64)
-
-
-def positive(shape, rng, low=0.3, high=2.0):
-    return np.asarray(rng.uniform(low, high, size=shape), dtype=np.float64)
-
-
-def nonzero(shape, rng, low=0.3, high=2.0):
-    """Values with |x| in [low, high] and random sign (away from a pole or kink at 0)."""
-    mag = rng.uniform(low, high, size=shape)
-    return np.asarray(np.where(rng.random(shape) < 0.5, -mag, mag), dtype=np.float64)
 
 
 def leaf(arr, requires_grad=True):

@@ -10,56 +10,8 @@ _MASK = np.array([[True, False, True, False], [False, False, True, True], [True,
 _IDX_T = mg.tensor([2, 0, 2, 2])
 _IDX_2D = np.array([[0, 1], [1, 1]])
 
-# name: (shape, index); each is checked as x[index] vs NumPy's a[index]
-GETITEM = {
-    "int": ((3, 4), 1),
-    "neg_int": ((3, 4), -1),
-    "int_int": ((3, 4), (2, 3)),
-    "int_0d": ((3,), 0),
-    "slice": ((3, 4), slice(1, None)),
-    "slice_step": ((3, 4), (slice(None), slice(None, None, 2))),
-    "slice_start_stop_step": ((5, 4), (slice(1, 5, 2), slice(3, 0, -1) if False else slice(0, 4, 3))),
-    "slice_neg_bounds": ((3, 4), (slice(-2, None), slice(None, -1))),
-    "slice_empty": ((3, 4), slice(2, 1)),
-    "none": ((3, 4), None),
-    "none_mid": ((3, 4), (slice(None), None, 1)),
-    "ellipsis": ((2, 3, 4), (Ellipsis, 1)),
-    "ellipsis_first": ((2, 3, 4), (0, Ellipsis)),
-    "ellipsis_none": ((2, 3, 4), (Ellipsis, None, slice(1, 3))),
-    "bool_mask_full": ((3, 4), _MASK),
-    "bool_mask_tensor": ((3, 4), mg.tensor(_MASK)),
-    "bool_mask_rows": ((3, 4), np.array([True, False, True])),
-    "bool_mask_then_slice": ((3, 4), (np.array([True, False, True]), slice(1, 3))),
-    "int_list": ((4, 3), [0, 2, 3]),
-    "int_list_repeated": ((4, 3), [1, 1, 3, 1]),
-    "int_array_repeated": ((4, 3), np.array([3, 0, 3])),
-    "int_tensor_repeated": ((3, 4), (slice(None), _IDX_T)),
-    "int_array_2d": ((3, 4), _IDX_2D),
-    "two_arrays": ((3, 4), ([0, 2, 0], [1, 3, 1])),
-    "array_and_slice": ((3, 4), ([2, 0, 2], slice(1, None))),
-    "slice_and_array": ((3, 4), (slice(None, None, 2), [3, 3, 0])),
-    "ellipsis_and_array": ((2, 3, 4), (Ellipsis, [0, 0, 3])),
-    "int_and_array": ((2, 3, 4), (1, slice(None), [2, 2])),
-    "neg_array": ((4, 3), [-1, -1, 0]),
-    "none_and_array": ((3, 4), (None, [1, 1])),
-    "array_then_array_split": ((2, 3, 4), ([0, 1], slice(None), [1, 1])),
-}
-
-
-def _np_index(index):
-    if isinstance(index, tuple):
-        return tuple(_np_index(i) for i in index)
-    if isinstance(index, mg.Tensor):
-        return index.data.numpy()
-    return index
-
-
-@pytest.mark.parametrize("name", sorted(GETITEM))
-def test_getitem(name):
-    shape, index = GETITEM[name]
-    # an int next to an array selects first in PyTorch: (3, 2) here, where NumPy gives (2, 3) (issue 7)
-    ref = {"int_and_array": lambda a: a[1][:, [2, 2]]}.get(name, lambda a: a[_np_index(index)])
-    check_op(lambda x: x[index], ref, shape)
+# forward vs NumPy, gradcheck/gradgradcheck of every x[index] form (basic, advanced, masks, mixed): tests/ops/test_ops.py, from the registry
+# (minigrad/testing/opinfo.py)
 
 
 @pytest.mark.parametrize("index,expected", [

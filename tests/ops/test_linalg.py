@@ -5,27 +5,8 @@ import pytest
 import minigrad as mg
 from helpers import check_op, leaf, sample
 
-MATMUL_SHAPES = [
-    ((3,), (3,)),
-    ((2, 3), (3, 4)),
-    ((3,), (3, 4)),
-    ((2, 3), (3,)),
-    ((3,), (2, 3, 4)),      # (k,) @ (b, k, n)
-    ((2, 4, 3), (3,)),      # (b, m, k) @ (k,)
-    ((2, 2, 3), (2, 3, 4)),
-    ((2, 2, 3), (3, 4)),
-    ((2, 3), (2, 3, 4)),
-    ((2, 1, 2, 3), (3, 3, 2)),
-    ((1, 2, 3), (2, 1, 3, 2)),
-    ((1, 3), (3, 1)),
-]
-
-
-@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=[f"{a}@{b}".replace(" ", "") for a, b in MATMUL_SHAPES])
-def test_matmul(shapes):
-    check_op(lambda x, y: x @ y, np.matmul, *shapes)
-    check_op(mg.matmul, np.matmul, *shapes, gradgrad=False)
-    check_op(lambda x, y: x.matmul(y), np.matmul, *shapes, gradgrad=False)
+# forward vs NumPy, gradcheck/gradgradcheck of matmul over 1-D/2-D/batched broadcasting shapes, dot, outer, einsum and linear: tests/ops/test_ops.py, from the registry
+# (minigrad/testing/opinfo.py)
 
 
 def test_ndarray_on_the_left_defers_to_tensor():
@@ -90,44 +71,6 @@ def test_mm_bmm():
 def test_linalg_shape_errors(fn, a, b, match):
     with pytest.raises((RuntimeError, ValueError), match=match):
         fn(mg.ones(*a), mg.ones(*b))
-
-
-def test_dot_outer():
-    check_op(mg.dot, np.dot, (4,), (4,))
-    check_op(lambda x, y: x.dot(y), np.dot, (3,), (3,), gradgrad=False)
-    check_op(mg.outer, np.outer, (3,), (4,))
-    check_op(lambda x, y: x.outer(y), np.outer, (2,), (1,), gradgrad=False)
-
-
-EINSUM = [
-    ("ij,jk->ik", [(2, 3), (3, 4)]),
-    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
-    ("ii->i", [(3, 3)]),
-    ("ii", [(3, 3)]),
-    ("ij->", [(2, 3)]),
-    ("ij->ji", [(2, 3)]),
-    ("ij->j", [(2, 3)]),
-    ("i,i->", [(3,), (3,)]),
-    ("i,j->ij", [(2,), (3,)]),
-    ("ij,jk", [(2, 3), (3, 4)]),     # implicit output: 'ik'
-    ("ba,ac", [(2, 3), (3, 4)]),     # implicit output sorted: 'bc'
-    ("ij,ij->ij", [(2, 3), (2, 3)]),
-    ("ij,kj->ik", [(2, 3), (4, 3)]),
-    ("bi,bj->bij", [(2, 3), (2, 2)]),
-    ("ij,jk,kl->il", [(2, 3), (3, 2), (2, 2)]),
-    ("iij->ij", [(2, 2, 3)]),
-    ("ijk->kj", [(2, 3, 4)]),
-    ("i->", [(4,)]),
-    ("i->i", [(4,)]),
-    ("ij->ij", [(2, 3)]),
-    ("ii,i->i", [(3, 3), (3,)]),
-    (" ij , jk -> ik ", [(2, 3), (3, 2)]),
-]
-
-
-@pytest.mark.parametrize("eq,shapes", EINSUM, ids=[e.replace(" ", "_") for e, _ in EINSUM])
-def test_einsum(eq, shapes):
-    check_op(lambda *xs: mg.einsum(eq, *xs), lambda *xs: np.einsum(eq.replace(" ", ""), *xs), *shapes)
 
 
 def test_einsum_list_operands_and_values():
