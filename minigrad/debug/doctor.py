@@ -126,7 +126,7 @@ def _watching_apply(orig):
         outs = out if type(out) is tuple else (out,)
         ins = [a for a in args if isinstance(a, Tensor)]
         req = [a for a in ins if a.requires_grad]
-        name = getattr(cls, "op_name", None) or cls.__name__
+        name = getattr(cls, "op_name", None) or _snake(cls.__name__)
         for a in req:
             if a.grad_fn is None:
                 lst = w.consumers.setdefault(id(a), [])
@@ -168,12 +168,18 @@ def _watching_apply(orig):
             if a.ndim and b.ndim and a.shape != b.shape:
                 n = out.numel() if isinstance(out, Tensor) else 0
                 if n > a.numel() and n > b.numel():
-                    w.warn(10, site, f"mistake 10 (silent broadcasting): {name.lower()} at {fmt(site)} "
+                    w.warn(10, site, f"mistake 10 (silent broadcasting): {name} at {fmt(site)} "
                            f"broadcasts {tuple(a.shape)} with {tuple(b.shape)} into {tuple(out.shape)}: both "
                            f"operands grew. If you meant elementwise, make the shapes equal (e.g. "
                            f"`.squeeze(-1)` or `.reshape({tuple(a.shape)})`).")
         return out
     return classmethod(apply)
+
+
+def _snake(name):
+    """'MaxPool2d' -> 'max_pool2d': an op's name as users call it (when the class sets no op_name)."""
+    return "".join("_" + c.lower() if c.isupper() and i and not name[i - 1].isupper() else c.lower()
+                   for i, c in enumerate(name))
 
 
 def _is_internal_call():
