@@ -118,10 +118,10 @@ class Add(Function):
 
 
 def add(x, y):
-    if not isinstance(x, Tensor) and isinstance(y, Tensor):
-        x, y = y, x  # 2 + t: the tensor is the first operand (next_functions in PyTorch's order)
     if type(y) is float and type(x) is Tensor and x._data.dtype.kind == "f":
         return Add.apply(x, _scalar(y, x._data.dtype))  # tensor op Python float: the common case
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        return add(y, x)  # 2 + t: the tensor is the first operand (next_functions in PyTorch's order)
     return Add.apply(*_promote(x, y))
 
 
@@ -178,10 +178,10 @@ class Mul(Function):
 
 
 def mul(x, y):
-    if not isinstance(x, Tensor) and isinstance(y, Tensor):
-        x, y = y, x  # 2 * t: the tensor is the first operand (next_functions in PyTorch's order)
     if type(y) is float and type(x) is Tensor and x._data.dtype.kind == "f":
         return Mul.apply(x, _scalar(y, x._data.dtype))  # tensor op Python float: the common case
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        return mul(y, x)  # 2 * t: the tensor is the first operand (next_functions in PyTorch's order)
     return Mul.apply(*_promote(x, y))
 
 
