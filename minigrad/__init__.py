@@ -28,3 +28,7 @@ from .graph.serialize import load_graph  # noqa: F401,E402
 from . import onnx  # noqa: F401,E402  (imports the onnx package only when exporting)
 from . import viz  # noqa: F401,E402
 from . import _docs  # noqa: F401,E402  (docstrings for the one-line definitions; last, after every export)
+
+import os as _os  # noqa: E402
+if _os.environ.get("MINIGRAD_DEBUG") == "1":  # the gradient doctor for a whole run: MINIGRAD_DEBUG=1 python train.py
+    debug.enable()

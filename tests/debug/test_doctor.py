@@ -346,3 +346,24 @@ def test_gradient_mistakes_example_diagnoses_all_twelve(capsys):
         assert sec.lstrip().startswith(f"{i}."), sec
         assert want in sec, (i, sec)
         assert "gradient_mistakes.py:" in sec or i in (3, 4, 8), (i, sec)
+
+
+@pytest.mark.parametrize("script,args", [
+    ("mnist_mlp.py", ("--epochs", 1, "--limit", 512, "--test-limit", 256)),
+    ("mnist_cnn.py", ("--epochs", 1, "--limit", 128, "--test-limit", 128)),
+])
+def test_examples_run_under_the_doctor_without_a_warning(tmp_path, script, args):
+    """MINIGRAD_DEBUG=1 turns the doctor on for a whole run: the project's examples trigger none of
+    its warnings (no false alarm)."""
+    import os
+    import pathlib
+    import subprocess
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    data = os.environ.get("MINIGRAD_DATA", str(repo.parent / "shared" / "data"))
+    if not pathlib.Path(data, "mnist-10k").exists() and not pathlib.Path(data).name == "mnist-10k":
+        pytest.skip(f"MNIST data not found at {data}")
+    proc = subprocess.run([sys.executable, str(repo / "examples" / script), "--data", data, "--no-progress",
+                           "--out", str(tmp_path), *map(str, args)], capture_output=True, text=True, timeout=300,
+                          cwd=repo, env={**os.environ, "MINIGRAD_DEBUG": "1", "PYTHONWARNINGS": "always"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "GradientMistakeWarning" not in proc.stderr and "mistake " not in proc.stderr, proc.stderr[-3000:]
