@@ -52,6 +52,11 @@ def _zeros(p: Tensor, fill: float = 0.0) -> Tensor:
     return _wrap(np.full_like(p._data, fill))
 
 
+def _collect(states: list[dict], *keys: str) -> list[list]:
+    """One list per key of the gathered states' values: the per-tensor lists a _single_tensor_* takes."""
+    return [[st[k] for st in states] for k in keys]
+
+
 def _state_tensor(st: dict, key: str, p: Tensor) -> Tensor:
     """st[key], made as zeros when the option that needs it was switched on after the state was made."""
     t = st.get(key)
@@ -333,11 +338,16 @@ def _as_key(k: Any) -> Any:
     return k
 
 
+# 0-d state kept in the step's dtype (PyTorch's _get_scalar_dtype). PyTorch casts all but 'step' to
+# the parameter's dtype on load, so its resumed NAdam/ASGD drift from an uninterrupted run; we keep them.
+_SCALAR_STATE = frozenset({"step", "mu_product", "eta", "mu"})
+
+
 def _cast(p: Tensor, value: Any, key: Any) -> Any:
-    """A copy of a saved state value; floating arrays take p's dtype except for 'step'."""
+    """A copy of a saved state value; floating arrays take p's dtype except for the scalar state."""
     if isinstance(value, (Tensor, np.ndarray)):
         arr = value._data if isinstance(value, Tensor) else value
-        if key != "step" and arr.dtype.kind == "f" and p.dtype.kind == "f":
+        if key not in _SCALAR_STATE and arr.dtype.kind == "f" and p.dtype.kind == "f":
             arr = arr.astype(p.dtype, copy=True)
         else:
             arr = arr.copy()

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.optim import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
+from minigrad.optim import ASGD, SGD, Adadelta, Adagrad, Adam, Adamax, AdamW, NAdam, Optimizer, RAdam, RMSprop
 
 
 def _param(values, dtype=np.float64):
@@ -129,6 +129,11 @@ def test_add_param_group_needs_a_dict():
     (lambda p: Adagrad([p], lr_decay=-1), "Invalid lr_decay value"),
     (lambda p: Adagrad([p], initial_accumulator_value=-1), "Invalid initial_accumulator_value"),
     (lambda p: Adagrad([p], lr=-3), "Invalid learning rate: -3"),
+    (lambda p: Adadelta([p], rho=1.5), "Invalid rho value: 1.5"),
+    (lambda p: Adamax([p], betas=(0.9, 1.0)), "Invalid beta parameter at index 1: 1.0"),
+    (lambda p: NAdam([p], momentum_decay=-1), "Invalid momentum_decay value: -1"),
+    (lambda p: RAdam([p], eps=-1), "Invalid epsilon value"),
+    (lambda p: ASGD([p], weight_decay=-1), "Invalid weight_decay value: -1"),
 ])
 def test_invalid_hyper_parameters(make, msg):
     with pytest.raises(ValueError, match=msg.replace("(", r"\(").replace(")", r"\)")):
@@ -179,7 +184,10 @@ def test_zero_grad_to_zeros_after_backward():
     np.testing.assert_array_equal(a.grad.data.numpy(), [2.0, 4.0])
 
 
-@pytest.mark.parametrize("cls", [SGD, Adam, AdamW, RMSprop, Adagrad])
+ALL = [SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, ASGD]
+
+
+@pytest.mark.parametrize("cls", ALL)
 def test_param_without_grad_is_skipped(cls):
     a, b = _param([1.0, 2.0]), _param([3.0, 4.0])
     opt = cls([a, b], lr=0.1)
@@ -401,6 +409,13 @@ CASES = [
     (AdamW, dict(lr=0.01, weight_decay=0.1)),
     (RMSprop, dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.01)),
     (Adagrad, dict(lr=0.1, lr_decay=0.01, initial_accumulator_value=0.1)),
+    (Adadelta, dict(lr=0.5, rho=0.8, weight_decay=0.01)),
+    (Adamax, dict(lr=0.01, weight_decay=0.01)),
+    (NAdam, dict(lr=0.01, weight_decay=0.05, decoupled_weight_decay=True)),
+    (NAdam, dict(lr=0.01, momentum_decay=0.01)),
+    (RAdam, dict(lr=0.01, betas=(0.8, 0.9))),
+    (RAdam, dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    (ASGD, dict(lr=0.05, t0=5, lambd=0.01)),
 ]
 
 

@@ -36,6 +36,28 @@ CASES = [
     ("Adagrad", dict(lr=0.1, lr_decay=0.05)),
     ("Adagrad", dict(lr=0.1, weight_decay=0.1, initial_accumulator_value=0.5, eps=1e-6)),
     ("Adagrad", dict(lr=0.05, maximize=True, lr_decay=0.01)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.6, eps=1e-4)),
+    ("Adadelta", dict(lr=0.3, weight_decay=0.1, maximize=True)),
+    ("Adadelta", dict(lr=1.0, rho=0.95, weight_decay=0.01)),
+    ("Adamax", dict()),
+    ("Adamax", dict(lr=0.01, betas=(0.8, 0.99), eps=1e-6)),
+    ("Adamax", dict(lr=0.01, weight_decay=0.1, maximize=True)),
+    ("Adamax", dict(lr=0.02, betas=(0.3, 0.4))),  # 1 - beta1 >= 0.5: lerp's other branch
+    ("NAdam", dict()),
+    ("NAdam", dict(lr=0.01, betas=(0.8, 0.99), momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("NAdam", dict(lr=0.02, maximize=True, momentum_decay=0.0, eps=1e-6)),
+    ("RAdam", dict()),
+    ("RAdam", dict(lr=0.01, betas=(0.8, 0.99))),  # rho_t > 5 from step 6 on: both branches
+    ("RAdam", dict(lr=0.01, weight_decay=0.1)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict(lr=0.01, betas=(0.5, 0.7), eps=1e-6)),
+    ("ASGD", dict()),
+    ("ASGD", dict(lr=0.05, t0=10)),  # averaging starts at step 10
+    ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=5, weight_decay=0.1)),
+    ("ASGD", dict(lr=0.02, t0=0, maximize=True)),
 ]
 
 SHAPES = [(4, 3), (3,), ()]
@@ -115,7 +137,10 @@ def test_trajectory_matches_torch_float32(case):
     assert worst < 1e-5, f"{name} {kw}: float32 max |torch - minigrad| = {worst:.3e}"
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
+NAMES = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD"]
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_state_dict_layout_matches_torch(name):
     kw = dict(lr=0.01)
     if name == "SGD":
@@ -141,7 +166,7 @@ def test_state_dict_layout_matches_torch(name):
 
 
 def test_default_hyper_parameters_match_torch():
-    for name in ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"]:
+    for name in NAMES + ["LBFGS"]:
         tg = getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)]).param_groups[0]
         mgp = getattr(mo, name)([mg.Tensor(np.zeros(1), requires_grad=True)]).param_groups[0]
         for k, v in mgp.items():
