@@ -55,22 +55,31 @@ class Sort(Function):
 
     @staticmethod
     def forward(ctx, x, dim, descending):
-        if x.ndim == 0:
-            idx = np.zeros((), np.int64)
-            values = x.copy()
-        else:
-            idx = _argsort(x, dim, descending)
-            values = np.take_along_axis(x, idx, dim)
-        ctx.idx, ctx.dim, ctx.shape = idx, dim, x.shape
-        idx = idx.astype(np.int64, copy=False)
-        ctx.mark_non_differentiable(idx)
-        return values, idx
+        return _take_sorted(ctx, x, dim, lambda: _argsort(x, dim, descending))
 
     @staticmethod
     def backward(ctx, g, _):
-        if g.ndim == 0:
-            return g, None, None
-        return _scatter_back(g, ctx.idx, ctx.dim, ctx.shape, True), None, None
+        return _scatter_back_taken(ctx, g), None, None
+
+
+def _take_sorted(ctx, x, dim, order):
+    """(values, int64 indices) of x taken along dim at the indices order() gives (a 0-d x is its own
+    value at index 0); the indices are kept on ctx for the backward."""
+    if x.ndim == 0:
+        idx = np.zeros((), np.int64)
+        values = x.copy()
+    else:
+        idx = order()
+        values = np.take_along_axis(x, idx, dim)
+    ctx.idx, ctx.dim, ctx.shape = idx, dim, x.shape
+    idx = idx.astype(np.int64, copy=False)
+    ctx.mark_non_differentiable(idx)
+    return values, idx
+
+
+def _scatter_back_taken(ctx, g):
+    """The gradient of _take_sorted's values: g scattered back to the indices (0-d: g itself)."""
+    return g if g.ndim == 0 else _scatter_back(g, ctx.idx, ctx.dim, ctx.shape, True)
 
 
 def sort(input, dim=-1, descending=False, stable=False):  # noqa: A002
@@ -94,22 +103,11 @@ class Topk(Function):
 
     @staticmethod
     def forward(ctx, x, k, dim, largest, sorted_):
-        if x.ndim == 0:
-            idx = np.zeros((), np.int64)
-            values = x.copy()
-        else:
-            idx = np.take(_argsort(x, dim, largest), np.arange(k), axis=dim)
-            values = np.take_along_axis(x, idx, dim)
-        ctx.idx, ctx.dim, ctx.shape = idx, dim, x.shape
-        idx = idx.astype(np.int64, copy=False)
-        ctx.mark_non_differentiable(idx)
-        return values, idx
+        return _take_sorted(ctx, x, dim, lambda: np.take(_argsort(x, dim, largest), np.arange(k), axis=dim))
 
     @staticmethod
     def backward(ctx, g, _):
-        if g.ndim == 0:
-            return g, None, None, None, None
-        return _scatter_back(g, ctx.idx, ctx.dim, ctx.shape, True), None, None, None, None
+        return _scatter_back_taken(ctx, g), None, None, None, None
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
