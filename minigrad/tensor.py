@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from . import _dtype
-from .device import device as _device
+from .device import device as _device, check_device
 
 
 def _to_array(data, dtype=None):
@@ -34,8 +34,7 @@ def _to_array(data, dtype=None):
 
 def _check_cpu(device, op):
     """minigrad computes on the CPU only: any other device is refused, naming the op."""
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise RuntimeError(f"{op}: minigrad runs on the CPU only (NumPy); got device {str(device)!r}")
+    check_device(device, op)
 
 
 class Tensor:

@@ -5,6 +5,8 @@ from typing import Any
 
 import numpy as np
 
+from ...device import check_device
+
 from ..._dtype import get_default_dtype
 
 
@@ -19,6 +21,5 @@ def _empty(*shape: int, dtype: Any = None) -> np.ndarray:
 
 
 def _check_cpu(device: Any) -> None:
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise RuntimeError(f"minigrad runs on the CPU only; got device {device!r}")
+    check_device(device, "nn module")
 
