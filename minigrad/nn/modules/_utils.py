@@ -6,7 +6,6 @@ from typing import Any
 import numpy as np
 
 from ...device import check_device
-
 from ..._dtype import get_default_dtype
 
 
