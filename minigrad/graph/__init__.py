@@ -6,6 +6,6 @@
     serialize.py  graph.save / mg.load_graph: JSON + .npy in a pickle-free zip
     draw.py       mg.viz.draw: the autograd graph as DOT / PNG / SVG
 """
-from .ir import Eqn, Graph, StateBinding, Var  # noqa: F401
+from .ir import Eqn, Graph, GuardFailure, StateBinding, Var  # noqa: F401
 from .trace import GraphBreak, trace  # noqa: F401
 from .serialize import GraphFormatError, load_graph, register  # noqa: F401,E402

@@ -4,7 +4,7 @@ import numpy as np
 
 from ..autograd.function import _NoGradCtx
 from ..tensor import Tensor
-from .ir import Var
+from .ir import HyperRef, Var, hyper_value
 
 
 class _Ctx(_NoGradCtx):
@@ -23,6 +23,10 @@ def _value(b, override):
                            f"state={{{b.name!r}: ...}} (a loaded graph has no live tensors)")
     if b.kind == "generator":
         return obj
+    if b.kind == "hyper":
+        if isinstance(obj, HyperRef):
+            return obj.read(b.name)
+        return hyper_value(b.name, float(obj._data if isinstance(obj, Tensor) else obj), None)
     if b.kind == "grad":
         g = obj._grad
         if g is None:

@@ -209,8 +209,9 @@ class StateBinding:
     """Where a named input's value lives at run time.
 
     kind "tensor": `obj` is the Tensor (its current value is read); "grad": `obj` is the parameter
-    whose current `.grad` is read; "generator": `obj` is the mg.Generator drawn from. `obj` is None
-    in a loaded graph until bound by name.
+    whose current `.grad` is read; "generator": `obj` is the mg.Generator drawn from; "hyper": `obj`
+    is a HyperRef, an optimizer hyper-parameter read from its param group as a 0-d float64 array.
+    `obj` is None in a loaded graph until bound by name.
     """
 
     __slots__ = ("name", "kind", "obj")
@@ -220,3 +221,31 @@ class StateBinding:
 
     def __repr__(self):
         return f"StateBinding({self.name!r}, {self.kind!r})"
+
+
+class GuardFailure(RuntimeError):
+    """A value the traced program branched on has changed (e.g. weight_decay was 0 when traced and is
+    not now): the program no longer says what the function does. Trace again (mg.jit does)."""
+
+
+class HyperRef:
+    """Where an optimizer hyper-parameter lives: `group[key]` (or `group[key][index]`, e.g. Adam's
+    betas). The traced step branched on whether it is zero (`nonzero`), so a run checks that too."""
+
+    __slots__ = ("group", "key", "index", "nonzero")
+
+    def __init__(self, group, key, index, nonzero):
+        self.group, self.key, self.index, self.nonzero = group, key, index, nonzero
+
+    def read(self, name):
+        v = self.group[self.key] if self.index is None else self.group[self.key][self.index]
+        return hyper_value(name, float(v), self.nonzero)
+
+
+def hyper_value(name, v, nonzero):
+    """v as the 0-d float64 array a hyper-parameter input holds, after checking the traced branch."""
+    if nonzero is not None and (v != 0) != nonzero:
+        raise GuardFailure(f"graph.run: hyper-parameter {name} is {v} but was "
+                           f"{'non-zero' if nonzero else '0'} when traced, and the step branches on "
+                           f"it; trace again")
+    return np.array(v, dtype=np.float64)

@@ -5,7 +5,7 @@ array (read with allow_pickle=False). graph.json:
   {"format": "minigrad.graph", "version": 1,
    "vars": {name: [shape, dtype]},            generator vars: [null, "generator"]
    "invars": [names], "arg_names": [...],
-   "state": [[var, binding name, kind]],       kind: tensor | grad | generator
+   "state": [[var, binding name, kind]],       kind: tensor | grad | generator | hyper
    "consts": [[var, "arrays/i.npy"]],
    "eqns": [{"prim", "fn" (registry key), "args" (tagged values), "outs", "side", "need",
              "effect", "target", "source"}],
@@ -256,7 +256,7 @@ def _build(zf, name, m, bind):
     reg = registry()
     state = []
     for vn, bname, kind in m["state"]:
-        if kind not in ("tensor", "grad", "generator"):
+        if kind not in ("tensor", "grad", "generator", "hyper"):
             dec.fail(f"unknown state kind {kind!r}")
         obj = bind.get(bname, default_generator if kind == "generator" and bname == "rng" else None)
         state.append((dec.var(vn), StateBinding(bname, kind, obj)))

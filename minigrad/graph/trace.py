@@ -22,7 +22,7 @@ import numpy as np
 
 from ..autograd import function as _function
 from ..tensor import Tensor
-from .ir import Eqn, Graph, StateBinding, Var
+from .ir import Eqn, Graph, HyperRef, StateBinding, Var
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -70,6 +70,8 @@ class Tracer:
         self.pre = {}
         self.pre_arrays = {}
         self.const_tensor = {}  # const var name -> the tensor it was made from
+        self.hyper_tensors = {}  # ("hyper", id(group), key, index) -> the 0-d tensor the step uses
+        self.hyper_nonzero = {}  # id(that tensor) -> whether it was non-zero (the step branches on it)
 
     # -- vars -----------------------------------------------------------------------------------
     def new_var(self, arr_or_shape, dtype=None):
@@ -141,6 +143,23 @@ class Tracer:
             self.state_of[key] = v
             self.keep.append(obj)
         return v
+
+    def hyper_input(self, group, key, index, value):
+        """An optimizer hyper-parameter (group[key], or group[key][index]) as a named input read at
+        each run, so a scheduler changing the learning rate does not change the program. Returns the
+        0-d float64 tensor the step computes with (the same one each time it is asked for)."""
+        k = ("hyper", id(group), key, index)
+        t = self.hyper_tensors.get(k)
+        if t is None:
+            name = self.names.get(id(group), "optimizer.param_groups[?]") + f".{key}"
+            if index is not None:
+                name += f"[{index}]"
+            arr = np.array(value, dtype=np.float64)
+            v = self.state_input(k, name, "hyper", HyperRef(group, key, index, value != 0), arr)
+            t = self.hyper_tensors[k] = Tensor._make(arr)
+            self.hyper_nonzero[id(t)] = value != 0
+            self.bind(t, v)
+        return t
 
     def generator_var(self, g):
         from ..random import default_generator
@@ -355,6 +374,7 @@ def _collect_names(fn, args, arg_names):
                 params.append(obj)
         elif isinstance(obj, Optimizer):
             for gi, group in enumerate(obj.param_groups):
+                names.setdefault(id(group), f"{prefix}param_groups[{gi}]")
                 for pi, p in enumerate(group["params"]):
                     pname = names.setdefault(id(p), f"{prefix}param_groups[{gi}][{pi}]")
                     params.append(p)

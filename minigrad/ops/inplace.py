@@ -163,10 +163,14 @@ def into(out, op, *operands, name):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            f"differentiation, but one of the arguments requires grad.")
     ufunc = _ufunc_of(op)
-    if ufunc is not None and _fits(out, operands):
+    tracer = _function._tracer
+    if ufunc is not None and _fits(out, operands) and tracer is None:
         Into.apply(ufunc, out._data, *[_operand(a, out) for a in operands])
     else:
-        _assign(out, op(*operands), name)
+        res = op(*operands)
+        _assign(out, res, name)
+        if tracer is not None:  # mg.trace records the write as an effect (graph/trace.py)
+            tracer.assign(out, res, name)
     out._bump_version()
     return out
 

@@ -5,7 +5,8 @@ from collections.abc import Iterable
 
 from .. import ops
 from ..tensor import Tensor
-from .optimizer import Optimizer, _check_args, _state_tensor, _step_tensor, _zeros
+from .optimizer import (Optimizer, _addcdiv_, _addcmul_, _check_args, _host_math, _hyper, _like, _nz, _scalar, _scaled,
+                        _state_tensor, _step_tensor, _zeros)
 
 __all__ = ["Adam"]
 
@@ -66,37 +67,36 @@ class Adam(Optimizer):
 
     def _update(self, group, params, grads, states) -> None:
         amsgrad = group["amsgrad"]
-        beta1, beta2 = (float(b) for b in group["betas"])
         _single_tensor_adam(
             params, grads, [st["exp_avg"] for st in states], [st["exp_avg_sq"] for st in states],
             [_state_tensor(st, "max_exp_avg_sq", p) for st, p in zip(states, params)] if amsgrad else [],
-            [st["step"] for st in states], amsgrad=amsgrad, beta1=beta1, beta2=beta2, lr=float(group["lr"]),
-            weight_decay=float(group["weight_decay"]), eps=float(group["eps"]), maximize=group["maximize"],
+            [st["step"] for st in states], amsgrad=amsgrad, beta1=_hyper(group, "betas", 0),
+            beta2=_hyper(group, "betas", 1), lr=_hyper(group, "lr"), weight_decay=_hyper(group, "weight_decay"),
+            eps=_hyper(group, "eps"), maximize=group["maximize"],
             decoupled_weight_decay=group.get("decoupled_weight_decay", False))
 
 
 def _single_tensor_adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
                         exp_avg_sqs: list[Tensor], max_exp_avg_sqs: list[Tensor], state_steps: list[Tensor], *,
-                        amsgrad: bool, beta1: float, beta2: float, lr: float, weight_decay: float, eps: float,
-                        maximize: bool, decoupled_weight_decay: bool) -> None:
-    """One Adam/AdamW step for each parameter, in place, as PyTorch's single-tensor Adam."""
+                        amsgrad: bool, beta1, beta2, lr, weight_decay, eps, maximize: bool,
+                        decoupled_weight_decay: bool) -> None:
+    """One Adam/AdamW step for each parameter, in place, as PyTorch's single-tensor Adam. The
+    hyper-parameters are floats, or 0-d tensors under mg.trace (optimizer._hyper)."""
     for i, param in enumerate(params):
         grad = -grads[i] if maximize else grads[i]
         exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]
         step_t.add_(1)
-        if weight_decay != 0:
+        if _nz(weight_decay):
             if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
+                param.mul_(_like(1 - lr * weight_decay, param))
             else:
-                grad = grad.add(param, alpha=weight_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        step = step_t.item()
-        step_size = lr / (1 - beta1**step)
-        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+                grad = grad + _scaled(param, weight_decay)
+        exp_avg.lerp_(grad, _like(1 - beta1, exp_avg))
+        _addcmul_(exp_avg_sq.mul_(_like(beta2, exp_avg_sq)), grad, grad, 1 - beta2)
+        step_size, bias_correction2_sqrt = _host_math("adam_bias", _scalar(step_t), lr, beta1, beta2)
         if amsgrad:
             ops.maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
-            denom = (max_exp_avg_sqs[i].sqrt() / bias_correction2_sqrt).add_(eps)
+            denom = (max_exp_avg_sqs[i].sqrt() / _like(bias_correction2_sqrt, param)).add_(_like(eps, param))
         else:
-            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-        param.addcdiv_(exp_avg, denom, value=-step_size)
+            denom = (exp_avg_sq.sqrt() / _like(bias_correction2_sqrt, param)).add_(_like(eps, param))
+        _addcdiv_(param, exp_avg, denom, -step_size)

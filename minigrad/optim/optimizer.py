@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from .._dtype import get_default_dtype
+from ..autograd import function as _function
+from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 
@@ -63,6 +65,88 @@ def _state_tensor(st: dict, key: str, p: Tensor) -> Tensor:
     if t is None:
         t = st[key] = _zeros(p)
     return t
+
+
+# ---- hyper-parameters: Python floats eagerly, named graph inputs under mg.trace ----------------
+
+def _hyper(group: dict, key: str, index: int | None = None) -> Any:
+    """group[key] (or group[key][index], e.g. one of Adam's betas) as the step computes with it.
+
+    Eagerly a Python float. Under mg.trace a 0-d float64 tensor that is a named input of the graph,
+    read from the group at each run: a scheduler changing the learning rate, or a changed beta, does
+    not change the traced program (and so does not make mg.jit retrace).
+    """
+    value = group[key] if index is None else group[key][index]
+    tracer = _function._tracer
+    if tracer is None or isinstance(value, bool):
+        return value if isinstance(value, Tensor) else float(value)
+    return tracer.hyper_input(group, key, index, float(value))
+
+
+def _nz(h: Any) -> bool:
+    """Whether hyper-parameter h is non-zero (the step branches on it; under mg.trace a run checks
+    the branch still holds: HyperRef in graph/ir.py)."""
+    if type(h) is float:
+        return h != 0
+    return _function._tracer.hyper_nonzero[id(h)]
+
+
+def _like(h: Any, t: Tensor) -> Any:
+    """Hyper-parameter h as an operand of an op on t: a float stays a float (NumPy casts it to t's
+    dtype); a traced one is cast to t's dtype, the same rounding, so eager and traced steps agree
+    bitwise."""
+    return h if type(h) is float else h.to(t.dtype)
+
+
+def _scaled(t: Tensor, a: Any) -> Tensor:
+    """a * t, skipping the multiplication for the float 1.0 (x * 1.0 is x, bit for bit)."""
+    if type(a) is float and a == 1:
+        return t
+    return t * _like(a, t)
+
+
+def _addcmul_(x: Tensor, t1: Tensor, t2: Tensor, value: Any) -> Tensor:
+    """x += value * t1 * t2 (one fused op eagerly; the same arithmetic, in order, when traced)."""
+    if type(value) is float:
+        return x.addcmul_(t1, t2, value=value)
+    return x.add_(_scaled(t1 * t2, value))
+
+
+def _addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, value: Any) -> Tensor:
+    """x += value * t1 / t2 (one fused op eagerly; the same arithmetic, in order, when traced)."""
+    if type(value) is float:
+        return x.addcdiv_(t1, t2, value=value)
+    return x.add_(_scaled(t1 / t2, value))
+
+
+def _scalar(t: Tensor) -> Any:
+    """A 0-d state tensor (a step count) as a Python float eagerly, as itself under mg.trace (where
+    .item() would end the graph)."""
+    return t.item() if _function._tracer is None else t
+
+
+# Scalar arithmetic of a step (bias corrections) in Python floats: the eager step calls the function
+# directly; a traced step records one `host_math` op that calls the same function at each run, so
+# the graph computes bit for bit what eager computes (NumPy's vectorised pow differs from Python's
+# in the last bit for about 4 % of inputs).
+_HOST_MATH = {
+    # Adam: (step_size, sqrt(bias_correction2)) = (lr / (1 - beta1**t), sqrt(1 - beta2**t))
+    "adam_bias": lambda t, lr, b1, b2: (lr / (1 - b1**t), (1 - b2**t) ** 0.5),
+}
+
+
+class HostMath(Function):
+    """out = _HOST_MATH[name](*scalars), in Python floats, as 0-d float64 arrays (no gradient)."""
+
+    @staticmethod
+    def forward(ctx, name, *scalars):
+        return tuple(np.array(v, dtype=np.float64) for v in _HOST_MATH[name](*(float(x) for x in scalars)))
+
+
+def _host_math(name: str, *scalars: Any) -> tuple:
+    if all(type(x) is float for x in scalars):
+        return _HOST_MATH[name](*scalars)
+    return HostMath.apply(name, *scalars)
 
 
 class Optimizer:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, _check_args
+from .optimizer import Optimizer, _check_args, _hyper, _like, _nz, _scaled
 
 __all__ = ["SGD"]
 
@@ -56,8 +56,8 @@ class SGD(Optimizer):
 
     def _update(self, group, params, grads, states) -> None:
         bufs = [st.get("momentum_buffer") for st in states]
-        _single_tensor_sgd(params, grads, bufs, lr=float(group["lr"]), momentum=float(group["momentum"]),
-                           dampening=float(group["dampening"]), weight_decay=float(group["weight_decay"]),
+        _single_tensor_sgd(params, grads, bufs, lr=_hyper(group, "lr"), momentum=_hyper(group, "momentum"),
+                           dampening=_hyper(group, "dampening"), weight_decay=_hyper(group, "weight_decay"),
                            nesterov=group["nesterov"], maximize=group["maximize"])
         if group["momentum"] != 0:
             for st, buf in zip(states, bufs):
@@ -65,18 +65,18 @@ class SGD(Optimizer):
 
 
 def _single_tensor_sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor | None], *,
-                       lr: float, momentum: float, dampening: float, weight_decay: float, nesterov: bool,
-                       maximize: bool) -> None:
-    """One SGD step for each parameter; a None momentum buffer is made (in the list) on first use."""
+                       lr, momentum, dampening, weight_decay, nesterov: bool, maximize: bool) -> None:
+    """One SGD step for each parameter; a None momentum buffer is made (in the list) on first use.
+    The hyper-parameters are floats, or 0-d tensors under mg.trace (optimizer._hyper)."""
     for i, param in enumerate(params):
         grad = -grads[i] if maximize else grads[i]
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-        if momentum != 0:
+        if _nz(weight_decay):
+            grad = grad + _scaled(param, weight_decay)
+        if _nz(momentum):
             buf = momentum_buffers[i]
             if buf is None:
                 buf = momentum_buffers[i] = grad.detach().clone()
             else:
-                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-            grad = grad.add(buf, alpha=momentum) if nesterov else buf
-        param.add_(grad, alpha=-lr)
+                buf.mul_(_like(momentum, buf)).add_(_scaled(grad, 1 - dampening))
+            grad = grad + _scaled(buf, momentum) if nesterov else buf
+        param.add_(_scaled(grad, -lr))

@@ -13,7 +13,9 @@ from minigrad.graph import GraphFormatError
 def _mlp_graph():
     mg.manual_seed(0)
     m = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Dropout(0.5), nn.Linear(5, 3))
-    g = mg.trace(lambda x: m(x) * 2.0 + 1.0, mg.randn(4, 6))
+    # mg.full inside the function: a constant of the graph whatever the scalar cache holds (a
+    # Python 2.0 is a cached 0-d constant only until the cache is full)
+    g = mg.trace(lambda x: m(x) * mg.full((3,), 2.0) + 1.0, mg.randn(4, 6))
     return m, g
 
 
