@@ -7,7 +7,8 @@ reverse-mode engine with create_graph=True, so the result is itself differentiab
 transforms nest.
 
 jvp and jacfwd are forward mode (mg.autograd.forward_ad: dual tensors, one pass of f per tangent);
-hessian is forward-over-reverse, jacfwd(jacrev(f)), as torch.func. vmap is not implemented yet.
+hessian is forward-over-reverse, jacfwd(jacrev(f)), as torch.func. vmap (func/vmap.py) batches with
+per-op rules (func/batching_rules.py); the transforms above run on its physical tensors inside it.
 """
 import functools
 
@@ -16,8 +17,9 @@ import numpy as np
 from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..tensor import Tensor
+from . import vmap as _vmap
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functional_call"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functional_call", "vmap"]
 
 
 def _as_tuple(x):
@@ -30,6 +32,8 @@ def _leaf(x):
         raise TypeError(f"function transforms: expected Tensor arguments to differentiate, got {type(x).__name__}")
     if x.dtype.kind != "f":
         raise RuntimeError(f"function transforms: only floating point tensors can be differentiated (got {x.dtype})")
+    if _vmap._levels:        # inside vmap: per-sample leaves on the physical tensors (func/vmap.py)
+        return _vmap._leaf(x)
     if x.requires_grad:      # an enclosing transform differentiates through x: keep the connection
         return x
     leaf = x.detach().requires_grad_(True)
@@ -73,6 +77,8 @@ def _finish(result, outermost):
 
 def _grad_of(outputs, inputs, grad_outputs=None):
     """Gradients of outputs w.r.t. inputs, differentiable again, zeros where an input is unused."""
+    if _vmap._levels:        # inside vmap: one backward of the physical tensors (func/vmap.py)
+        return _vmap._grad_of(outputs, inputs, grad_outputs, _autograd_grad)
     gs = _autograd_grad(outputs, inputs, grad_outputs, retain_graph=True, create_graph=True, allow_unused=True)
     return tuple(Tensor._make(np.zeros(x.shape, x.dtype)) if g is None else g for g, x in zip(gs, inputs))
 
@@ -210,6 +216,8 @@ def jvp(func, primals, tangents, has_aux=False):
         if tuple(p.shape) != tuple(t.shape) or p.dtype != t.dtype:
             raise RuntimeError(f"jvp: tangent of shape {tuple(t.shape)} and dtype {t.dtype} for a primal of "
                                f"shape {tuple(p.shape)} and dtype {p.dtype}: they must match")
+    if _vmap._levels and _vmap._any_batched(primals, tangents):  # forward mode on the physical tensors
+        return _vmap._jvp(jvp, func, primals, tangents, has_aux)
     outer = _outermost(primals, tangents)
     with fwAD.dual_level():
         duals = tuple(fwAD.make_dual(p, t) for p, t in zip(primals, tangents))
@@ -355,3 +363,6 @@ def _set(owner, attr, value):
         owner._parameters[attr] = value
     elif attr in owner._buffers:
         owner._buffers[attr] = value
+
+
+vmap = _vmap.vmap

@@ -1,0 +1,387 @@
+"""Batching rules for mg.func.vmap: one entry per op class, in one table (`RULES` at the end).
+
+A rule is `rule(cls, level, args) -> output(s)`: args are the op's Function.apply arguments, some
+of them BatchedTensors at vmap level `level` (the innermost level among them). The rule calls ops
+on the physical tensors (so autograd records them as usual) and returns BatchedTensors. A rule
+may `raise Fallback` for a case it does not cover (the loop fallback then runs, with its one-time
+performance warning). An op class missing from the table falls back the same way.
+
+Families:
+  elementwise / broadcasting: batch dim to the front, ranks aligned (a size-1 dim inserted after
+    it for lower-rank operands), same op;
+  reductions and dim-taking ops: batch dim to the front, dims shifted by one;
+  shape ops: batch dim to the front, the target shape/dims given one more leading entry;
+  indexing: a full slice in front of the index (the batch dim moves behind the advanced-index
+    dims when NumPy puts those first);
+  matmul / linear / einsum: broadcast over the batch, or fold it into the matrices' batch;
+  conv2d / pooling: the batch folded into N (or, for per-sample weights, into the channel groups);
+  losses: the per-sample losses from reduction='none' over the folded batch, reduced per sample.
+"""
+import numpy as np
+
+from .vmap import BatchedTensor, _Physical, _front, _wrap, _is_batched, _expand_to, _size
+from ..ops import (activation, bitwise, conv, decomposition, elementwise as ew, embedding, indexing,
+                   linalg, loss, normalization, padding, pooling, reduction as red, shape, sorting)
+from ..autograd import forward_ad
+
+
+class Fallback(Exception):
+    """Raised by a rule for a case it does not cover: the loop fallback runs instead."""
+
+
+def rule_for(cls):
+    return RULES.get(cls)
+
+
+def _out(out, level, bdim=0):
+    if type(out) is tuple:
+        return tuple(_wrap(o, bdim, level) if hasattr(o, "_data") else o for o in out)
+    return _wrap(out, bdim, level)
+
+
+def _no_static_arrays(args):
+    for a in args:
+        if type(a) is _Physical:
+            raise Fallback
+        if type(a) is tuple and any(type(v) is _Physical for v in a):
+            raise Fallback
+
+
+def _aligned(a, level, rank):
+    """a's physical tensor, batch first, with size-1 dims after it up to logical rank `rank`."""
+    p = _front(a)
+    r = a.ndim
+    if r < rank:
+        p = p.reshape(p.shape[:1] + (1,) * (rank - r) + tuple(p.shape[1:]))
+    return p
+
+
+# -- elementwise -------------------------------------------------------------------------------------
+def elementwise(cls, level, args):
+    _no_static_arrays(args)
+    from ..tensor import Tensor
+    rank = max(a.ndim for a in args if isinstance(a, Tensor))
+    new = [_aligned(a, level, rank) if _is_batched(a, level) else a for a in args]
+    return _out(cls.apply(*new), level)
+
+
+def elementwise_no_out(cls, level, args):
+    """lerp / addcmul / addcdiv: the in-place form (an output array) loops."""
+    if args[-1] is not None:
+        raise Fallback
+    return elementwise(cls, level, args)
+
+
+# -- reductions and dim-taking ops ---------------------------------------------------------------------
+def _shift(d, ndim):
+    return d % max(ndim, 1) + 1 if ndim else 1
+
+
+def reduce_axes(cls, level, args):
+    """(x, axes, keepdim, *rest): axes a tuple of logical dims, or None (all)."""
+    x, axes = args[0], args[1]
+    if not _is_batched(x, level) or any(_is_batched(a, level) for a in args[2:]):
+        raise Fallback
+    axes = tuple(range(1, x.ndim + 1)) if axes is None else tuple(_shift(a, x.ndim) for a in axes)
+    return _out(cls.apply(_front(x), axes, *args[2:]), level)
+
+
+def dim_arg(pos):
+    """An op whose argument at `pos` is one logical dim (None: fall back), the rest passed through."""
+    def rule(cls, level, args):
+        x, d = args[0], args[pos]
+        if not _is_batched(x, level) or d is None or any(_is_batched(a, level) for a in args[1:]):
+            raise Fallback
+        new = list(args)
+        new[0] = _front(x)
+        new[pos] = _shift(d, x.ndim)
+        return _out(cls.apply(*new), level)
+    return rule
+
+
+def argmax(cls, level, args):
+    x, d, keepdim = args
+    if not _is_batched(x, level):
+        raise Fallback
+    p = _front(x)
+    if d is None:
+        return _out(cls.apply(p.reshape(p.shape[0], -1), 1, False), level)
+    return _out(cls.apply(p, _shift(d, x.ndim), keepdim), level)
+
+
+def leading_batch(cls, level, args):
+    """Ops that already broadcast over leading batch dims of their (single) tensor input."""
+    x = args[0]
+    if not _is_batched(x, level) or any(_is_batched(a, level) for a in args[1:]):
+        raise Fallback
+    _no_static_arrays(args[1:])
+    return _out(cls.apply(_front(x), *args[1:]), level)
+
+
+def solve(cls, level, args):
+    A, B, vector = args
+    return _out(cls.apply(_expand_to(A, level), _expand_to(B, level), vector), level)
+
+
+# -- shape ops -----------------------------------------------------------------------------------------
+def view(cls, level, args):
+    x, shp = args
+    p = _front(x)
+    return _out(cls.apply(p, (p.shape[0],) + tuple(shp)), level)
+
+
+def permute(cls, level, args):
+    x, dims = args
+    if len(dims) != x.ndim:
+        raise Fallback
+    return _out(cls.apply(_front(x), (0,) + tuple(_shift(d, x.ndim) for d in dims)), level)
+
+
+def expand(cls, level, args):
+    x, shp = args
+    p = _aligned(x, level, len(shp))
+    return _out(cls.apply(p, (p.shape[0],) + tuple(shp)), level)
+
+
+def repeat(cls, level, args):
+    x, reps = args
+    p = _aligned(x, level, len(reps))
+    return _out(cls.apply(p, (1,) + tuple(reps)), level)
+
+
+def flip(cls, level, args):
+    x, dims = args
+    return _out(cls.apply(_front(x), tuple(_shift(d, x.ndim) for d in dims)), level)
+
+
+def cat(cls, level, args):
+    d, xs = args[0], args[1:]
+    nd = xs[0].ndim
+    dd = _shift(d, nd) if cls is shape.Cat else d % (nd + 1) + 1
+    return _out(cls.apply(dd, *[_expand_to(x, level) for x in xs]), level)
+
+
+def diagonal(cls, level, args):
+    x, offset, d1, d2 = args
+    return _out(cls.apply(_front(x), offset, _shift(d1, x.ndim), _shift(d2, x.ndim)), level)
+
+
+def pad(cls, level, args):
+    x, widths, value = args
+    if len(widths) != x.ndim or _is_batched(value, level):
+        raise Fallback
+    return _out(cls.apply(_front(x), ((0, 0),) + tuple(widths), value), level)
+
+
+# -- indexing ------------------------------------------------------------------------------------------
+def getitem(cls, level, args):
+    x, index = args
+    _no_static_arrays(args)
+    if not _is_batched(x, level):
+        raise Fallback
+    idx = index if isinstance(index, tuple) else (index,)
+    arrays = [i for i in idx if isinstance(i, np.ndarray)]
+    bdim = 0
+    if arrays:
+        adv = [k for k, i in enumerate(idx) if isinstance(i, np.ndarray)
+               or isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))]
+        if adv[-1] - adv[0] + 1 != len(adv):  # NumPy puts the advanced-index dims first
+            shapes = [(int(i.sum()),) if i.dtype == np.bool_ else i.shape for i in arrays]
+            bdim = len(np.broadcast_shapes(*shapes))
+    return _out(cls.apply(_front(x), (slice(None),) + idx), level, bdim)
+
+
+def gather(cls, level, args):
+    x, d, index = args
+    if type(index) is _Physical or not _is_batched(x, level):
+        raise Fallback
+    p = _front(x)
+    index = np.broadcast_to(index, (p.shape[0],) + index.shape)
+    return _out(cls.apply(p, _shift(d, x.ndim), index), level)
+
+
+def embedding_rule(cls, level, args):
+    w, idx, pad_idx = args
+    if _is_batched(w, level) or type(idx) is not _Physical or idx._bt is None or idx._bt._level != level:
+        raise Fallback
+    return _out(cls.apply(w, _front(idx._bt)._data, pad_idx), level)
+
+
+# -- matmul, linear, einsum -------------------------------------------------------------------------------
+def matmul(cls, level, args):
+    x, y = args
+    rx, ry = x.ndim, y.ndim
+    xs = x.unsqueeze(0) if rx == 1 else x   # logical ops: promote 1-d operands as matmul does
+    ys = y.unsqueeze(1) if ry == 1 else y
+    rank = max(xs.ndim, ys.ndim)
+    px = _aligned(xs, level, rank) if _is_batched(xs, level) else xs
+    py = _aligned(ys, level, rank) if _is_batched(ys, level) else ys
+    out = cls.apply(px, py)
+    if ry == 1:
+        out = out.squeeze(-1)
+    if rx == 1:
+        out = out.squeeze(-2)
+    return _out(out, level)
+
+
+def addmm(cls, level, args):
+    x, w, b = args
+    if not _is_batched(w, level) and not _is_batched(b, level):
+        if x.ndim == 0:
+            raise Fallback
+        return _out(cls.apply(_front(x), w, b), level)
+    # per-sample weights (vmap over grad's expanded parameters): batched matmuls, then the bias
+    from ..ops.linalg import matmul as mm
+    out = mm(x, w.transpose(0, 1))
+    return out + b if b is not None else out
+
+
+def einsum_rule(cls, level, args):
+    eq, xs = args[0], args[1:]
+    if "." in eq or "->" not in eq:
+        raise Fallback
+    lhs, rhs = eq.split("->")
+    used = set(eq)
+    z = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba" if c not in used)
+    terms = lhs.split(",")
+    new_terms, new_xs = [], []
+    for t, x in zip(terms, xs):
+        if _is_batched(x, level):
+            new_terms.append(z + t)
+            new_xs.append(_front(x))
+        else:
+            new_terms.append(t)
+            new_xs.append(x)
+    return _out(cls.apply(",".join(new_terms) + "->" + z + rhs, *new_xs), level)
+
+
+# -- conv and pooling ------------------------------------------------------------------------------------
+def convolution(cls, level, args):
+    x, w, b, geo, groups = args
+    if x.ndim != 4:
+        raise Fallback
+    N, B = geo.N, _size(level)
+    if not _is_batched(w, level) and not _is_batched(b, level):
+        p = _front(x)
+        out = cls.apply(p.reshape(B * N, *p.shape[2:]), w, b, geo._replace(N=B * N), groups)
+        return _out(out.reshape(B, N, *out.shape[1:]), level)
+    # per-sample weights: the batch becomes B times as many channel groups
+    px = _expand_to(x, level)                                     # (B, N, C, H, W)
+    px = px.permute(1, 0, 2, 3, 4).reshape(N, B * geo.C, geo.H, geo.W)
+    pw = _expand_to(w, level)
+    pw = pw.reshape(B * pw.shape[1], *pw.shape[2:])
+    pb = None if b is None else _expand_to(b, level).reshape(-1)
+    out = cls.apply(px, pw, pb, geo._replace(C=B * geo.C), groups * B)
+    return _out(out.reshape(N, B, out.shape[1] // B, *out.shape[2:]), level, 1)
+
+
+def fold_into_n(cls, level, args):
+    """(x, geo, *rest) with x logical (N, C, H, W): the batch folded into N."""
+    x, geo = args[0], args[1]
+    if x.ndim != 4 or any(_is_batched(a, level) for a in args[1:]):
+        raise Fallback
+    B, N = _size(level), geo.N
+    p = _front(x)
+    out = cls.apply(p.reshape(B * N, *p.shape[2:]), geo._replace(N=B * N), *args[2:])
+    outs = out if type(out) is tuple else (out,)
+    res = tuple(_wrap(o.reshape(B, N, *o.shape[1:]), 0, level) for o in outs)
+    return res if type(out) is tuple else res[0]
+
+
+def layer_norm(cls, level, args):
+    x, w, b, axes, eps, stats = args
+    if _is_batched(w, level) or _is_batched(b, level) or stats is not None:
+        raise Fallback
+    return _out(cls.apply(_front(x), w, b, tuple(_shift(a, x.ndim) for a in axes), eps, stats), level)
+
+
+# -- losses ------------------------------------------------------------------------------------------------
+def _reduce_per_sample(out, reduction, level, denom=None):
+    """out: physical per-element losses (B, ...); reduced over everything but the batch."""
+    if reduction == "none":
+        return _wrap(out, 0, level)
+    flat = out.reshape(out.shape[0], -1)
+    if reduction == "sum":
+        return _wrap(flat.sum(1), 0, level)
+    if denom is None:
+        return _wrap(flat.mean(1), 0, level)
+    return _wrap(flat.sum(1) / denom, 0, level)
+
+
+def cross_entropy(cls, level, args):
+    z, target, w, probs, ignore_index, reduction, eps = args
+    if _is_batched(w, level) or z.ndim < 2:
+        raise Fallback
+    B = _size(level)
+    pz = _expand_to(z, level)
+    pt = _expand_to(target, level)
+    N = pz.shape[1]
+    fz = pz.reshape(B * N, *pz.shape[2:])
+    ft = pt.reshape(B * N, *pt.shape[2:])
+    if cls is loss.CrossEntropyLoss:
+        out = cls.apply(fz, ft, w, probs, ignore_index, "none", eps)
+    else:
+        out = cls.apply(fz, ft, w, ignore_index, "none")
+    out = out.reshape(B, N, *out.shape[1:])
+    denom = None
+    if reduction == "mean" and not (cls is loss.CrossEntropyLoss and probs):
+        valid = pt != ignore_index
+        wt = valid.to(z.dtype)
+        if w is not None:
+            wt = w[pt * valid] * wt
+        denom = wt.reshape(B, -1).sum(1)
+    return _reduce_per_sample(out, reduction, level, denom)
+
+
+def mse(cls, level, args):
+    x, y, reduction = args
+    rank = max(x.ndim, y.ndim)
+    px = _aligned(x, level, rank) if _is_batched(x, level) else x
+    py = _aligned(y, level, rank) if _is_batched(y, level) else y
+    out = cls.apply(px, py, "none")
+    if out.ndim == rank:   # neither operand carried the batch (cannot happen) - be safe
+        raise Fallback
+    return _reduce_per_sample(out, reduction, level)
+
+
+# -- the table -----------------------------------------------------------------------------------------------
+RULES = {}
+
+_ELEMENTWISE = [
+    forward_ad.Alias, activation.LeakyRelu, ew.ToCopy, ew.Add, ew.Sub, ew.Rsub, ew.Mul, ew.Div, ew.DivRounding,
+    ew.Atan2, ew.Neg, ew.Pow, ew.Exp, ew.Log, ew.Log1P, ew.Expm1, ew.Sqrt, ew.Rsqrt, ew.Reciprocal, ew.Sin,
+    ew.Cos, ew.Tan, ew.Tanh, ew.Abs, ew.Sigmoid, ew.LogSigmoid, ew.Relu, ew.ThresholdBackward, ew.Erf,
+    ew.Sign, ew.Floor, ew.Ceil, ew.Round, ew.Trunc, ew.Clamp, ew.Maximum, ew.Minimum, ew.Where,
+    ew.FloorDivide, ew.Remainder, ew.Fmod, ew.Eq, ew.Ne, ew.Lt, ew.Le, ew.Gt, ew.Ge, ew.LogicalAnd,
+    ew.LogicalOr, ew.LogicalXor, ew.LogicalNot, ew.IsNan, ew.IsInf, ew.IsFinite, ew.IsClose, ew.Frac,
+    ew.Exp2, ew.Log2, ew.Log10, ew.Asin, ew.Acos, ew.Atan, ew.Sinh, ew.Cosh, ew.Asinh, ew.Acosh, ew.Atanh,
+    ew.Logaddexp, ew.Logaddexp2, ew.Hypot, ew.Copysign,
+    bitwise.BitwiseAnd, bitwise.BitwiseOr, bitwise.BitwiseXor, bitwise.BitwiseNot, bitwise.BitwiseLeftShift,
+    bitwise.BitwiseRightShift,
+    shape.Clone, red.Std, loss.BinaryCrossEntropy, loss.BinaryCrossEntropyWithLogits,
+]
+RULES.update({c: elementwise for c in _ELEMENTWISE})
+RULES.update({c: elementwise_no_out for c in (ew.Lerp, ew.Addcmul, ew.Addcdiv)})
+RULES.update({c: reduce_axes for c in (red.Sum, red.Mean, red.Prod, red.Amax, red.Amin, red.Max, red.Min,
+                                        red.Any, red.All, red.Logsumexp, red.Norm2, red.NormP, red.ProdOthers)})
+RULES.update({red.Argmax: argmax, red.Argmin: argmax})
+RULES.update({red.Softmax: dim_arg(1), red.LogSoftmax: dim_arg(1), red.Cumsum: dim_arg(1),
+              sorting.Sort: dim_arg(1), sorting.Topk: dim_arg(2), sorting.Kthvalue: dim_arg(1),
+              sorting.Median: dim_arg(1), sorting.Mode: dim_arg(1)})
+RULES.update({shape.View: view, shape.Squeeze: view, shape.Unsqueeze: view, shape.Permute: permute,
+              shape.Transpose: permute, shape.T: permute, shape.Expand: expand, shape.Repeat: repeat,
+              shape.Flip: flip, shape.Cat: cat, shape.Stack: cat, shape.Tril: leading_batch,
+              shape.Triu: leading_batch, linalg.Diagonal: diagonal, padding.ConstantPadNd: pad})
+RULES.update({c: getitem for c in (indexing.GetItem, indexing.BasicGetItem, indexing.Slice, indexing.Select,
+                                    indexing.Index)})
+RULES.update({indexing.Gather: gather, embedding.Embedding: embedding_rule})
+RULES.update({linalg.MatMul: matmul, linalg.Addmm: addmm, linalg.Einsum: einsum_rule})
+RULES.update({conv.Convolution: convolution, pooling.MaxPool2DWithIndices: fold_into_n,
+              pooling.AvgPool2D: fold_into_n})
+RULES.update({normalization.NativeLayerNorm: layer_norm})
+RULES.update({loss.CrossEntropyLoss: cross_entropy, loss.NllLoss: cross_entropy, loss.MseLoss: mse})
+RULES.update({c: leading_batch for c in (decomposition.LinalgInvEx, decomposition.LinalgDet,
+                                          decomposition.LinalgSlogdet, decomposition.LinalgCholeskyEx,
+                                          decomposition.LinalgQr, decomposition.LinalgEigh,
+                                          decomposition.LinalgSvd)})
+RULES[decomposition.LinalgSolveEx] = solve
