@@ -96,6 +96,10 @@ class ToCopy(Function):
     def backward(ctx, g):
         return cast(g, ctx.src), None
 
+    @staticmethod
+    def jvp(ctx, t, _dtype):
+        return t  # cast to the output's dtype by forward AD, as every tangent is
+
 
 def cast(x, dtype):
     dtype = np.dtype(dtype)
@@ -115,6 +119,10 @@ class Add(Function):
     @staticmethod
     def backward(ctx, g):
         return g, g
+
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        return tx if ty is None else (ty if tx is None else tx + ty)
 
 
 def add(x, y):
@@ -137,6 +145,10 @@ class Sub(Function):
     def backward(ctx, g):
         return g, (-g if ctx.needs_input_grad[1] else None)
 
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        return tx if ty is None else (-ty if tx is None else tx - ty)
+
 
 class Rsub(Function):
     """out = y - x (a number minus a tensor: the tensor stays the first operand, as PyTorch);
@@ -150,6 +162,10 @@ class Rsub(Function):
     def backward(ctx, g):
         nx, ny = ctx.needs_input_grad
         return (-g if nx else None), (g if ny else None)
+
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        return -tx if ty is None else (ty if tx is None else ty - tx)
 
 
 def sub(x, y):
@@ -176,6 +192,13 @@ class Mul(Function):
         nx, ny = ctx.needs_input_grad
         return (g * y if nx else None), (g * x if ny else None)
 
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y = ctx.saved_tensors
+        a = None if tx is None else tx * y
+        b = None if ty is None else x * ty
+        return b if a is None else (a if b is None else a + b)
+
 
 def mul(x, y):
     if type(y) is float and type(x) is Tensor and x._data.dtype.kind == "f":
@@ -200,6 +223,13 @@ class Div(Function):
         nx, ny = ctx.needs_input_grad
         return (g / y if nx else None), (-g * x / (y * y) if ny else None)
 
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y = ctx.saved_tensors
+        a = None if tx is None else tx / y
+        b = None if ty is None else -ty * x / (y * y)
+        return b if a is None else (a if b is None else a + b)
+
 
 class DivRounding(Function):
     """out = trunc(x / y) or floor(x / y) (integers stay integers);  dx = 0,  dy = 0  (piecewise
@@ -222,6 +252,10 @@ class DivRounding(Function):
         nx, ny, _ = ctx.needs_input_grad
         zero = g * 0.0
         return (zero if nx else None), (zero if ny else None), None
+
+    @staticmethod
+    def jvp(ctx, tx, ty, _mode):
+        return (tx if tx is not None else ty) * 0.0
 
 
 def div(x, y, rounding_mode=None):
@@ -265,6 +299,16 @@ class Atan2(Function):
         scale = where(origin, 0.0, g / where(origin, 1.0, r2))  # safe on both sides: finite 2nd order too
         return (scale * x if ny else None), (-scale * y if nx else None)
 
+    @staticmethod
+    def jvp(ctx, ty, tx):
+        y, x = ctx.saved_tensors
+        r2 = x * x + y * y
+        origin = r2 == 0
+        inv = where(origin, 0.0, 1.0 / where(origin, 1.0, r2))  # 0 at the origin, as the backward
+        a = None if ty is None else ty * x * inv
+        b = None if tx is None else -tx * y * inv
+        return b if a is None else (a if b is None else a + b)
+
 
 def atan2(input, other):  # noqa: A002
     """The angle of (other, input) in radians: torch.atan2(input, other); integers give floats."""
@@ -288,6 +332,10 @@ class Neg(Function):
     @staticmethod
     def backward(ctx, g):
         return -g
+
+    @staticmethod
+    def jvp(ctx, t):
+        return -t
 
 
 def neg(x):
@@ -327,6 +375,26 @@ class Pow(Function):
                 dy = g * out * math.log(x) if x > 0 else g * 0.0
         return dx, dy
 
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y, out = ctx.saved_tensors
+        a = b = None
+        if tx is not None:  # the backward's masks: 0 ** 0 has derivative 0
+            if isinstance(y, Tensor):
+                zero = y == 0
+                a = where(zero, 0.0, tx * y * x ** (where(zero, 1.0, y) - 1))
+            elif y == 0:
+                a = tx * 0.0
+            else:
+                a = tx * y * x ** (y - 1) if y != 2 else tx * 2.0 * x
+        if ty is not None:
+            if isinstance(x, Tensor):
+                at0 = (x == 0) & (y >= 0)
+                b = where(at0, 0.0, ty * out * log(where(at0, 1.0, x)))
+            else:
+                b = ty * out * math.log(x) if x > 0 else ty * 0.0
+        return b if a is None else (a if b is None else a + b)
+
 
 def pow(x, y):
     if isinstance(y, (int, float)) and isinstance(x, Tensor):
@@ -358,6 +426,10 @@ class Exp(Function):
         out, = ctx.saved_tensors
         return g * out
 
+    @staticmethod
+    def jvp(ctx, t):
+        return t * ctx.saved_tensors[0]
+
 
 class Log(Function):
     """out = log(x);  dx = g / x"""
@@ -373,6 +445,10 @@ class Log(Function):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g / x
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t / ctx.saved_tensors[0]
 
 
 class Log1P(Function):
@@ -390,6 +466,10 @@ class Log1P(Function):
         x, = ctx.saved_tensors
         return g / (x + 1.0)
 
+    @staticmethod
+    def jvp(ctx, t):
+        return t / (ctx.saved_tensors[0] + 1.0)
+
 
 class Expm1(Function):
     """out = exp(x) - 1;  dx = g * (out + 1)"""
@@ -405,6 +485,10 @@ class Expm1(Function):
     def backward(ctx, g):
         out, = ctx.saved_tensors
         return g * (out + 1.0)
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t * (ctx.saved_tensors[0] + 1.0)
 
 
 class Sqrt(Function):
@@ -422,6 +506,10 @@ class Sqrt(Function):
         out, = ctx.saved_tensors
         return g / (out * 2.0)
 
+    @staticmethod
+    def jvp(ctx, t):
+        return t / (ctx.saved_tensors[0] * 2.0)
+
 
 class Rsqrt(Function):
     """out = 1 / sqrt(x);  dx = -g * out**3 / 2"""
@@ -437,6 +525,11 @@ class Rsqrt(Function):
     def backward(ctx, g):
         out, = ctx.saved_tensors
         return g * out * out * out * -0.5
+
+    @staticmethod
+    def jvp(ctx, t):
+        out, = ctx.saved_tensors
+        return t * out * out * out * -0.5
 
 
 class Reciprocal(Function):
@@ -454,6 +547,11 @@ class Reciprocal(Function):
         out, = ctx.saved_tensors
         return -g * out * out
 
+    @staticmethod
+    def jvp(ctx, t):
+        out, = ctx.saved_tensors
+        return -t * out * out
+
 
 class Sin(Function):
     """out = sin(x);  dx = g * cos(x)"""
@@ -469,6 +567,10 @@ class Sin(Function):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * cos(x)
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t * cos(ctx.saved_tensors[0])
 
 
 class Cos(Function):
@@ -486,6 +588,10 @@ class Cos(Function):
         x, = ctx.saved_tensors
         return -g * sin(x)
 
+    @staticmethod
+    def jvp(ctx, t):
+        return -t * sin(ctx.saved_tensors[0])
+
 
 class Tan(Function):
     """out = tan(x);  dx = g * (1 + out**2)"""
@@ -501,6 +607,11 @@ class Tan(Function):
     def backward(ctx, g):
         out, = ctx.saved_tensors
         return g * (out * out + 1.0)
+
+    @staticmethod
+    def jvp(ctx, t):
+        out, = ctx.saved_tensors
+        return t * (out * out + 1.0)
 
 
 class Tanh(Function):
@@ -518,6 +629,11 @@ class Tanh(Function):
         out, = ctx.saved_tensors
         return g * (1.0 - out * out)
 
+    @staticmethod
+    def jvp(ctx, t):
+        out, = ctx.saved_tensors
+        return t * (1.0 - out * out)
+
 
 class Abs(Function):
     """out = |x|;  dx = g * sign(x)  (0 at x == 0, as PyTorch)"""
@@ -533,6 +649,10 @@ class Abs(Function):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * sign(x)
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t * sign(ctx.saved_tensors[0])
 
 
 def _sigmoid_np(x):
@@ -556,6 +676,11 @@ class Sigmoid(Function):
         out, = ctx.saved_tensors
         return g * (out * (1.0 - out))
 
+    @staticmethod
+    def jvp(ctx, t):
+        out, = ctx.saved_tensors
+        return t * (out * (1.0 - out))
+
 
 class LogSigmoid(Function):
     """out = log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|));  dx = g * sigmoid(-x)   (F.logsigmoid)
@@ -573,6 +698,10 @@ class LogSigmoid(Function):
         x, = ctx.saved_tensors
         return g * Sigmoid.apply(-x)
 
+    @staticmethod
+    def jvp(ctx, t):
+        return t * Sigmoid.apply(-ctx.saved_tensors[0])
+
 
 class Relu(Function):
     """out = max(x, 0);  dx = ThresholdBackward(g, out) = g * (out > 0)   (gradient 0 at x == 0, as PyTorch)"""
@@ -587,6 +716,10 @@ class Relu(Function):
     def backward(ctx, g):
         out, = ctx.saved_tensors
         return ThresholdBackward.apply(g, out)
+
+    @staticmethod
+    def jvp(ctx, t):
+        return ThresholdBackward.apply(t, ctx.saved_tensors[0])
 
 
 def _threshold_backward(g, y):
@@ -608,6 +741,11 @@ class ThresholdBackward(Function):
     def backward(ctx, gg):
         y, = ctx.saved_tensors
         return ThresholdBackward.apply(gg, y), None
+
+    @staticmethod
+    def jvp(ctx, tg, ty):
+        # linear in g; the mask is piecewise constant in y
+        return ThresholdBackward.apply(tg, ctx.saved_tensors[0]) if tg is not None else ty * 0.0
 
 
 _erf_scalar = np.frompyfunc(math.erf, 1, 1)
@@ -632,6 +770,11 @@ class Erf(Function):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * (exp(-(x * x)) * (2.0 / math.sqrt(math.pi)))
+
+    @staticmethod
+    def jvp(ctx, t):
+        x, = ctx.saved_tensors
+        return t * (exp(-(x * x)) * (2.0 / math.sqrt(math.pi)))
 
 
 def exp(x): return Exp.apply(x)
@@ -661,6 +804,10 @@ class _Piecewise(Function):
     @staticmethod
     def backward(ctx, g, *_):
         return (g * 0.0,) + (None,) * (len(ctx.needs_input_grad) - 1)
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return t * 0.0
 
 
 class Sign(_Piecewise):
@@ -731,6 +878,20 @@ class Clamp(Function):
         dhi = where(x > hi, g, 0.0) if nhi else None
         return dx, dlo, dhi
 
+    @staticmethod
+    def jvp(ctx, tx, tlo, thi):
+        x, lo, hi = ctx.saved_tensors
+        inside = None
+        if lo is not None:
+            inside = x >= lo
+        if hi is not None:
+            inside = (x <= hi) if inside is None else inside & (x <= hi)
+        out = where(inside, tx, 0.0) if tx is not None else None
+        for tb, out_of in ((tlo, lo is not None and x < lo), (thi, hi is not None and x > hi)):
+            if tb is not None:
+                out = where(out_of, tb, 0.0) if out is None else out + where(out_of, tb, 0.0)
+        return out
+
 
 def clamp(x, min=None, max=None):  # noqa: A002
     if min is None and max is None:
@@ -756,6 +917,14 @@ class Maximum(Function):
         nx, ny = ctx.needs_input_grad
         return (where(x < y, 0.0, share) if nx else None), (where(x > y, 0.0, share) if ny else None)
 
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y = ctx.saved_tensors
+        tie = x == y  # ties share, as the backward
+        a = None if tx is None else where(x < y, 0.0, where(tie, tx * 0.5, tx))
+        b = None if ty is None else where(x > y, 0.0, where(tie, ty * 0.5, ty))
+        return b if a is None else (a if b is None else a + b)
+
 
 class Minimum(Function):
     """out = min(x, y);  dx = g where x < y, g/2 at ties (as PyTorch);  dy likewise"""
@@ -771,6 +940,14 @@ class Minimum(Function):
         share = where(x == y, g * 0.5, g)
         nx, ny = ctx.needs_input_grad
         return (where(x > y, 0.0, share) if nx else None), (where(x < y, 0.0, share) if ny else None)
+
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y = ctx.saved_tensors
+        tie = x == y  # ties share, as the backward
+        a = None if tx is None else where(x > y, 0.0, where(tie, tx * 0.5, tx))
+        b = None if ty is None else where(x < y, 0.0, where(tie, ty * 0.5, ty))
+        return b if a is None else (a if b is None else a + b)
 
 
 def maximum(x, y, *, out=None):
@@ -797,6 +974,11 @@ class Where(Function):
         _, nx, ny = ctx.needs_input_grad
         zero = g * 0.0
         return None, (where(cond, g, zero) if nx else None), (where(cond, zero, g) if ny else None)
+
+    @staticmethod
+    def jvp(ctx, _tc, tx, ty):
+        cond, = ctx.saved_tensors
+        return where(cond, 0.0 if tx is None else tx, 0.0 if ty is None else ty)
 
 
 def where(condition, x, y):
@@ -1058,6 +1240,16 @@ class Lerp(Function):
         return (g * (1.0 - w) if nx else None), (g * w if nend else None), \
             (g * (end - x) if nw else None), None
 
+    @staticmethod
+    def jvp(ctx, tx, tend, tw, _out):
+        x, end, w = ctx.saved_tensors
+        out = None
+        for term in (None if tx is None else tx * (1.0 - w), None if tend is None else tend * w,
+                     None if tw is None else tw * (end - x)):
+            if term is not None:
+                out = term if out is None else out + term
+        return out
+
 
 def lerp(input, end, weight):  # noqa: A002
     """lerp(input, end, weight) = input + weight * (end - input), as torch.lerp (weight: number or tensor)."""
@@ -1088,6 +1280,18 @@ class Addcmul(Function):
         gv = g * float(ctx.value) if (n1 or n2) and ctx.value != 1 else g
         return (g if nx else None), (gv * t2 if n1 else None), (gv * t1 if n2 else None), None, None
 
+    @staticmethod
+    def jvp(ctx, tx, tt1, tt2, _value, _out):
+        t1, t2 = ctx.saved_tensors
+        prod = None
+        if tt1 is not None:
+            prod = tt1 * t2
+        if tt2 is not None:
+            prod = t1 * tt2 if prod is None else prod + t1 * tt2
+        if prod is not None and ctx.value != 1:
+            prod = prod * float(ctx.value)
+        return prod if tx is None else (tx if prod is None else tx + prod)
+
 
 def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
     """addcmul(input, tensor1, tensor2, value=1) = input + value * tensor1 * tensor2, as torch.addcmul."""
@@ -1115,6 +1319,19 @@ class Addcdiv(Function):
         gv = g * float(ctx.value) if (n1 or n2) and ctx.value != 1 else g
         d1 = gv / t2 if n1 else None
         return (g if nx else None), d1, (-gv * t1 / (t2 * t2) if n2 else None), None, None
+
+    @staticmethod
+    def jvp(ctx, tx, tt1, tt2, _value, _out):
+        t1, t2 = ctx.saved_tensors
+        quot = None
+        if tt1 is not None:
+            quot = tt1 / t2
+        if tt2 is not None:
+            d = -tt2 * t1 / (t2 * t2)
+            quot = d if quot is None else quot + d
+        if quot is not None and ctx.value != 1:
+            quot = quot * float(ctx.value)
+        return quot if tx is None else (tx if quot is None else tx + quot)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
