@@ -4,7 +4,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, _check_args, _collect, _step_tensor, _zeros
+from .optimizer import (Optimizer, _addcmul_, _check_args, _collect, _hyper, _like, _nz, _scaled, _step_tensor,
+                        _zeros)
 
 __all__ = ["Adadelta"]
 
@@ -49,23 +50,24 @@ class Adadelta(Optimizer):
 
     def _update(self, group, params, grads, states) -> None:
         _single_tensor_adadelta(params, grads, *_collect(states, "square_avg", "acc_delta", "step"),
-                                lr=float(group["lr"]), rho=float(group["rho"]), eps=float(group["eps"]),
-                                weight_decay=float(group["weight_decay"]), maximize=group["maximize"])
+                                lr=_hyper(group, "lr"), rho=_hyper(group, "rho"), eps=_hyper(group, "eps"),
+                                weight_decay=_hyper(group, "weight_decay"), maximize=group["maximize"])
 
 
 def _single_tensor_adadelta(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor],
-                            acc_deltas: list[Tensor], state_steps: list[Tensor], *, lr: float, rho: float,
-                            eps: float, weight_decay: float, maximize: bool) -> None:
-    """One Adadelta step for each parameter, in place, as PyTorch's single-tensor Adadelta."""
+                            acc_deltas: list[Tensor], state_steps: list[Tensor], *, lr, rho, eps, weight_decay,
+                            maximize: bool) -> None:
+    """One Adadelta step for each parameter, in place, as PyTorch's single-tensor Adadelta. The
+    hyper-parameters are floats, or 0-d tensors under mg.trace (optimizer._hyper)."""
     for param, grad, square_avg, acc_delta, step in zip(params, grads, square_avgs, acc_deltas, state_steps):
         step.add_(1)
         if maximize:
             grad = -grad
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-        std = square_avg.add(eps).sqrt_()
-        delta = acc_delta.add(eps).sqrt_()
+        if _nz(weight_decay):
+            grad = grad + _scaled(param, weight_decay)
+        _addcmul_(square_avg.mul_(_like(rho, square_avg)), grad, grad, 1 - rho)
+        std = square_avg.add(_like(eps, square_avg)).sqrt_()
+        delta = acc_delta.add(_like(eps, acc_delta)).sqrt_()
         delta.div_(std).mul_(grad)
-        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-        param.add_(delta, alpha=-lr)
+        _addcmul_(acc_delta.mul_(_like(rho, acc_delta)), delta, delta, 1 - rho)
+        param.add_(_scaled(delta, -lr))

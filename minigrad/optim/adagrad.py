@@ -4,7 +4,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, _check_args, _step_tensor, _zeros
+from .optimizer import (Optimizer, _addcdiv_, _check_args, _host_math, _hyper, _like, _nz, _scalar, _scaled,
+                        _step_tensor, _zeros)
 
 __all__ = ["Adagrad"]
 
@@ -61,22 +62,22 @@ class Adagrad(Optimizer):
 
     def _update(self, group, params, grads, states) -> None:
         _single_tensor_adagrad(params, grads, [st["sum"] for st in states], [st["step"] for st in states],
-                               lr=float(group["lr"]), weight_decay=float(group["weight_decay"]),
-                               lr_decay=float(group["lr_decay"]), eps=float(group["eps"]),
+                               lr=_hyper(group, "lr"), weight_decay=_hyper(group, "weight_decay"),
+                               lr_decay=_hyper(group, "lr_decay"), eps=_hyper(group, "eps"),
                                maximize=group["maximize"])
 
 
 def _single_tensor_adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
-                           state_steps: list[Tensor], *, lr: float, weight_decay: float, lr_decay: float,
-                           eps: float, maximize: bool) -> None:
-    """One Adagrad step for each parameter, in place, as PyTorch's single-tensor Adagrad."""
+                           state_steps: list[Tensor], *, lr, weight_decay, lr_decay, eps, maximize: bool) -> None:
+    """One Adagrad step for each parameter, in place, as PyTorch's single-tensor Adagrad. The
+    hyper-parameters are floats, or 0-d tensors under mg.trace (optimizer._hyper)."""
     for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps):
-        step = step_t.add_(1).item()
+        step = _scalar(step_t.add_(1))
         if maximize:
             grad = -grad
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-        clr = lr / (1 + (step - 1) * lr_decay)
+        if _nz(weight_decay):
+            grad = grad + _scaled(param, weight_decay)
+        (clr,) = _host_math("adagrad_lr", step, lr, lr_decay)
         state_sum.addcmul_(grad, grad, value=1)
-        std = state_sum.sqrt().add_(eps)
-        param.addcdiv_(grad, std, value=-clr)
+        std = state_sum.sqrt().add_(_like(eps, state_sum))
+        _addcdiv_(param, grad, std, -clr)

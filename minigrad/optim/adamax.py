@@ -5,7 +5,8 @@ from collections.abc import Iterable
 
 from .. import ops
 from ..tensor import Tensor
-from .optimizer import Optimizer, _check_args, _collect, _step_tensor, _zeros
+from .optimizer import (Optimizer, _addcdiv_, _check_args, _collect, _host_math, _hyper, _like, _nz, _scalar,
+                        _scaled, _step_tensor, _zeros)
 
 __all__ = ["Adamax"]
 
@@ -48,23 +49,24 @@ class Adamax(Optimizer):
         st["exp_inf"] = _zeros(p)
 
     def _update(self, group, params, grads, states) -> None:
-        beta1, beta2 = (float(b) for b in group["betas"])
         _single_tensor_adamax(params, grads, *_collect(states, "exp_avg", "exp_inf", "step"),
-                              eps=float(group["eps"]), beta1=beta1, beta2=beta2, lr=float(group["lr"]),
-                              weight_decay=float(group["weight_decay"]), maximize=group["maximize"])
+                              eps=_hyper(group, "eps"), beta1=_hyper(group, "betas", 0),
+                              beta2=_hyper(group, "betas", 1), lr=_hyper(group, "lr"),
+                              weight_decay=_hyper(group, "weight_decay"), maximize=group["maximize"])
 
 
 def _single_tensor_adamax(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
-                          exp_infs: list[Tensor], state_steps: list[Tensor], *, eps: float, beta1: float,
-                          beta2: float, lr: float, weight_decay: float, maximize: bool) -> None:
-    """One Adamax step for each parameter, in place, as PyTorch's single-tensor Adamax."""
+                          exp_infs: list[Tensor], state_steps: list[Tensor], *, eps, beta1, beta2, lr,
+                          weight_decay, maximize: bool) -> None:
+    """One Adamax step for each parameter, in place, as PyTorch's single-tensor Adamax. The
+    hyper-parameters are floats, or 0-d tensors under mg.trace (optimizer._hyper)."""
     for param, grad, exp_avg, exp_inf, step_t in zip(params, grads, exp_avgs, exp_infs, state_steps):
         if maximize:
             grad = -grad
-        step = step_t.add_(1).item()
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
-        ops.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
-        clr = lr / (1 - beta1**step)
-        param.addcdiv_(exp_avg, exp_inf, value=-clr)
+        step = _scalar(step_t.add_(1))
+        if _nz(weight_decay):
+            grad = grad + _scaled(param, weight_decay)
+        exp_avg.lerp_(grad, _like(1 - beta1, exp_avg))
+        ops.maximum(exp_inf.mul_(_like(beta2, exp_inf)), grad.abs().add_(_like(eps, exp_inf)), out=exp_inf)
+        (clr,) = _host_math("adamax_lr", step, lr, beta1)
+        _addcdiv_(param, exp_avg, exp_inf, -clr)

@@ -132,6 +132,9 @@ def _scalar(t: Tensor) -> Any:
 _HOST_MATH = {
     # Adam: (step_size, sqrt(bias_correction2)) = (lr / (1 - beta1**t), sqrt(1 - beta2**t))
     "adam_bias": lambda t, lr, b1, b2: (lr / (1 - b1**t), (1 - b2**t) ** 0.5),
+    # Adamax: lr / (1 - beta1**t);  Adagrad: lr / (1 + (t - 1) * lr_decay)
+    "adamax_lr": lambda t, lr, b1: (lr / (1 - b1**t),),
+    "adagrad_lr": lambda t, lr, lr_decay: (lr / (1 + (t - 1) * lr_decay),),
 }
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, _check_args, _state_tensor, _step_tensor, _zeros
+from .optimizer import (Optimizer, _addcdiv_, _addcmul_, _check_args, _hyper, _like, _nz, _scaled,
+                        _state_tensor, _step_tensor, _zeros)
 
 __all__ = ["RMSprop"]
 
@@ -64,38 +65,38 @@ class RMSprop(Optimizer):
             st["grad_avg"] = _zeros(p)
 
     def _update(self, group, params, grads, states) -> None:
-        momentum, centered = float(group["momentum"]), group["centered"]
+        momentum, centered = _hyper(group, "momentum"), group["centered"]
         pairs = list(zip(states, params))
         _single_tensor_rmsprop(
             params, grads, [st["square_avg"] for st in states],
             [_state_tensor(st, "grad_avg", p) for st, p in pairs] if centered else [],
-            [_state_tensor(st, "momentum_buffer", p) for st, p in pairs] if momentum > 0 else [],
-            [st["step"] for st in states], lr=float(group["lr"]), alpha=float(group["alpha"]),
-            eps=float(group["eps"]), weight_decay=float(group["weight_decay"]), momentum=momentum,
+            [_state_tensor(st, "momentum_buffer", p) for st, p in pairs] if group["momentum"] > 0 else [],
+            [st["step"] for st in states], lr=_hyper(group, "lr"), alpha=_hyper(group, "alpha"),
+            eps=_hyper(group, "eps"), weight_decay=_hyper(group, "weight_decay"), momentum=momentum,
             centered=centered, maximize=group["maximize"])
 
 
 def _single_tensor_rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor],
                            grad_avgs: list[Tensor], momentum_buffers: list[Tensor], state_steps: list[Tensor], *,
-                           lr: float, alpha: float, eps: float, weight_decay: float, momentum: float,
-                           centered: bool, maximize: bool) -> None:
-    """One RMSprop step for each parameter, in place, as PyTorch's single-tensor RMSprop."""
+                           lr, alpha, eps, weight_decay, momentum, centered: bool, maximize: bool) -> None:
+    """One RMSprop step for each parameter, in place, as PyTorch's single-tensor RMSprop. The
+    hyper-parameters are floats, or 0-d tensors under mg.trace (optimizer._hyper)."""
     for i, param in enumerate(params):
         grad = -grads[i] if maximize else grads[i]
         square_avg = square_avgs[i]
         state_steps[i].add_(1)
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+        if _nz(weight_decay):
+            grad = grad + _scaled(param, weight_decay)
+        _addcmul_(square_avg.mul_(_like(alpha, square_avg)), grad, grad, 1 - alpha)
         if centered:
-            grad_avg = grad_avgs[i].lerp_(grad, 1 - alpha)
+            grad_avg = grad_avgs[i].lerp_(grad, _like(1 - alpha, square_avg))
             avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
         else:
             avg = square_avg.sqrt()
-        avg = avg.add_(eps)
-        if momentum > 0:
+        avg = avg.add_(_like(eps, avg))
+        if _nz(momentum):
             buf = momentum_buffers[i]
-            buf.mul_(momentum).addcdiv_(grad, avg)
-            param.add_(buf, alpha=-lr)
+            buf.mul_(_like(momentum, buf)).addcdiv_(grad, avg)
+            param.add_(_scaled(buf, -lr))
         else:
-            param.addcdiv_(grad, avg, value=-lr)
+            _addcdiv_(param, grad, avg, -lr)

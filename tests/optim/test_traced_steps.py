@@ -45,6 +45,12 @@ CONFIGS = {
     "adam": lambda p: mg.optim.Adam(p, lr=1e-2),
     "adam_wd_amsgrad": lambda p: mg.optim.Adam(p, lr=1e-2, weight_decay=1e-2, amsgrad=True),
     "adamw": lambda p: mg.optim.AdamW(p, lr=1e-2, betas=(0.8, 0.99)),
+    "rmsprop": lambda p: mg.optim.RMSprop(p, lr=1e-2),
+    "rmsprop_centered_momentum_wd": lambda p: mg.optim.RMSprop(p, lr=1e-2, momentum=0.9, centered=True,
+                                                               weight_decay=1e-2),
+    "adagrad_lr_decay_wd": lambda p: mg.optim.Adagrad(p, lr=0.1, lr_decay=0.01, weight_decay=1e-2),
+    "adamax": lambda p: mg.optim.Adamax(p, lr=1e-2, weight_decay=1e-2),
+    "adadelta": lambda p: mg.optim.Adadelta(p, lr=1.0, weight_decay=1e-2),
 }
 
 
