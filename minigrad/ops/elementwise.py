@@ -1346,3 +1346,350 @@ def _check_float(name, *operands):
         if isinstance(o, Tensor) and o.dtype.kind != "f":
             kinds = ", ".join(str(v.dtype) if isinstance(v, Tensor) else type(v).__name__ for v in operands)
             raise RuntimeError(f"{name}: expected floating point tensors, got ({kinds})")
+
+
+# -- issue 8's elementwise breadth: trunc/frac, exp2/log2/log10, logaddexp(2), hypot, inverse and
+# hyperbolic trig, copysign, isclose. Integer inputs give the default float dtype, as in PyTorch.
+__all__ += [
+    "trunc", "fix", "frac", "exp2", "log2", "log10", "logaddexp", "logaddexp2", "hypot", "asin", "arcsin", "acos",
+    "arccos", "atan", "arctan", "sinh", "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh",
+    "copysign", "isclose",
+]
+__methods__ += [
+    "trunc", "fix", "frac", "exp2", "log2", "log10", "logaddexp", "logaddexp2", "hypot", "asin", "arcsin", "acos",
+    "arccos", "atan", "arctan", "sinh", "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh",
+    "copysign", "isclose", "allclose",
+]
+
+
+class Trunc(_Piecewise):
+    """out = trunc(x) (rounds toward zero);  dx = 0"""
+    _fast = staticmethod(np.trunc)
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.trunc(x)
+
+
+class Frac(Function):
+    """out = x - trunc(x) (the sign of x);  dx = g"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x - np.trunc(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+
+class Exp2(Function):
+    """out = 2 ** x;  dx = g * out * ln 2"""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.exp2(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out, = ctx.saved_tensors
+        return g * out * _LN2
+
+
+class Log2(Function):
+    """out = log2(x);  dx = g / (x ln 2)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.log2(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g / (x * _LN2)
+
+
+class Log10(Function):
+    """out = log10(x);  dx = g / (x ln 10)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.log10(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g / (x * _LN10)
+
+
+class Asin(Function):
+    """out = asin(x);  dx = g / sqrt(1 - x²)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.arcsin(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * rsqrt(1.0 - x * x)
+
+
+class Acos(Function):
+    """out = acos(x);  dx = -g / sqrt(1 - x²)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.arccos(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return -g * rsqrt(1.0 - x * x)
+
+
+class Atan(Function):
+    """out = atan(x);  dx = g / (1 + x²)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.arctan(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g / (x * x + 1.0)
+
+
+class Sinh(Function):
+    """out = sinh(x);  dx = g * cosh(x)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.sinh(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * cosh(x)
+
+
+class Cosh(Function):
+    """out = cosh(x);  dx = g * sinh(x)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.cosh(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * sinh(x)
+
+
+class Asinh(Function):
+    """out = asinh(x);  dx = g / sqrt(x² + 1)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.arcsinh(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * rsqrt(x * x + 1.0)
+
+
+class Acosh(Function):
+    """out = acosh(x) (x >= 1);  dx = g / sqrt(x² - 1)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.arccosh(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * rsqrt(x * x - 1.0)
+
+
+class Atanh(Function):
+    """out = atanh(x) (|x| < 1);  dx = g / (1 - x²)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.arctanh(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g / (1.0 - x * x)
+
+
+def trunc(input): return Trunc.apply(input) if input.dtype.kind == "f" else input  # noqa: A002
+def frac(input): return Frac.apply(input)  # noqa: A002
+def exp2(input): return Exp2.apply(_float(input))  # noqa: A002
+def log2(input): return Log2.apply(_float(input))  # noqa: A002
+def log10(input): return Log10.apply(_float(input))  # noqa: A002
+def asin(input): return Asin.apply(_float(input))  # noqa: A002
+def acos(input): return Acos.apply(_float(input))  # noqa: A002
+def atan(input): return Atan.apply(_float(input))  # noqa: A002
+def sinh(input): return Sinh.apply(_float(input))  # noqa: A002
+def cosh(input): return Cosh.apply(_float(input))  # noqa: A002
+def asinh(input): return Asinh.apply(_float(input))  # noqa: A002
+def acosh(input): return Acosh.apply(_float(input))  # noqa: A002
+def atanh(input): return Atanh.apply(_float(input))  # noqa: A002
+
+
+fix, arcsin, arccos, arctan, arcsinh, arccosh, arctanh = trunc, asin, acos, atan, asinh, acosh, atanh
+
+
+def _float_pair(name, input, other):
+    """Both operands promoted (PyTorch's result type), integers to the default float dtype."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    x, y = _promote(input, other)
+    if not _is_float(x) and not _is_float(y):
+        x, y = _cast_to(x, _dtype.get_default_dtype()), _cast_to(y, _dtype.get_default_dtype())
+    return x, y
+
+
+class Logaddexp(Function):
+    """out = log(exp(x) + exp(y));  dx = g * sigmoid(x - y),  dy = g * sigmoid(y - x)"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return np.logaddexp(x, y)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        nx, ny = ctx.needs_input_grad
+        return (g * sigmoid(x - y) if nx else None), (g * sigmoid(y - x) if ny else None)
+
+
+class Logaddexp2(Function):
+    """out = log2(2**x + 2**y);  dx = g * sigmoid((x - y) ln 2),  dy = g * sigmoid((y - x) ln 2)"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return np.logaddexp2(x, y)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        nx, ny = ctx.needs_input_grad
+        return (g * sigmoid((x - y) * _LN2) if nx else None), (g * sigmoid((y - x) * _LN2) if ny else None)
+
+
+class Hypot(Function):
+    """out = sqrt(x² + y²);  dx = g * x / out,  dy = g * y / out  (nan at the origin, as PyTorch)"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        out = np.hypot(x, y)
+        ctx.save_for_backward(x, y, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y, out = ctx.saved_tensors
+        nx, ny = ctx.needs_input_grad
+        scale = g / out
+        return (scale * x if nx else None), (scale * y if ny else None)
+
+
+class Copysign(Function):
+    """out = |x| with the sign of y;  dx = g * out / x (0 where x == 0, as PyTorch),  dy = 0"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        out = np.copysign(x, y)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.where(x == 0, 0.0, out / np.where(x == 0, 1, x)).astype(out.dtype)
+        ctx.save_for_backward(ratio)  # +-1 or 0: piecewise constant in x and y
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        ratio, = ctx.saved_tensors
+        nx, ny = ctx.needs_input_grad
+        return (g * ratio if nx else None), (g * 0.0 if ny else None)
+
+
+def logaddexp(input, other):  # noqa: A002
+    """log(exp(input) + exp(other)), computed without overflow (torch.logaddexp)."""
+    return Logaddexp.apply(*_float_pair("logaddexp", input, other))
+
+
+def logaddexp2(input, other):  # noqa: A002
+    """log2(2**input + 2**other), computed without overflow (torch.logaddexp2)."""
+    return Logaddexp2.apply(*_float_pair("logaddexp2", input, other))
+
+
+def hypot(input, other):  # noqa: A002
+    """sqrt(input² + other²) elementwise (torch.hypot; floating point inputs only, as PyTorch)."""
+    _check_float("hypot", input, other)
+    return Hypot.apply(*_float_pair("hypot", input, other))
+
+
+def copysign(input, other):  # noqa: A002
+    """|input| with the sign of other, elementwise (torch.copysign; integers give floats)."""
+    return Copysign.apply(*_float_pair("copysign", input, other))
+
+
+class IsClose(_NonDifferentiable):
+    """out = |x - y| <= atol + rtol * |y| (nan == nan if equal_nan);  not differentiable"""
+    op_name = "isclose"
+
+    @staticmethod
+    def forward(ctx, x, y, rtol, atol, equal_nan):
+        return _no_grad_out(ctx, np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
+    """Elementwise closeness, |input - other| <= atol + rtol * |other| (torch.isclose)."""
+    if not isinstance(other, Tensor):
+        other = Tensor._make(np.asarray(other, dtype=_raw(input).dtype))
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"isclose: {input.dtype} input and {other.dtype} other: expected the same dtype "
+                           f"(as PyTorch)")
+    if rtol < 0 or atol < 0:
+        raise RuntimeError(f"isclose: rtol ({rtol}) and atol ({atol}) must be non-negative")
+    return IsClose.apply(input, other, float(rtol), float(atol), bool(equal_nan))
+
+
+def _inplace_of(op, name):
+    def op_(input, *args):  # noqa: A002
+        from .inplace import inplace
+        return inplace(input, op, *args, name=name)
+    op_.__name__ = op_.__qualname__ = name
+    op_.__doc__ = f"In-place {op.__name__}: writes {op.__name__}(self, ...) into self (Tensor.{name})."
+    return op_
+
+
+# the in-place Tensor methods PyTorch has for these (x.asin_(), x.copysign_(y), ...)
+for _name in ("trunc", "fix", "frac", "exp2", "log2", "log10", "asin", "arcsin", "acos", "arccos", "atan",
+              "arctan", "sinh", "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh", "copysign",
+              "hypot"):
+    globals()[_name + "_"] = _inplace_of(globals()[_name], _name + "_")
+    __methods__.append(_name + "_")
+del _name

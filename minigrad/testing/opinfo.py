@@ -1217,6 +1217,15 @@ def _linalg_op_db():
 op_db = op_db + _linalg_op_db()
 
 
+def _breadth_op_db():
+    # issue 8's breadth ops (elementwise math, scatter/index, scans, statistics): their own file
+    from .opinfo_breadth import breadth_op_db
+    return list(breadth_op_db)
+
+
+op_db = op_db + _breadth_op_db()
+
+
 def ops_named(name):
     return [o for o in op_db if o.name == name or name in o.aliases]
 

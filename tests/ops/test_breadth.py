@@ -1,0 +1,53 @@
+"""Hand tests of issue 8's breadth ops beside their registry entries (minigrad/testing/opinfo_breadth.py):
+dtype rules and errors the generated tests do not cover."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+
+@pytest.mark.parametrize("name", ["exp2", "log2", "log10", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+                                  "atanh"])
+def test_integer_input_gives_default_float(name):
+    with np.errstate(all="ignore"):  # log2(0), atanh(1): -inf, inf
+        out = getattr(mg, name)(mg.tensor([0, 1]))
+        ref = getattr(np, {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+                           "atanh": "arctanh"}.get(name, name))(np.array([0.0, 1.0]))
+    assert out.dtype == mg.float32  # as PyTorch: integers promote to the default dtype
+    np.testing.assert_allclose(out.numpy(), ref.astype(np.float32), rtol=1e-6)
+
+
+def test_trunc_of_integers_is_identity_and_copysign_of_integers_is_float():
+    x = mg.tensor([3, -2])
+    assert mg.trunc(x).tolist() == [3, -2] and mg.trunc(x).dtype == mg.int64
+    assert mg.copysign(x, mg.tensor([-1, 1])).tolist() == [-3.0, 2.0]
+    assert mg.copysign(x, mg.tensor([-1, 1])).dtype == mg.float32
+
+
+def test_copysign_gradient_is_zero_where_input_is_zero():
+    x = mg.tensor([0.0, 2.0, -3.0], requires_grad=True)
+    mg.copysign(x, mg.tensor([-1.0, -1.0, 1.0])).sum().backward()
+    assert x.grad.tolist() == [0.0, -1.0, -1.0]
+
+
+def test_hypot_refuses_integers_and_isclose_mixed_dtypes():
+    with pytest.raises(RuntimeError, match="hypot"):
+        mg.hypot(mg.tensor([3, 4]), mg.tensor([4, 3]))
+    with pytest.raises(RuntimeError, match="isclose.*float32.*float64"):
+        mg.isclose(mg.tensor([1.0], dtype=mg.float32), mg.tensor([1.0], dtype=mg.float64))
+
+
+def test_isclose_is_not_differentiable():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    out = x.isclose(x + 1e-9)
+    assert out.tolist() == [True, True] and not out.requires_grad and out.dtype == mg.bool
+
+
+def test_inplace_forms_bump_the_version_and_keep_the_graph():
+    x = mg.tensor([0.25, -0.5], requires_grad=True)
+    y = x * 1.0
+    v = y._version
+    y.atan_()
+    assert y._version == v + 1 and y.grad_fn.name() == "AtanBackward0"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 1 / (1 + np.array([0.25, -0.5]) ** 2))
