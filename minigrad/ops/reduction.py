@@ -510,3 +510,17 @@ def cumsum(x, dim):
             raise IndexError(f"cumsum: dimension {dim} out of range for a 0-d tensor (expected -1 or 0)")
         return Cumsum.apply(x, None)
     return Cumsum.apply(x, _axes(dim, x.ndim, "cumsum")[0])
+
+
+# -- issue 8: the fused statistics (composites of var/std and mean, so twice differentiable) ---------
+__all__ += ["var_mean", "std_mean"]
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    """(var, mean) over dim in one call (torch.var_mean; correction as var's)."""
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    """(std, mean) over dim in one call (torch.std_mean; correction as std's)."""
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)

@@ -425,3 +425,97 @@ def triu(x, diagonal=0):
     if x.ndim < 2:
         raise RuntimeError(f"triu: input tensor must have at least 2 dimensions (shape {x.shape})")
     return Triu.apply(x, diagonal)
+
+
+# -- issue 8: roll, repeat_interleave, meshgrid, Tensor.unfold (composites of the ops above and of
+# indexing, so each gradient is theirs and differentiable again) ----------------------------------
+__all__ += ["roll", "repeat_interleave", "meshgrid"]
+__methods__ = ["roll", "repeat_interleave", "unfold"]
+
+
+def roll(input, shifts, dims=None):  # noqa: A002
+    """Elements shifted by `shifts` along `dims`, wrapping around (torch.roll); dims None rolls the
+    flattened tensor and restores the shape."""
+    if dims is None:
+        if isinstance(shifts, (tuple, list)) and len(shifts) != 1:
+            raise RuntimeError(f"roll: shifts {tuple(shifts)} need dims of the same length")
+        s = shifts[0] if isinstance(shifts, (tuple, list)) else shifts
+        return roll(input.reshape(-1), s, 0).reshape(input.shape)
+    shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"roll: shifts and dimensions must align (shifts {shifts}, dims {dims})")
+    out = input
+    for s, d in zip(shifts, dims):
+        d = _dim(d, input.ndim, "roll")
+        n = input.shape[d]
+        s = s % n if n else 0
+        if s:
+            out = cat([narrow(out, d, n - s, s), narrow(out, d, 0, n - s)], d)
+    return out
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):  # noqa: A002
+    """Each element (slice along dim) repeated `repeats` times, an int or one count per element
+    (torch.repeat_interleave); dim None flattens first. repeat_interleave(counts) alone gives the
+    indices 0, 0, 1, ... repeated by the counts."""
+    from .indexing import index_select
+    if repeats is None:  # torch.repeat_interleave(repeats)
+        counts = input._data if isinstance(input, Tensor) else np.asarray(input)
+        if counts.ndim > 1 or counts.dtype.kind not in "iu":
+            raise RuntimeError(f"repeat_interleave: repeats must be a 0-d or 1-d int tensor, got shape "
+                               f"{counts.shape} ({counts.dtype})")
+        return repeat_interleave(Tensor._make(np.arange(counts.size)), Tensor._make(counts.reshape(-1)), 0)
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else _dim(dim, max(x.ndim, 1), "repeat_interleave")
+    if x.ndim == 0:
+        x = x.reshape(1)
+    r = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
+    n = x.shape[d]
+    if r.ndim > 1 or (r.ndim == 1 and r.size not in (1, n)):
+        raise RuntimeError(f"repeat_interleave: repeats must have the same size as input along dim {d} "
+                           f"(got {r.size} repeats for size {n})")
+    if (r < 0).any():
+        raise RuntimeError("repeat_interleave: repeats can not be negative")
+    idx = np.repeat(np.arange(n), np.broadcast_to(r.reshape(-1), (n,)))
+    return index_select(x, d, Tensor._make(idx.astype(np.int64)))
+
+
+def meshgrid(*tensors, indexing="ij"):
+    """Coordinate grids from 1-D tensors (torch.meshgrid): indexing 'ij' (matrix) or 'xy' (Cartesian:
+    the first two dims swapped). Outputs are expanded views, as PyTorch's."""
+    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"meshgrid: expects 0D or 1D tensors, got shape {t.shape}")
+    ts = [t.reshape(-1) for t in tensors]
+    if indexing == "xy" and len(ts) >= 2:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t.shape[0] for t in ts)
+    k = len(ts)
+    grids = [t.reshape(*[-1 if i == j else 1 for i in range(k)]).expand(*shape) for j, t in enumerate(ts)]
+    if indexing == "xy" and k >= 2:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def unfold(input, dimension, size, step):  # noqa: A002
+    """Tensor.unfold: every window of `size` elements along `dimension`, `step` apart, as a new last
+    dim of length size (dimension's length becomes the window count)."""
+    from .indexing import index_select
+    d = _dim(dimension, max(input.ndim, 1), "unfold")
+    x = input.reshape(1) if input.ndim == 0 else input
+    n = x.shape[d]
+    if size > n:
+        raise RuntimeError(f"unfold: maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"unfold: step is {step} but must be > 0")
+    count = (n - size) // step + 1
+    idx = (np.arange(count)[:, None] * step + np.arange(size)).reshape(-1)
+    win = index_select(x, d, Tensor._make(idx.astype(np.int64)))
+    win = win.reshape(*x.shape[:d], count, size, *x.shape[d + 1:])
+    out = win.permute(*range(d + 1), *range(d + 2, win.ndim), d + 1)
+    return out.reshape(size) if input.ndim == 0 else out

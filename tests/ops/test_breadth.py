@@ -51,3 +51,39 @@ def test_inplace_forms_bump_the_version_and_keep_the_graph():
     assert y._version == v + 1 and y.grad_fn.name() == "AtanBackward0"
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 1 / (1 + np.array([0.25, -0.5]) ** 2))
+
+
+def test_cummax_of_empty_and_scans_reject_bad_dims():
+    v, i = mg.cummax(mg.zeros(0, 2), 1)
+    assert v.shape == (0, 2) and i.dtype == mg.int64
+    with pytest.raises(IndexError, match="cumprod"):
+        mg.cumprod(mg.ones(2, 3), 2)
+    with pytest.raises(RuntimeError, match="logcumsumexp"):
+        mg.logcumsumexp(mg.tensor([1, 2]), 0)
+
+
+def test_scatter_index_errors_name_the_op():
+    x = mg.zeros(3, 4)
+    with pytest.raises(RuntimeError, match="scatter_reduce.*reduce"):
+        mg.scatter_reduce(x, 0, mg.tensor([[0]]), mg.ones(1, 1), "max")
+    with pytest.raises(RuntimeError, match=r"index_add.*\(2, 4\)"):
+        x.index_add(0, mg.tensor([0, 1]), mg.ones(2, 3))
+    with pytest.raises(IndexError, match="index_fill.*out of range"):
+        x.index_fill(1, mg.tensor([4]), 1.0)
+    with pytest.raises(RuntimeError, match="masked_select.*Bool"):
+        x.masked_select(mg.tensor([1, 0, 1, 0]))
+
+
+def test_scatter_reduce_prod_gradient_at_a_zero_is_not_silently_wrong():
+    x = mg.tensor([[1.0, 2.0]], requires_grad=True)
+    out = mg.scatter_reduce(x, 0, mg.tensor([[0, 0]]), mg.tensor([[0.0, 3.0]]), "prod")
+    with pytest.raises(NotImplementedError, match="prod"):
+        out.sum().backward()
+
+
+def test_nonzero_is_not_differentiable_and_as_tuple_indexes():
+    x = mg.tensor([[0.0, 1.5], [2.0, 0.0]], requires_grad=True)
+    nz = x.nonzero()
+    assert nz.tolist() == [[0, 1], [1, 0]] and not nz.requires_grad
+    rows, cols = mg.nonzero(x, as_tuple=True)
+    assert x[rows, cols].tolist() == [1.5, 2.0]
