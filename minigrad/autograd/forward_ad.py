@@ -7,7 +7,9 @@ tangent alongside their value, and every op pushes the tangent forward with its 
         value, jvp = fwAD.unpack_dual(y)      # f(primal), J_f(primal) @ tangent
 
 An op's JVP is its Function's `jvp(ctx, *tangents)` when the class defines one (written on the
-same screen as its VJP; tangents are None for inputs without one). A built-in op without its own
+same screen as its VJP; tangents are None for inputs without one, and for static parameters,
+which the rule reads from ctx.fw_args: the op's arguments as given). It returns the output
+tangent(s), None for an output whose tangent is zero. A built-in op without its own
 rule uses the exact identity J t = d/du <J^T u, t>: its (linear in u) backward differentiated
 once more with respect to the cotangent u. A user Function without `jvp` cannot be used in
 forward mode: the error names it.
@@ -224,7 +226,14 @@ def _jvp(cls, ctx, args, tangents, outs, level):
         if _dispatch_log is not None:
             _dispatch_log.append((cls, rule is not None))
         if rule is not None and (_use_rules[0] or cls is Alias or not cls.__module__.startswith("minigrad.")):
-            return rule.__get__(None, cls)(ctx, *tangents)
+            # the op's arguments as given (its static parameters: shapes, axes) are ctx.fw_args
+            # while the rule runs; not kept after, so the node holds nothing more
+            prev = ctx.__dict__.get("fw_args")
+            ctx.fw_args = args
+            try:
+                return rule.__get__(None, cls)(ctx, *tangents)
+            finally:
+                ctx.fw_args = prev
         if not cls.__module__.startswith("minigrad."):
             raise RuntimeError(f"forward AD: the custom Function {cls.__name__} does not define jvp(ctx, *tangents); "
                                f"add one to use it in forward mode (mg.func.jvp, jacfwd, hessian)")

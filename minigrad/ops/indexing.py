@@ -47,6 +47,10 @@ class GetItem(Function):
     def backward(ctx, g):
         return IndexAdd.apply(g, ctx.index, ctx.shape), None
 
+    @staticmethod
+    def jvp(ctx, t, _index):
+        return type(ctx).apply(t, ctx.index)  # linear: the same index of the tangent
+
 
 class BasicGetItem(GetItem):
     """out = x[index] for ints/slices/None/Ellipsis: a view of x"""
@@ -89,6 +93,10 @@ class IndexAdd(Function):
     @staticmethod
     def backward(ctx, gg):
         return getitem(gg, ctx.index), None, None
+
+    @staticmethod
+    def jvp(ctx, t, _index, _shape):
+        return IndexAdd.apply(t, ctx.index, ctx.fw_args[2])
 
 
 def _split_ints(idx):
@@ -157,6 +165,12 @@ class SetItem(Function):
         dv = getitem(g, ctx.index) if nv else None
         return dx, dv, None
 
+    @staticmethod
+    def jvp(ctx, tx, tv, _index):
+        x, v = ctx.fw_args[:2]
+        tx = tx if tx is not None else Tensor._make(np.zeros(x.shape, x.dtype))
+        return SetItem.apply(tx, tv if tv is not None else 0.0, ctx.index)
+
 
 def setitem(x, index, value):
     from .inplace import write_inplace
@@ -196,6 +210,10 @@ class Gather(Function):
     @staticmethod
     def backward(ctx, g):
         return IndexAdd.apply(g, ctx.full, ctx.shape), None, None
+
+    @staticmethod
+    def jvp(ctx, t, _dim, _index):
+        return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
 
 
 def _check_index(op, x, dim, index):
@@ -241,6 +259,13 @@ class ScatterAdd(Function):
             if dsrc.shape != ctx.src_shape:  # src larger than index: the unused part gets 0 (PyTorch raises)
                 dsrc = IndexAdd.apply(dsrc, ctx.extent, ctx.src_shape)
         return g, None, None, dsrc
+
+    @staticmethod
+    def jvp(ctx, tx, _dim, _index, ts):
+        x, dim, index, src = ctx.fw_args
+        tx = tx if tx is not None else Tensor._make(np.zeros(x.shape, x.dtype))
+        ts = ts if ts is not None else Tensor._make(np.zeros(src.shape, src.dtype))
+        return ScatterAdd.apply(tx, dim, index, ts)
 
 
 def scatter_add(x, dim, index, src):

@@ -70,6 +70,10 @@ class Sum(Function):
     def backward(ctx, g):
         return _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim), None, None
 
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return Sum.apply(t, ctx.axes, ctx.keepdim)
+
 
 def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001
     if dtype is not None:
@@ -91,6 +95,10 @@ class Mean(Function):
     @staticmethod
     def backward(ctx, g):
         return _expand_back(g / ctx.n, ctx.shape, ctx.axes, ctx.keepdim), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return Mean.apply(t, ctx.axes, ctx.keepdim)
 
 
 def mean(x, dim=None, keepdim=False):
@@ -129,6 +137,12 @@ class Std(Function):
         zero = out == 0
         return where(zero, 0.0, g / where(zero, 1.0, out * 2.0))
 
+    @staticmethod
+    def jvp(ctx, t):
+        out, = ctx.saved_tensors
+        zero = out == 0
+        return where(zero, 0.0, t / where(zero, 1.0, out * 2.0))
+
 
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return Std.apply(var(x, dim, unbiased, keepdim, correction=correction))
@@ -150,6 +164,12 @@ class Prod(Function):
             return g * (out_kept / x), None, None  # differentiable again
         # with zeros, out / x is 0/0: the product of the other elements, exact (and differentiable)
         return g * ProdOthers.apply(x, ctx.axes), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        x, out_kept = _saved_kept(ctx)
+        others = out_kept / x if not (x._data == 0).any() else ProdOthers.apply(x, ctx.axes)
+        return Sum.apply(t * others, ctx.axes, ctx.keepdim)
 
 
 class ProdOthers(Function):
@@ -178,6 +198,10 @@ class ProdOthers(Function):
         p = ProdOthers.apply(y, (y.ndim - 1,))  # [..., j, i] = prod over k != i, j (i != j)
         dx = where(eye, 0.0, p * g2.unsqueeze(-2)).sum(-1)
         return dx.reshape(xp.shape).permute(*np.argsort(perm).tolist()), None
+
+    @staticmethod
+    def jvp(ctx, t, _axes):
+        return ProdOthers.backward(ctx, t)[0]  # the Jacobian is symmetric: J t = J^T t
 
 
 def _prod_others(x, axes):
@@ -211,6 +235,13 @@ class Amax(Function):
         count = Tensor._make(np.sum(mask._data, axis=ctx.axes, keepdims=True).astype(g.dtype))
         g = _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim)
         return where(mask, g / count, 0.0), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        x, out_kept = _saved_kept(ctx)
+        mask = x == out_kept  # ties share evenly, as the backward
+        count = Tensor._make(np.sum(mask._data, axis=ctx.axes, keepdims=True).astype(t.dtype))
+        return Sum.apply(where(mask, t / count, 0.0), ctx.axes, ctx.keepdim)
 
 
 class Amin(Amax):
@@ -373,6 +404,11 @@ class Logsumexp(Function):
         x, out_kept = _saved_kept(ctx)
         return _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim) * exp(x - out_kept), None, None
 
+    @staticmethod
+    def jvp(ctx, t, *_):
+        x, out_kept = _saved_kept(ctx)
+        return Sum.apply(t * exp(x - out_kept), ctx.axes, ctx.keepdim)
+
 
 def logsumexp(x, dim, keepdim=False):
     return Logsumexp.apply(x, _axes(dim, x.ndim, "logsumexp"), keepdim)
@@ -394,6 +430,11 @@ class Softmax(Function):
         out, = ctx.saved_tensors
         return out * (g - (g * out).sum(ctx.dim, keepdim=True)), None
 
+    @staticmethod
+    def jvp(ctx, t, _dim):
+        out, = ctx.saved_tensors
+        return out * (t - (t * out).sum(ctx.dim, keepdim=True))
+
 
 class LogSoftmax(Function):
     """out = x - logsumexp(x);  dx = g - exp(out) * sum(g)"""
@@ -412,6 +453,11 @@ class LogSoftmax(Function):
     def backward(ctx, g):
         out, = ctx.saved_tensors
         return g - exp(out) * g.sum(ctx.dim, keepdim=True), None
+
+    @staticmethod
+    def jvp(ctx, t, _dim):
+        out, = ctx.saved_tensors
+        return t - (exp(out) * t).sum(ctx.dim, keepdim=True)
 
 
 def _softmax_dim(x, dim, op):
@@ -448,6 +494,12 @@ class Norm2(Function):
         g = _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim)
         zero = out_kept == 0
         return x * where(zero, 0.0, g / where(zero, 1.0, out_kept)), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        x, out_kept = _saved_kept(ctx)
+        zero = out_kept == 0
+        return Sum.apply(x * t * where(zero, 0.0, 1.0 / where(zero, 1.0, out_kept)), ctx.axes, ctx.keepdim)
 
 
 def norm(x, p="fro", dim=None, keepdim=False):
@@ -487,6 +539,15 @@ class NormP(Function):
         scale = where(oz, 0.0, g / where(oz, 1.0, out_kept) ** (p - 1))
         return scaled * scale, None, None, None
 
+    @staticmethod
+    def jvp(ctx, t, *_):
+        x, out_kept = _saved_kept(ctx)
+        p = ctx.p
+        xz, oz = x == 0, out_kept == 0
+        scaled = where(xz, 0.0, sign(x) * where(xz, 1.0, _abs(x)) ** (p - 1))
+        inv = where(oz, 0.0, 1.0 / where(oz, 1.0, out_kept) ** (p - 1))
+        return Sum.apply(scaled * t * inv, ctx.axes, ctx.keepdim)
+
 
 class Cumsum(Function):
     """out = cumsum(x, dim);  dx = reverse-cumsum of g along dim"""
@@ -502,6 +563,10 @@ class Cumsum(Function):
         if d is None:
             return g, None
         return g.flip(d).cumsum(d).flip(d), None
+
+    @staticmethod
+    def jvp(ctx, t, _dim):
+        return Cumsum.apply(t, ctx.dim)
 
 
 def cumsum(x, dim):

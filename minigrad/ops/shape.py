@@ -40,6 +40,10 @@ class View(Function):
     def backward(ctx, g):
         return g.reshape(ctx.shape), None
 
+    @staticmethod
+    def jvp(ctx, t, _shape):
+        return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
+
 
 class Squeeze(View):
     """out = x without the size-1 dims asked for;  dx = g.reshape(x.shape)"""
@@ -122,6 +126,10 @@ class Permute(Function):
     def backward(ctx, g):
         return g.permute(*np.argsort(ctx.dims).tolist()), None
 
+    @staticmethod
+    def jvp(ctx, t, _dims):
+        return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
+
 
 class Transpose(Permute):
     """out = x with two dims swapped;  dx = g with them swapped back"""
@@ -174,6 +182,10 @@ class Expand(Function):
     def backward(ctx, g):
         return g, None
 
+    @staticmethod
+    def jvp(ctx, t, _shape):
+        return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
+
 
 def expand(x, *sizes):
     sizes = _sizes(sizes)
@@ -220,6 +232,10 @@ class Repeat(Function):
         axes = tuple(range(0, 2 * len(ctx.reps), 2))
         return g.reshape(inter).sum(axes), None
 
+    @staticmethod
+    def jvp(ctx, t, _reps):
+        return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
+
 
 def repeat(x, *sizes):
     sizes = _sizes(sizes)
@@ -240,6 +256,10 @@ class Flip(Function):
     @staticmethod
     def backward(ctx, g):
         return g.flip(ctx.dims), None
+
+    @staticmethod
+    def jvp(ctx, t, _dims):
+        return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
 
 
 def flip(x, dims):
@@ -262,6 +282,10 @@ class Clone(Function):
     @staticmethod
     def backward(ctx, g):
         return g
+
+    @staticmethod
+    def jvp(ctx, t):
+        return Clone.apply(t)
 
 
 def clone(x):
@@ -288,6 +312,12 @@ class Cat(Function):
         d, b = ctx.dim, ctx.bounds
         return (None,) + tuple(g.narrow(d, b[i], b[i + 1] - b[i]) if need else None
                                for i, need in enumerate(ctx.needs_input_grad[1:]))
+
+    @staticmethod
+    def jvp(ctx, _dim, *ts):
+        xs = ctx.fw_args[1:]  # a zero block for an input without a tangent
+        return type(ctx).apply(ctx.dim, *[t if t is not None else Tensor._make(np.zeros(x.shape, x.dtype))
+                                          for t, x in zip(ts, xs)])
 
 
 def cat(tensors, dim=0):
@@ -347,6 +377,12 @@ class Stack(Function):
         return (None,) + tuple(g[(slice(None),) * d + (i,)] if need else None
                                for i, need in enumerate(ctx.needs_input_grad[1:]))
 
+    @staticmethod
+    def jvp(ctx, _dim, *ts):
+        xs = ctx.fw_args[1:]  # a zero block for an input without a tangent
+        return type(ctx).apply(ctx.dim, *[t if t is not None else Tensor._make(np.zeros(x.shape, x.dtype))
+                                          for t, x in zip(ts, xs)])
+
 
 def narrow(x, dim, start, length):
     d = _dim(dim, x.ndim, "narrow")
@@ -401,6 +437,10 @@ class Tril(Function):
     def backward(ctx, g):
         return g.tril(ctx.k), None
 
+    @staticmethod
+    def jvp(ctx, t, _k):
+        return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
+
 
 class Triu(Function):
     """out = triu(x, k);  dx = triu(g, k)"""
@@ -413,6 +453,10 @@ class Triu(Function):
     @staticmethod
     def backward(ctx, g):
         return g.triu(ctx.k), None
+
+    @staticmethod
+    def jvp(ctx, t, _k):
+        return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
 
 
 def tril(x, diagonal=0):
