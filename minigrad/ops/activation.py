@@ -23,3 +23,7 @@ class LeakyRelu(Function):
     @staticmethod
     def backward(ctx, g):
         return g * Tensor._make(ctx.d), None
+
+    @staticmethod
+    def jvp(ctx, t, _slope):
+        return t * Tensor._make(ctx.d)

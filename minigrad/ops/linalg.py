@@ -38,6 +38,13 @@ class MatMul(Function):
                 dy = x.mT @ g
         return dx, dy
 
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y = ctx.saved_tensors  # bilinear: tx @ y + x @ ty
+        a = None if tx is None else MatMul.apply(tx, y)
+        b = None if ty is None else MatMul.apply(x, ty)
+        return b if a is None else (a if b is None else a + b)
+
 
 def _check_matmul(x, y, op="matmul"):
     if x.ndim == 0 or y.ndim == 0:
@@ -110,6 +117,15 @@ class Addmm(Function):
         need = ctx.needs_input_grad
         it = iter(AddmmBackward.apply(g, x, w, need))
         return tuple(next(it) if n else None for n in need)
+
+    @staticmethod
+    def jvp(ctx, tx, tw, tb):
+        x, w = ctx.saved_tensors  # tx @ w^T + x @ tw^T + tb
+        out = None
+        for term in (None if tx is None else Addmm.apply(tx, w, None), None if tw is None else Addmm.apply(x, tw, None), tb):
+            if term is not None:
+                out = term if out is None else out + term
+        return out
 
 
 def _addmm_backward(g, x, w, need):
@@ -323,6 +339,10 @@ class Diagonal(Function):
     def backward(ctx, g):
         return DiagEmbed.apply(g, ctx.shape, *ctx.args), None, None, None
 
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return Diagonal.apply(t, *ctx.args)
+
 
 class DiagEmbed(Function):
     """out = zeros(shape) with g on the diagonal (offset, dim1, dim2);  dg = diagonal(out_grad)"""
@@ -339,6 +359,10 @@ class DiagEmbed(Function):
     @staticmethod
     def backward(ctx, gout):
         return Diagonal.apply(gout, *ctx.args), None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
 
 
 def _dim_pair(ndim, dim1, dim2, op):

@@ -261,6 +261,13 @@ class MseLoss(Function):
         nx, ny = ctx.needs_input_grad[:2]
         return (d if nx else None), (-d if ny else None), None
 
+    @staticmethod
+    def jvp(ctx, tx, ty, _reduction):
+        x, y = ctx.saved_tensors
+        td = tx if ty is None else (-ty if tx is None else tx - ty)
+        lt = (x - y) * td * 2.0
+        return lt.mean() if ctx.reduction == "mean" else (lt.sum() if ctx.reduction == "sum" else lt)
+
 
 class BinaryCrossEntropy(Function):
     """loss = -(y log x + (1-y) log(1-x)), logs clamped at -100;  dx = g (x-y) / max(x(1-x), 1e-12),

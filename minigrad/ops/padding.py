@@ -26,3 +26,7 @@ class ConstantPadNd(Function):
     def backward(ctx, g):
         # zero padding and cropping are each other's adjoints
         return ConstantPadNd.apply(g, tuple((-lo, -hi) for lo, hi in ctx.widths), 0), None, None
+
+    @staticmethod
+    def jvp(ctx, t, _widths, _value):
+        return ConstantPadNd.apply(t, ctx.widths, 0)  # the padding is constant: tangent 0 there
