@@ -32,7 +32,7 @@ def _as_tensor(v, dtype):
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):  # noqa: A002
-    """out = input with out[index[i][j]][j] = src[i][j] along dim (torch.scatter); `value` writes a
+    """`out = input` with `out[index[i][j]][j] = src[i][j]` along dim (torch.scatter); `value` writes a
     number instead; reduce='add' / 'multiply' combines with the existing value."""
     from .elementwise import where
     from .indexing import scatter_add
