@@ -1382,6 +1382,8 @@ class Frac(Function):
     def backward(ctx, g):
         return g
 
+    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
+
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -1401,6 +1403,8 @@ class Exp2(Function):
         out, = ctx.saved_tensors
         return g * out * _LN2
 
+    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
+
 
 class Log2(Function):
     """out = log2(x);  dx = g / (x ln 2)"""
@@ -1414,6 +1418,8 @@ class Log2(Function):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g / (x * _LN2)
+
+    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
 
 class Log10(Function):
@@ -1429,6 +1435,8 @@ class Log10(Function):
         x, = ctx.saved_tensors
         return g / (x * _LN10)
 
+    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
+
 
 class Asin(Function):
     """out = asin(x);  dx = g / sqrt(1 - x²)"""
@@ -1442,6 +1450,8 @@ class Asin(Function):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * rsqrt(1.0 - x * x)
+
+    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
 
 class Acos(Function):
@@ -1457,6 +1467,8 @@ class Acos(Function):
         x, = ctx.saved_tensors
         return -g * rsqrt(1.0 - x * x)
 
+    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
+
 
 class Atan(Function):
     """out = atan(x);  dx = g / (1 + x²)"""
@@ -1470,6 +1482,8 @@ class Atan(Function):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g / (x * x + 1.0)
+
+    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
 
 class Sinh(Function):
@@ -1485,6 +1499,8 @@ class Sinh(Function):
         x, = ctx.saved_tensors
         return g * cosh(x)
 
+    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
+
 
 class Cosh(Function):
     """out = cosh(x);  dx = g * sinh(x)"""
@@ -1498,6 +1514,8 @@ class Cosh(Function):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * sinh(x)
+
+    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
 
 class Asinh(Function):
@@ -1513,6 +1531,8 @@ class Asinh(Function):
         x, = ctx.saved_tensors
         return g * rsqrt(x * x + 1.0)
 
+    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
+
 
 class Acosh(Function):
     """out = acosh(x) (x >= 1);  dx = g / sqrt(x² - 1)"""
@@ -1527,6 +1547,8 @@ class Acosh(Function):
         x, = ctx.saved_tensors
         return g * rsqrt(x * x - 1.0)
 
+    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
+
 
 class Atanh(Function):
     """out = atanh(x) (|x| < 1);  dx = g / (1 - x²)"""
@@ -1540,6 +1562,8 @@ class Atanh(Function):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g / (1.0 - x * x)
+
+    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
 
 def trunc(input): return Trunc.apply(input) if input.dtype.kind == "f" else input  # noqa: A002
@@ -1584,6 +1608,13 @@ class Logaddexp(Function):
         nx, ny = ctx.needs_input_grad
         return (g * sigmoid(x - y) if nx else None), (g * sigmoid(y - x) if ny else None)
 
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y = ctx.saved_tensors
+        a = None if tx is None else tx * sigmoid(x - y)
+        b = None if ty is None else ty * sigmoid(y - x)
+        return b if a is None else (a if b is None else a + b)
+
 
 class Logaddexp2(Function):
     """out = log2(2**x + 2**y);  dx = g * sigmoid((x - y) ln 2),  dy = g * sigmoid((y - x) ln 2)"""
@@ -1598,6 +1629,13 @@ class Logaddexp2(Function):
         x, y = ctx.saved_tensors
         nx, ny = ctx.needs_input_grad
         return (g * sigmoid((x - y) * _LN2) if nx else None), (g * sigmoid((y - x) * _LN2) if ny else None)
+
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y = ctx.saved_tensors
+        a = None if tx is None else tx * sigmoid((x - y) * _LN2)
+        b = None if ty is None else ty * sigmoid((y - x) * _LN2)
+        return b if a is None else (a if b is None else a + b)
 
 
 class Hypot(Function):
@@ -1616,6 +1654,13 @@ class Hypot(Function):
         scale = g / out
         return (scale * x if nx else None), (scale * y if ny else None)
 
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y, out = ctx.saved_tensors
+        a = None if tx is None else tx * x
+        b = None if ty is None else ty * y
+        return (b if a is None else (a if b is None else a + b)) / out
+
 
 class Copysign(Function):
     """out = |x| with the sign of y;  dx = g * out / x (0 where x == 0, as PyTorch),  dy = 0"""
@@ -1633,6 +1678,12 @@ class Copysign(Function):
         ratio, = ctx.saved_tensors
         nx, ny = ctx.needs_input_grad
         return (g * ratio if nx else None), (g * 0.0 if ny else None)
+
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        ratio, = ctx.saved_tensors  # d out / d y is 0 almost everywhere
+        a = ratio * 0.0 if tx is None else tx * ratio
+        return a if ty is None else a + ty * 0.0
 
 
 def logaddexp(input, other):  # noqa: A002
