@@ -2,7 +2,7 @@
 import numpy as np
 
 from . import _dtype
-from .random import get_rng
+from .ops.random import Rand, Randint, Randn, Randperm
 from .tensor import Tensor, _check_cpu, _to_array
 
 
@@ -24,6 +24,13 @@ def _float_dtype(dtype):
 
 def _out(arr, requires_grad):
     t = Tensor._make(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _drawn(t, requires_grad):
+    """A random op's output as the new leaf (requires_grad as asked)."""
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -129,35 +136,34 @@ def eye(n, m=None, dtype=None, requires_grad=False, device=None):
 
 
 def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
-    """Uniform samples on [0, 1)."""
+    """Uniform samples on [0, 1). A draw is an op (ops/random.py), so mg.trace records it as an
+    equation that draws from the generator at each run, never a value baked in at trace time."""
     _check_cpu(device, "rand")
-    dt = _float_dtype(dtype)
-    arr = get_rng(generator).random(_size(size, "rand"), dtype=dt if dt in (np.float32, np.float64) else np.float64)
-    return _out(arr.astype(dt, copy=False), requires_grad)
+    return _drawn(Rand.apply(_size(size, "rand"), _float_dtype(dtype), generator), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
-    """Standard normal samples."""
+    """Standard normal samples (an op, as rand: traced graphs draw afresh at each run)."""
     _check_cpu(device, "randn")
-    dt = _float_dtype(dtype)
-    arr = get_rng(generator).standard_normal(_size(size, "randn"), dtype=dt if dt in (np.float32, np.float64) else np.float64)
-    return _out(arr.astype(dt, copy=False), requires_grad)
+    return _drawn(Randn.apply(_size(size, "randn"), _float_dtype(dtype), generator), requires_grad)
 
 
 def randint(low, high=None, size=None, generator=None, dtype=None, requires_grad=False, device=None):
-    """Integers uniform on [low, high) (randint(high, size) also works, as PyTorch)."""
+    """Integers uniform on [low, high) (randint(high, size) also works, as PyTorch); an op, as rand."""
     _check_cpu(device, "randint")
     if size is None:
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
-    arr = get_rng(generator).integers(low, high, size=tuple(size))
-    return _out(arr.astype(np.dtype(dtype) if dtype is not None else np.int64), requires_grad)
+    dt = np.dtype(dtype) if dtype is not None else np.dtype(np.int64)
+    return _drawn(Randint.apply(_size((tuple(size),), "randint"), int(low), int(high), dt, generator),
+                requires_grad)
 
 
 def randperm(n, generator=None, dtype=None, device=None):
+    """A random permutation of 0..n-1 (int64 by default); an op, as rand."""
     _check_cpu(device, "randperm")
-    return Tensor._make(get_rng(generator).permutation(n).astype(dtype or np.int64))
+    return Randperm.apply(int(n), np.dtype(dtype or np.int64), generator)
 
 
 def rand_like(x, generator=None, dtype=None, requires_grad=False):
