@@ -13,6 +13,7 @@ import numpy as np
 
 import minigrad as mg
 from ..autograd.grad_mode import no_grad
+from ..ops.random import Normal, Uniform
 from ..random import get_rng
 from ..tensor import Tensor
 
@@ -26,6 +27,13 @@ def _fill(tensor: Tensor, values) -> Tensor:
     arr = np.asarray(values, dtype=tensor.dtype)
     with no_grad():
         tensor.copy_(mg.from_numpy(np.ascontiguousarray(np.broadcast_to(arr, tuple(tensor.shape)))))
+    return tensor
+
+
+def _fill_drawn(tensor: Tensor, drawn: Tensor) -> Tensor:
+    """tensor[...] = a random op's output: mg.trace records the draw, so a graph draws afresh."""
+    with no_grad():
+        tensor.copy_(drawn)
     return tensor
 
 
@@ -89,12 +97,12 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> 
         b (float): the upper bound. Default: 1.
         generator (mg.Generator, optional): the source of randomness.
     """
-    return _fill(tensor, get_rng(generator).uniform(a, b, size=tuple(tensor.shape)))
+    return _fill_drawn(tensor, Uniform.apply(tuple(tensor.shape), tensor.dtype, float(a), float(b), generator))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     r"""tensor ~ N(mean, std^2), in place."""
-    return _fill(tensor, get_rng(generator).normal(mean, std, size=tuple(tensor.shape)))
+    return _fill_drawn(tensor, Normal.apply(tuple(tensor.shape), tensor.dtype, float(mean), float(std), generator))
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,

@@ -72,3 +72,25 @@ class Randperm(Function):
     @staticmethod
     def forward(ctx, n, dt, generator):
         return get_rng(generator).permutation(n).astype(dt)
+
+
+class Uniform(Function):
+    """out = uniform samples on [a, b) drawn in float64, cast to dt (nn.init.uniform_)"""
+
+    op_name = "uniform"
+    _random, _generator_arg = True, 4
+
+    @staticmethod
+    def forward(ctx, shape, dt, a, b, generator):
+        return get_rng(generator).uniform(a, b, size=shape).astype(dt)
+
+
+class Normal(Function):
+    """out = normal samples N(mean, std²) drawn in float64, cast to dt (nn.init.normal_)"""
+
+    op_name = "normal"
+    _random, _generator_arg = True, 4
+
+    @staticmethod
+    def forward(ctx, shape, dt, mean, std, generator):
+        return get_rng(generator).normal(mean, std, size=shape).astype(dt)

@@ -125,3 +125,22 @@ def test_noise_injection_training_step_follows_eager():
 def test_bad_randint_bounds_name_the_op():
     with pytest.raises(ValueError, match="randint"):
         mg.randint(5, 2, (3,))
+
+
+@pytest.mark.parametrize("init, prim", [(lambda w: mg.nn.init.normal_(w, 1.0, 2.0), "normal"),
+                                        (lambda w: mg.nn.init.uniform_(w, -1.0, 3.0), "uniform")])
+def test_in_place_inits_draw_at_each_run(init, prim):
+    w = mg.zeros(2, 3)
+
+    def fn(x):
+        init(w)
+        return x * w
+    x = mg.arange(6.0).reshape(2, 3)
+    g = mg.trace(fn, x)
+    assert prim in g.count() and "assign" in g.count(), str(g)
+    mg.manual_seed(4)
+    want = [fn(x).numpy(), fn(x).numpy()]
+    mg.manual_seed(4)
+    got = [g(x).numpy(), g(x).numpy()]
+    assert not np.array_equal(want[0], want[1])
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))
