@@ -8,6 +8,7 @@ from ._dtype import (  # noqa: F401
     long, get_default_dtype, set_default_dtype)
 from ._dtype import bool_ as bool  # noqa: F401,A001
 from .tensor import Tensor  # noqa: F401
+from ._size import Size  # noqa: F401
 from .random import Generator, manual_seed, default_generator  # noqa: F401
 from .creation import (  # noqa: F401
     tensor, as_tensor, from_numpy, zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like,
@@ -25,6 +26,7 @@ from . import nn, optim, data, linalg, debug, utils, func, profiler  # noqa: F40
 from .device import device, cuda, accelerator, set_default_device, get_default_device  # noqa: F401,E402
 from .graph.trace import trace_or_matrix_trace as trace, GraphBreak  # noqa: F401,E402
 from .graph.serialize import load_graph  # noqa: F401,E402
+from .compiler.jit import jit, compile  # noqa: F401,E402,A001
 from . import onnx  # noqa: F401,E402  (imports the onnx package only when exporting)
 from . import viz  # noqa: F401,E402
 from . import _docs  # noqa: F401,E402  (docstrings for the one-line definitions; last, after every export)

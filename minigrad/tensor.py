@@ -7,6 +7,9 @@ import numpy as np
 
 from . import _dtype
 from .device import device as _device, check_device
+from ._size import Size as _Size
+
+_tuple_new = tuple.__new__  # Size from a numpy shape (already a tuple of ints): no checks
 
 
 def _to_array(data, dtype=None):
@@ -214,7 +217,8 @@ class Tensor:
     # -- metadata -------------------------------------------------------------------------------
     @property
     def shape(self):
-        return self._data.shape
+        """The tensor's shape as an mg.Size (a tuple: ``x.shape == (2, 3)``)."""
+        return _tuple_new(_Size, self._data.shape)
 
     @property
     def dtype(self):
@@ -234,8 +238,9 @@ class Tensor:
         return self._data.dtype.kind == "f"
 
     def size(self, dim=None):
+        """The shape as an mg.Size, or the length of dimension ``dim`` (an int)."""
         if dim is None:
-            return self._data.shape
+            return _tuple_new(_Size, self._data.shape)
         return self._data.shape[dim]
 
     def dim(self):
