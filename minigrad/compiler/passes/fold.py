@@ -1,0 +1,64 @@
+"""Constant folding: an equation whose tensor inputs are all constants runs once, now.
+
+Its results become constants of the graph (owned copies: nothing at run time writes into them).
+Not folded: effects, random ops, ops with side outputs (their sinks are filled per run), a user's
+own Function (it runs as often as traced), values an `assign` writes into, and anything reading a
+named input (parameters, state, gradients are read at each run unless the user declared them
+constant: mg.trace(..., constants=...) or mg.compile(model, freeze=True)).
+"""
+import numpy as np
+
+from ._util import alias_roots, copy_graph, pure, substitute, with_args, writes
+
+
+def eval_eqn(e, vals):
+    """Run eqn e's forward on NumPy values, as graph.run does (graph/interpret.py)."""
+    from ...graph.interpret import _Ctx
+    cls = e.fn
+    if cls._fast is not None and not e.side:
+        out = cls._fast(*vals)
+    else:
+        ctx = _Ctx()
+        ctx.needs_input_grad = e.need if e.need is not None else (False,) * len(vals)
+        out = cls.forward(ctx, *vals)
+    outs = out if type(out) is tuple else (out,)
+    return [o if type(o) is np.ndarray else np.asarray(o) for o in outs]
+
+
+def _resolve(a, env):
+    from ...graph.ir import Var
+    if isinstance(a, Var):
+        return env[a.name]
+    if type(a) is tuple:
+        return tuple(_resolve(x, env) for x in a)
+    return a
+
+
+def fold_constants(graph):
+    const = {v.name: a for v, a in graph.consts}
+    consts = list(graph.consts)
+    # memory an `assign` writes is not constant, nor is anything computed to be written into
+    written = frozenset().union(*(hit for _, hit in writes(graph, alias_roots(graph))))
+    eqns, folded = [], 0
+    for e in graph.eqns:
+        ins = e.invars
+        if (pure(e) and ins and all(v.name in const and v.name not in written for v in ins)
+                and not any(v.name in written for v in e.outvars)):
+            try:
+                outs = eval_eqn(e, [_resolve(a, const) for a in e.args])
+            except Exception:  # noqa: BLE001 - an op that fails here fails at run time, where it says so
+                eqns.append(e)
+                continue
+            for v, o in zip(e.outvars, outs):
+                o = np.array(o, dtype=v.dtype, copy=True)  # owned: later ops may not write into it
+                const[v.name] = o
+                consts.append((v, o))
+            folded += 1
+            continue
+        eqns.append(e)
+    g = copy_graph(graph, eqns=eqns, consts=consts)
+    g.pass_details = f"folded {folded} equations"
+    return g
+
+
+__all__ = ["fold_constants", "eval_eqn", "substitute", "with_args"]

@@ -1,0 +1,83 @@
+"""optimize(graph, passes): run passes by name, measuring each (equations and intermediate bytes
+before -> after); format_reports prints the table mg.jit.explain shows."""
+import numpy as np
+
+from ..graph.ir import Var
+from .passes.cse import eliminate_common_subexpressions
+from .passes.dce import eliminate_dead_code
+from .passes.fold import fold_constants
+from .passes.simplify import simplify
+
+PASSES = {
+    "fold": fold_constants,
+    "dce": eliminate_dead_code,
+    "cse": eliminate_common_subexpressions,
+    "simplify": simplify,
+}
+DEFAULT = ("fold", "dce", "cse", "simplify", "dce")
+
+
+def _fuse():
+    try:
+        from .passes.fuse import fuse_elementwise
+    except ImportError:
+        return None
+    return fuse_elementwise
+
+
+def stats(graph):
+    """{'eqns', 'by_prim' (Counter), 'bytes': bytes of intermediate values (equation results that
+    are not graph outputs)}."""
+    outs = {v.name for v in graph.outvars if isinstance(v, Var)}
+    nbytes = 0
+    for e in graph.eqns:
+        if e.effect:
+            continue
+        for v in e.outvars + [s[1] for s in e.side]:
+            if v.shape is not None and v.name not in outs:
+                nbytes += int(np.prod(v.shape, dtype=np.int64)) * np.dtype(v.dtype).itemsize
+    return {"eqns": len(graph.eqns), "by_prim": graph.count(), "bytes": nbytes}
+
+
+class PassReport:
+    """What one pass changed."""
+
+    def __init__(self, name, before, after, details=""):
+        self.name, self.before, self.after, self.details = name, before, after, details
+
+    @property
+    def changed(self):
+        return self.before["eqns"] != self.after["eqns"] or self.before["bytes"] != self.after["bytes"]
+
+    def __repr__(self):
+        return (f"PassReport({self.name}: {self.before['eqns']} -> {self.after['eqns']} eqns, "
+                f"{self.before['bytes']} -> {self.after['bytes']} bytes)")
+
+
+def optimize(graph, passes=None):
+    """Run the passes (names from PASSES, plus "fuse" when the fusion pass is installed) in order.
+
+    Returns (the optimized graph, [PassReport]). The input graph is not changed.
+    """
+    names = list(DEFAULT if passes is None else passes)
+    reports = []
+    for name in names:
+        fn = _fuse() if name == "fuse" else PASSES.get(name)
+        if fn is None:
+            if name == "fuse":
+                reports.append(PassReport(name, stats(graph), stats(graph), "not available"))
+                continue
+            raise ValueError(f"optimize: unknown pass {name!r}; known: {sorted(PASSES) + ['fuse']}")
+        before = stats(graph)
+        graph = fn(graph)
+        reports.append(PassReport(name, before, stats(graph), getattr(graph, "pass_details", "")))
+    return graph, reports
+
+
+def format_reports(reports, extra=()):
+    """The pass table: one row per pass (and `extra` rows (name, before, after, details))."""
+    rows = [(r.name, r.before, r.after, r.details) for r in reports] + list(extra)
+    lines = [f"{'pass':<10} {'eqns':>13} {'intermediate bytes':>27}  details"]
+    for name, b, a, d in rows:
+        lines.append(f"{name:<10} {b['eqns']:>5} -> {a['eqns']:<5} {b['bytes']:>12,} -> {a['bytes']:<12,}  {d}")
+    return "\n".join(lines)
