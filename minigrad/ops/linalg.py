@@ -176,6 +176,27 @@ class AddmmBackward(Function):
             dw = g2.mT @ A.reshape(-1, A.shape[-1])
         return dg, dx, dw, None
 
+    @staticmethod
+    def jvp(ctx, tg, tx, tw, _need):
+        # bilinear in (g, x) and (g, w): dx' = tg @ w + g @ tw, dw' = tg^T x + g^T tx, db' = sum tg
+        g, x, w = ctx.saved_tensors
+
+        def flat(v):
+            return v.reshape(-1, v.shape[-1]) if v.ndim != 2 else v
+
+        def add(a, b):
+            return b if a is None else (a if b is None else a + b)
+        nx, nw, nb = ctx.need
+        out = []
+        if nx:
+            out.append(add(tg @ w if tg is not None else None, g @ tw if tw is not None else None))
+        if nw:
+            out.append(add(flat(tg).mT @ flat(x) if tg is not None else None,
+                           flat(g).mT @ flat(tx) if tx is not None else None))
+        if nb:
+            out.append(flat(tg).sum(0) if tg is not None else None)
+        return tuple(out)
+
 
 def linear(x, weight, bias=None):
     """x @ weight.T + bias (torch.nn.functional.linear), as one fused node."""
@@ -218,6 +239,17 @@ class Einsum(Function):
         for i, need in enumerate(ctx.needs_input_grad[1:]):
             grads.append(_einsum_grad(g, out, xs, subs, i) if need else None)
         return tuple(grads)
+
+    @staticmethod
+    def jvp(ctx, _eq, *txs):
+        # multilinear: the sum over operands of the einsum with that operand's tangent in its place
+        xs = ctx.saved_tensors
+        out = None
+        for i, t in enumerate(txs):
+            if t is not None:
+                term = Einsum.apply(ctx.eq, *xs[:i], t, *xs[i + 1:])
+                out = term if out is None else out + term
+        return out
 
 
 def _einsum_grad(g, out, xs, subs, i):

@@ -103,6 +103,34 @@ class CrossEntropyLoss(Function):
         grads = CrossEntropyLossBackward.apply(g, z, target, ctx.st, need)
         return _spread(grads, need) + (None,) * 5
 
+    @staticmethod
+    def jvp(ctx, tz, ty, *_):
+        # loss_i' = sum_c tz_ic (S_i p_ic - q_ic) - (1-eps) sum_c ty_ic w_c logp_ic, reduced as the loss
+        # (the backward's dg with the tangents in place of the cotangents)
+        z, y = ctx.saved_tensors
+        st = ctx.st
+        red, eps, w, probs = st["reduction"], st["eps"], st["w"], st["probs"]
+        out = None
+        if tz is not None:
+            p = softmax(z, 1)
+            if probs:
+                q = _make(st["q"])
+                qs = q.sum(1, keepdim=True)
+            else:
+                qa = np.zeros(z.shape, dtype=z.dtype)
+                np.put_along_axis(qa, st["tt"], st["a"][:, None], axis=1)
+                if eps:
+                    qa += st["b"][:, None] * (_bshape(w, z.ndim) if w is not None else 1.0)
+                q, qs = _make(qa), _make(st["S"][:, None])
+            out = (tz * (qs * p - q)).sum(1)
+        if ty is not None and probs:
+            k = -(1.0 - eps)
+            c = ty * log_softmax(z, 1) * (k if w is None else _make(_bshape(w, z.ndim)) * k)
+            out = c.sum(1) if out is None else out + c.sum(1)
+        if out is None or red == "none":
+            return out
+        return out.sum() / float(st["denom"]) if red == "mean" else out.sum()
+
 
 class CrossEntropyLossBackward(Function):
     """dz = gi * (sum_c q_ic * softmax(z)_i - q_i), dy = -gi (1-eps) w log_softmax(z) (probabilities),
@@ -205,6 +233,50 @@ class CrossEntropyLossBackward(Function):
                 dy = dy * wb
         return dg, dz, dy, None, None
 
+    @staticmethod
+    def jvp(ctx, tg, tz, ty, *_):
+        # dz = gi r, r = qs p - q;  dy = gi k logp (probabilities), k = -(1-eps) w;  with p' = p (tz - <p, tz>)
+        # and logp' = tz - <p, tz>:  dz' = tgi r + gi (qs p' + qs' p - q'),  dy' = tgi k logp + gi k logp'
+        g, z, y = ctx.saved_tensors
+        st = ctx.st
+        red, eps, w, probs = st["reduction"], st["eps"], st["w"], st["probs"]
+        wb = _make(_bshape(w, z.ndim)) if w is not None else None
+
+        def per(v):  # g (or its tangent) as the per-element factor gi
+            return v / float(st["denom"]) if red == "mean" else (v if red == "sum" else v.unsqueeze(1))
+        gi = per(g)
+        tgi = per(tg) if tg is not None else None
+        p = softmax(z, 1)
+        dlogp = tz - (p * tz).sum(1, keepdim=True) if tz is not None else None
+        if probs:
+            q = y * (1.0 - eps) + eps / z.shape[1] if eps else y
+            tq = ty * (1.0 - eps) if ty is not None else None
+            if wb is not None:
+                q = q * wb
+                tq = tq * wb if tq is not None else None
+        else:
+            qa = np.zeros(z.shape, dtype=z.dtype)
+            np.put_along_axis(qa, st["tt"], st["a"][:, None], axis=1)
+            if eps:
+                qa += st["b"][:, None] * (_bshape(w, z.ndim) if w is not None else 1.0)
+            q, tq = _make(qa), None
+        qs = q.sum(1, keepdim=True) if probs else _make(st["S"][:, None])
+
+        def add(a, b):
+            return b if a is None else (a if b is None else a + b)
+        out = []
+        if ctx.need[0]:
+            d = tgi * (qs * p - q) if tgi is not None else None
+            inner = qs * (p * dlogp) if dlogp is not None else None
+            if tq is not None:
+                inner = add(inner, tq.sum(1, keepdim=True) * p - tq)
+            out.append(add(d, gi * inner if inner is not None else None))
+        if ctx.need[1]:
+            k = -(1.0 - eps) if wb is None else wb * (-(1.0 - eps))
+            d = tgi * k * log_softmax(z, 1) if tgi is not None else None
+            out.append(add(d, gi * k * dlogp if dlogp is not None else None))
+        return tuple(out)
+
 
 class NllLoss(Function):
     """loss_i = -w[t_i] * x[i, t_i];  dx = scatter of -g_i * w[t_i] at t_i (constant in x)"""
@@ -234,6 +306,15 @@ class NllLoss(Function):
         elif red == "none":
             g = g.unsqueeze(1)
         return g * _make(m), None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, tx, *_):
+        # loss_i' = -w[t_i] tx[i, t_i], reduced as the loss
+        m = np.zeros(ctx.shape, ctx.dtype)
+        np.put_along_axis(m, ctx.tt, -ctx.wt[:, None], axis=1)
+        out = (tx * _make(m)).sum(1)
+        red = ctx.reduction
+        return out.sum() / float(ctx.denom) if red == "mean" else (out.sum() if red == "sum" else out)
 
 
 class MseLoss(Function):
@@ -293,6 +374,14 @@ class BinaryCrossEntropy(Function):
             dy = g * (clamp(log1p(-x), min=-100.0) - clamp(log(x), min=-100.0))
         return dx, dy
 
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        # elementwise: the backward's factors times the tangents
+        x, y = ctx.saved_tensors
+        a = tx * (x - y) / clamp(x * (1.0 - x), min=1e-12) if tx is not None else None
+        b = ty * (clamp(log1p(-x), min=-100.0) - clamp(log(x), min=-100.0)) if ty is not None else None
+        return b if a is None else (a if b is None else a + b)
+
 
 class BinaryCrossEntropyWithLogits(Function):
     """loss = (1-y) x + L softplus(-x), L = 1 + (pw-1) y;  dx = g (L sigmoid(x) - L + 1 - y),
@@ -332,3 +421,21 @@ class BinaryCrossEntropyWithLogits(Function):
             if need[2]:
                 dpw = g * y * sp
         return dx, dy, dpw
+
+    @staticmethod
+    def jvp(ctx, tx, ty, tpw):
+        # elementwise: the backward's factors times the tangents
+        x, y, pw = ctx.saved_tensors
+        sp = -LogSigmoid.apply(x) if (ty is not None and pw is not None) or tpw is not None else None
+        if pw is None:
+            terms = [tx * (sigmoid(x) - y) if tx is not None else None, -ty * x if ty is not None else None]
+        else:
+            L = 1.0 + (pw - 1.0) * y
+            terms = [tx * (L * sigmoid(x) - L + 1.0 - y) if tx is not None else None,
+                     ty * ((pw - 1.0) * sp - x) if ty is not None else None,
+                     tpw * y * sp if tpw is not None else None]
+        out = None
+        for t in terms:
+            if t is not None:
+                out = t if out is None else out + t
+        return out

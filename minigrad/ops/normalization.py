@@ -46,6 +46,25 @@ class _Normalize(Function):
         grads = type(ctx)._backward_op.apply(g, x, w, ctx.xhat, ctx.rstd, ctx.axes, ctx.eps, need)
         return _spread(grads, need) + (None, None, None)
 
+    @staticmethod
+    def jvp(ctx, tx, tw, tb, *_):
+        # xhat moves by P(tx) = rstd (tx - E[tx] - xhat E[tx xhat]): out' = P(tx) w + xhat tw + tb
+        # (xhat and rstd recomputed in Tensor ops, so the tangent is differentiable in x again)
+        x, w = ctx.saved_tensors
+        axes = ctx.axes
+        out = None
+        if tx is not None or tw is not None:
+            xc = x - x.mean(axes, keepdim=True)
+            r = rsqrt((xc * xc).mean(axes, keepdim=True) + ctx.eps)
+            u = xc * r
+        if tx is not None:
+            out = r * (tx - tx.mean(axes, keepdim=True) - u * (tx * u).mean(axes, keepdim=True))
+            out = out * w if w is not None else out
+        for t in (u * tw if tw is not None else None, tb):
+            if t is not None:
+                out = t if out is None else out + t
+        return out
+
 
 class _NormalizeBackward(Function):
     """dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)) with gw = g * w, dw = g * xhat, db = g
@@ -107,6 +126,40 @@ class _NormalizeBackward(Function):
                 t = P(g * B)
                 dx = t if dx is None else dx + t
         return dg, dx, dw, None, None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, tg, tx, tw, *_):
+        # outputs dx = P(g w), dw = g u, db = g (those in need), u = xhat, P as in backward; with
+        # u' = P(tx) and r'/r = -r E[u tx]:  P'(v) = (r'/r) P(v) - r (u' E[v u] + u E[v u'])
+        g, x, w = ctx.saved_tensors
+        axes = ctx.axes
+
+        def E(v):
+            return v.mean(axes, keepdim=True)
+        xc = x - E(x)
+        r = rsqrt(E(xc * xc) + ctx.eps)
+        u = xc * r
+
+        def P(v):
+            return r * (v - E(v) - u * E(v * u))
+
+        def add(a, b):
+            return b if a is None else (a if b is None else a + b)
+        du = P(tx) if tx is not None else None
+        out = []
+        if ctx.need[0]:
+            dgw = add(tg * w if (tg is not None and w is not None) else tg,
+                      g * tw if tw is not None else None)
+            d = P(dgw) if dgw is not None else None
+            if du is not None:
+                gw = g * w if w is not None else g
+                d = add(d, -r * E(u * tx) * P(gw) - r * (du * E(gw * u) + u * E(gw * du)))
+            out.append(d)
+        if ctx.need[1]:
+            out.append(add(tg * u if tg is not None else None, g * du if du is not None else None))
+        if ctx.need[2]:
+            out.append(tg)
+        return tuple(out)
 
 
 class NativeBatchNormBackward(_NormalizeBackward):

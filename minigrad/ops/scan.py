@@ -56,6 +56,23 @@ class Cumprod(Function):
         dx = where(_upper(n, x.dtype), others * gt, 0.0).sum(-1)    # (..., k)
         return dx.transpose(d, -1), None
 
+    @staticmethod
+    def jvp(ctx, t, _dim):
+        # out_j' = sum_{k<=j} t_k prod_{i<=j, i!=k} x_i:  out * cumsum(t / x) without zeros, else the sum
+        x, out = ctx.saved_tensors
+        d = ctx.dim
+        if x.ndim == 0:
+            return t
+        if not ctx.zeros:
+            return out * (t / x).cumsum(d)
+        from .elementwise import where
+        n = x.shape[d]
+        xt = x.transpose(d, -1).unsqueeze(-2)                       # (..., 1, n)
+        eye = Tensor._make(np.eye(n, dtype=bool))
+        others = cumprod(where(eye, 1.0, xt), -1)                   # (..., k, j)
+        tt = t.transpose(d, -1).unsqueeze(-1)                       # (..., k, 1)
+        return where(_upper(n, x.dtype), others * tt, 0.0).sum(-2).transpose(d, -1)
+
 
 def cumprod(input, dim, *, dtype=None):  # noqa: A002
     """Cumulative product along dim (torch.cumprod)."""
@@ -103,6 +120,13 @@ class _CumExtreme(Function):
             return g, None
         zeros = Tensor._make(np.zeros(ctx.shape, dtype=g.dtype))
         return scatter_add(zeros, ctx.dim, idx, g), None
+
+    @staticmethod
+    def jvp(ctx, t, _dim):
+        # the tangent of the element each running extreme came from
+        from .indexing import Gather
+        idx, = ctx.saved_tensors
+        return (t if t.ndim == 0 else Gather.apply(t, ctx.dim, idx._data)), None
 
 
 class Cummax(_CumExtreme):
@@ -158,6 +182,22 @@ class Logcumsumexp(Function):
         up = _upper(n, x.dtype)
         w = exp(where(up, xt - ot, 0.0))           # masked first: no exp of a positive number
         return where(up, w * gt, 0.0).sum(-1).transpose(d, -1), None
+
+    @staticmethod
+    def jvp(ctx, t, _dim):
+        # out_j' = sum_{k<=j} t_k exp(x_k - out_j): the softmax-weighted running sum of the tangent
+        from .elementwise import exp, where
+        x, out = ctx.saved_tensors
+        d = ctx.dim
+        if x.ndim == 0:
+            return t
+        n = x.shape[d]
+        xt = x.transpose(d, -1).unsqueeze(-1)      # (..., k, 1)
+        ot = out.transpose(d, -1).unsqueeze(-2)    # (..., 1, j)
+        tt = t.transpose(d, -1).unsqueeze(-1)
+        up = _upper(n, x.dtype)
+        w = exp(where(up, xt - ot, 0.0))           # masked first: no exp of a positive number
+        return where(up, w * tt, 0.0).sum(-2).transpose(d, -1)
 
 
 def logcumsumexp(input, dim):  # noqa: A002

@@ -135,6 +135,40 @@ class ScatterReduce(Function):
                 dsrc = to_src(g[full] * out[full] / s)
         return dx, None, None, dsrc, None, None
 
+    @staticmethod
+    def jvp(ctx, tx, _dim, _index, tsrc, *_):
+        # written positions: sum/mean add the (averaged) tangents reduced in, amax/amin the mean of the
+        # tangents of the elements equal to the result (the backward's even share), prod
+        # out * (sum of t/factor); elsewhere the output is x, so its tangent is tx
+        from .elementwise import where
+        from .indexing import IndexAdd
+        x, src, out = ctx.saved_tensors
+        full, ext, red, keep = ctx.full, ctx.ext, ctx.reduce, ctx.include_self
+        written = Tensor._make(ctx.written)
+        s = src[ext]
+        tx_ = tx if tx is not None else Tensor._make(np.zeros(x.shape, x.dtype))
+        ts = tsrc[ext] if tsrc is not None else Tensor._make(np.zeros(s.shape, s.dtype))
+        if red in ("sum", "mean"):
+            acc = IndexAdd.apply(ts, full, x.shape) + (tx_ if keep else 0.0)
+            if red == "mean":
+                acc = acc / Tensor._make(np.maximum(ctx.count, 1).astype(x.dtype))
+        elif red in ("amax", "amin"):
+            xa, sa, oa = x._data, s._data, out._data
+            hit_s = sa == oa[full]
+            hit_x = ctx.written & (xa == oa) if keep else np.zeros(xa.shape, dtype=bool)
+            n = hit_x.astype(x.dtype)
+            np.add.at(n, full, hit_s.astype(x.dtype))
+            acc = IndexAdd.apply(where(Tensor._make(hit_s), ts, 0.0), full, x.shape) \
+                + where(Tensor._make(hit_x), tx_, 0.0)
+            acc = acc / Tensor._make(np.maximum(n, 1))
+        else:
+            if (x._data[ctx.written] == 0).any() or (s._data == 0).any():
+                raise NotImplementedError("scatter_reduce(reduce='prod'): the derivative at a zero factor is "
+                                          "not implemented in minigrad yet")
+            acc = IndexAdd.apply(ts / s, full, x.shape) + (tx_ / x if keep else 0.0)
+            acc = out * acc
+        return where(written, acc, tx_)
+
 
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 

@@ -61,6 +61,10 @@ class Sort(Function):
     def backward(ctx, g, _):
         return _scatter_back_taken(ctx, g), None, None
 
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return _take_tangent(ctx, t), None
+
 
 def _take_sorted(ctx, x, dim, order):
     """(values, int64 indices) of x taken along dim at the indices order() gives (a 0-d x is its own
@@ -80,6 +84,12 @@ def _take_sorted(ctx, x, dim, order):
 def _scatter_back_taken(ctx, g):
     """The gradient of _take_sorted's values: g scattered back to the indices (0-d: g itself)."""
     return g if g.ndim == 0 else _scatter_back(g, ctx.idx, ctx.dim, ctx.shape, True)
+
+
+def _take_tangent(ctx, t):
+    """The tangent of _take_sorted's values: t taken at the same indices (0-d: t itself)."""
+    from .indexing import Gather
+    return t if t.ndim == 0 else Gather.apply(t, ctx.dim, ctx.idx)
 
 
 def sort(input, dim=-1, descending=False, stable=False):  # noqa: A002
@@ -108,6 +118,10 @@ class Topk(Function):
     @staticmethod
     def backward(ctx, g, _):
         return _scatter_back_taken(ctx, g), None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return _take_tangent(ctx, t), None
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
@@ -149,6 +163,16 @@ class _Select(Function):
         if g.ndim == 0 and len(ctx.shape) == 0:
             return g, None, None, None
         return _scatter_back(g, ctx.idx, ctx.dim, ctx.shape, ctx.keepdim), None, None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        # the tangent at the selected index of each slice
+        from .indexing import Gather
+        if t.ndim == 0:
+            return t, None
+        idx = ctx.idx if ctx.keepdim else np.expand_dims(ctx.idx, ctx.dim)
+        out = Gather.apply(t, ctx.dim, idx)
+        return (out if ctx.keepdim else out.squeeze(ctx.dim)), None
 
 
 class Kthvalue(_Select):
@@ -239,6 +263,15 @@ class MedianAll(Function):
         hits = (x._data == out) | (np.isnan(x._data) & np.isnan(out))
         share = Tensor._make((hits / max(int(hits.sum()), 1)).astype(x.dtype))
         return g * share, None
+
+    @staticmethod
+    def jvp(ctx, t, _ignore_nan):
+        # the mean of the tangents of the elements equal to the median (the backward's even share)
+        x, = ctx.saved_tensors
+        out = ctx.out
+        hits = (x._data == out) | (np.isnan(x._data) & np.isnan(out))
+        share = Tensor._make((hits / max(int(hits.sum()), 1)).astype(x.dtype))
+        return (t * share).sum()
 
 
 def median(input, dim=None, keepdim=False):  # noqa: A002
