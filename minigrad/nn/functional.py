@@ -247,7 +247,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     Args:
         input (Tensor): the input.
         pad (tuple of ints): an even number of widths, at most 2 * input.dim(). Negative widths crop
-            (constant mode).
+            (in every mode; circular crops before it wraps, as PyTorch).
         mode (str): ``'constant'``, ``'reflect'``, ``'replicate'`` or ``'circular'``. Default: ``'constant'``.
         value (float): the fill value for constant mode. Default: 0.
 
@@ -280,20 +280,40 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     for d, (lo, hi) in enumerate(widths):
         if not (lo or hi):
             continue
-        n = input.shape[d]
-        if lo < 0 or hi < 0:
-            raise ValueError(f"pad: negative padding is only supported in constant mode, got {(lo, hi)}")
-        if mode == "reflect" and (lo >= n or hi >= n):
+        out = out.index_select(d, _arr(_pad_index(mode, int(input.shape[d]), lo, hi, d, input.shape)))
+    return out  # repeated indices accumulate their gradients
+
+
+def _pad_index(mode, n, lo, hi, d, shape):
+    """The source index of each output position of dimension d (size n) padded by (lo, hi), as
+    PyTorch: negative widths crop. reflect/replicate read output j at the virtual coordinate j - lo of
+    the reflected/edge-extended input; circular crops first, then wraps the cropped part."""
+    m = n + lo + hi
+    where = f"padding {(lo, hi)} at dimension {d} of input {tuple(shape)}"
+    if mode == "replicate" and n == 0:
+        raise ValueError(f"pad: cannot replicate-pad an empty dimension {d}")
+    if m < 0 or (m == 0 and mode != "circular"):  # circular may crop to nothing, as PyTorch
+        raise RuntimeError(f"pad: input is too small for {where}: the output size would be {m}")
+    if mode == "reflect":
+        if lo >= n or hi >= n:
             raise ValueError(f"pad: padding size should be less than the corresponding input dimension, "
-                             f"but got: padding {(lo, hi)} at dimension {d} of input {tuple(input.shape)}")
-        if mode == "circular" and (lo > n or hi > n):
-            raise ValueError(f"pad: padding value causes wrapping around more than once: padding "
-                             f"{(lo, hi)} at dimension {d} of input {tuple(input.shape)}")
-        if mode == "replicate" and n == 0:
-            raise ValueError(f"pad: cannot replicate-pad an empty dimension {d}")
-        idx = np.pad(np.arange(n), (lo, hi), mode=_PAD_MODES[mode])
-        out = out.index_select(d, _arr(idx.astype(np.int64)))  # repeated indices accumulate their grads
-    return out
+                             f"but got: {where}")
+        period = 2 * (n - 1)
+        c = np.arange(m) - lo
+        c = c % period if period else np.zeros_like(c)
+        return np.where(c >= n, period - c, c).astype(np.int64)
+    if mode == "replicate":
+        return np.clip(np.arange(m) - lo, 0, n - 1).astype(np.int64)
+    # circular
+    start, stop = max(-lo, 0), n - max(-hi, 0)
+    k = stop - start  # the cropped size, which the padding wraps around
+    if k < 0:
+        raise RuntimeError(f"pad: negative padding crops more than the input's size: {where}")
+    if m == 0:
+        return np.zeros(0, np.int64)
+    if max(lo, 0) > k or max(hi, 0) > k or k <= 0:
+        raise ValueError(f"pad: padding value causes wrapping around more than once: {where}")
+    return (start + (np.arange(m) - max(lo, 0)) % k).astype(np.int64)
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -1133,3 +1153,566 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
 __all__ += ["celu", "selu", "hardsigmoid", "hardswish", "mish", "softsign", "tanhshrink", "glu",
             "cosine_similarity", "pairwise_distance", "kl_div", "margin_ranking_loss", "triplet_margin_loss",
             "pixel_shuffle", "pixel_unshuffle", "scaled_dot_product_attention", "group_norm", "instance_norm"]
+
+
+# -- N-d convolution, transposed convolution, pooling, unpooling and resizing ---------------------
+# (minigrad/ops/conv_nd.py, pooling_nd.py, resize.py; conv2d/max_pool2d/avg_pool2d keep ops/conv.py's
+# and ops/pooling.py's tuned 2-D kernels)
+
+def _batched(input, op, n):
+    """input as (N, C, *spatial) with n spatial dims (an unbatched (C, *spatial) gets N = 1)."""
+    if input.ndim not in (n + 1, n + 2):
+        names = ("L",), ("H", "W"), ("D", "H", "W")
+        sp = ", ".join(names[n - 1])
+        raise RuntimeError(f"{op}: expected a {n + 1}-D (C, {sp}) or {n + 2}-D (N, C, {sp}) input, got shape "
+                           f"{tuple(input.shape)}")
+    if input.ndim == n + 1:
+        return input.unsqueeze(0), True
+    return input, False
+
+
+def _unbatch(out, unb):
+    return out.squeeze(0) if unb else out
+
+
+def _conv_check(op, x, input, weight, bias, groups, n, transposed):
+    """Channel/groups/bias checks of conv{n}d / conv_transpose{n}d, naming the op and the shapes."""
+    if weight.ndim != n + 2:
+        layout = "(C_in, C_out/groups, *kernel)" if transposed else "(C_out, C_in/groups, *kernel)"
+        raise RuntimeError(f"{op}: weight must be {n + 2}-D {layout}, got shape {tuple(weight.shape)}")
+    C = x.shape[1]
+    if not isinstance(groups, numbers.Integral) or groups <= 0:
+        raise RuntimeError(f"{op}: groups must be a positive integer, got {groups!r}")
+    if transposed:
+        if weight.shape[0] != C or C % groups:
+            raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} has {C} channels, but weight of shape "
+                               f"{tuple(weight.shape)} with groups={groups} expects {weight.shape[0]} (divisible by groups)")
+        out_c = weight.shape[1] * groups
+    else:
+        O = weight.shape[0]
+        if O % groups or weight.shape[1] * groups != C:
+            raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} has {C} channels, but weight of shape "
+                               f"{tuple(weight.shape)} with groups={groups} expects {weight.shape[1] * groups} "
+                               f"(and out_channels {O} divisible by groups)")
+        out_c = O
+    if bias is not None and tuple(bias.shape) != (out_c,):
+        raise RuntimeError(f"{op}: bias of shape {tuple(bias.shape)} must be ({out_c},)")
+
+
+def _convnd(op, n, input, weight, bias, stride, padding, dilation, groups):
+    from ..ops.conv_nd import ConvolutionNd, _geom_nd, _ntuple
+    from ..ops.conv import _same_padding
+    x, unb = _batched(input, op, n)
+    _conv_check(op, x, input, weight, bias, groups, n, False)
+    kernel = tuple(weight.shape[2:])
+    stride = _ntuple(stride, n, "stride", op)
+    dilation = _ntuple(dilation, n, "dilation", op)
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = ((0, 0),) * n
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"{op}: padding='same' is not supported for strided convolutions")
+            pads = tuple(_same_padding(kernel, dilation))
+        else:
+            raise ValueError(f"{op}: padding string must be 'same' or 'valid', got {padding!r}")
+    else:
+        pads = tuple((p, p) for p in _ntuple(padding, n, "padding", op))
+    geo = _geom_nd(op, x.shape, kernel, stride, dilation, pads)
+    return _unbatch(ConvolutionNd.apply(x, weight, bias, geo, int(groups)), unb)
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    r"""1-D cross-correlation: out[n, o, l] = bias[o] + sum over c, k of weight[o, c, k] *
+    xpad[n, g*C/groups + c, l*s + k*d] (im2col + one batched matmul per group).
+
+    Args:
+        input (Tensor): (N, C_in, L) or unbatched (C_in, L).
+        weight (Tensor): (C_out, C_in / groups, kL).
+        bias (Tensor, optional): (C_out,).
+        stride (int or tuple): Default: 1.
+        padding (int, tuple, 'valid' or 'same'): zero padding on both sides. Default: 0.
+        dilation (int or tuple): spacing between kernel elements. Default: 1.
+        groups (int): split input and output channels into this many groups. Default: 1.
+
+    Shape:
+        output: (N, C_out, L_out) with L_out = floor((L + 2p - d (k - 1) - 1) / s) + 1.
+
+    Example:
+        >>> F.conv1d(mg.randn(2, 3, 10), mg.randn(4, 3, 3), padding=1).shape
+        (2, 4, 10)
+    """
+    return _convnd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    r"""3-D cross-correlation over (D, H, W), as :func:`conv1d` per dimension.
+
+    Args:
+        input (Tensor): (N, C_in, D, H, W) or unbatched (C_in, D, H, W).
+        weight (Tensor): (C_out, C_in / groups, kD, kH, kW).
+        bias (Tensor, optional): (C_out,).
+        stride, padding, dilation, groups: as :func:`conv1d` (an int or a 3-tuple).
+
+    Example:
+        >>> F.conv3d(mg.randn(1, 2, 4, 5, 6), mg.randn(3, 2, 3, 3, 3), padding=1).shape
+        (1, 3, 4, 5, 6)
+    """
+    return _convnd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transposend(op, n, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    from ..ops.conv_nd import ConvTransposeNd, _GeomNd, _ntuple
+    x, unb = _batched(input, op, n)
+    _conv_check(op, x, input, weight, bias, groups, n, True)
+    if isinstance(padding, str):
+        raise ValueError(f"{op}: padding must be an int or a tuple of ints, got {padding!r}")
+    kernel = tuple(weight.shape[2:])
+    stride = _ntuple(stride, n, "stride", op)
+    dilation = _ntuple(dilation, n, "dilation", op)
+    pad = _ntuple(padding, n, "padding", op)
+    opad = _ntuple(output_padding, n, "output_padding", op)
+    if min(stride + dilation) <= 0 or min(pad + opad) < 0:
+        raise RuntimeError(f"{op}: stride and dilation must be positive and padding, output_padding "
+                           f"non-negative, got stride {stride}, dilation {dilation}, padding {pad}, "
+                           f"output_padding {opad}")
+    if any(op_ >= s and op_ >= d for op_, s, d in zip(opad, stride, dilation)):
+        raise RuntimeError(f"{op}: output padding must be smaller than either stride or dilation, but got "
+                           f"output_padding {opad}, stride {stride}, dilation {dilation}")
+    size = tuple((i - 1) * s - 2 * p + d * (k - 1) + o + 1
+                 for i, s, p, d, k, o in zip(x.shape[2:], stride, pad, dilation, kernel, opad))
+    if min(size) <= 0:
+        raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} with kernel {kernel}, stride {stride}, "
+                           f"padding {pad}, dilation {dilation}, output_padding {opad} gives a non-positive "
+                           f"output size {size}")
+    # the geometry of the convolution whose input gradient this is: input `size`, output x's size
+    geo = _GeomNd(x.shape[0], weight.shape[1] * groups, size, kernel, stride, dilation,
+                  tuple((p, p) for p in pad), tuple(x.shape[2:]))
+    return _unbatch(ConvTransposeNd.apply(x, weight, bias, geo, int(groups)), unb)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    r"""1-D transposed convolution (the input gradient of :func:`conv1d`, sometimes called
+    "deconvolution"): out = col2im(weight^T @ x) + bias.
+
+    Args:
+        input (Tensor): (N, C_in, L) or unbatched (C_in, L).
+        weight (Tensor): (C_in, C_out / groups, kL).
+        bias (Tensor, optional): (C_out,).
+        stride (int or tuple): Default: 1.
+        padding (int or tuple): ``dilation * (kernel_size - 1) - padding`` zero padding on both sides of
+            the input, i.e. crops ``padding`` from each side of the full output. Default: 0.
+        output_padding (int or tuple): extra size on one side of the output; must be smaller than
+            stride or dilation. Default: 0.
+        groups (int): Default: 1.
+        dilation (int or tuple): Default: 1.
+
+    Shape:
+        output: (N, C_out, L_out) with L_out = (L - 1) s - 2 p + d (k - 1) + output_padding + 1.
+
+    Example:
+        >>> F.conv_transpose1d(mg.randn(2, 4, 5), mg.randn(4, 3, 3), stride=2).shape
+        (2, 3, 11)
+    """
+    return _conv_transposend("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding,
+                             groups, dilation)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    r"""2-D transposed convolution (the input gradient of :func:`conv2d`); arguments as
+    :func:`conv_transpose1d`, an int or a pair each.
+
+    Shape:
+        input (N, C_in, H, W), weight (C_in, C_out / groups, kH, kW) -> output (N, C_out, H_out, W_out)
+        with H_out = (H - 1) sH - 2 pH + dH (kH - 1) + output_padding[0] + 1, likewise W.
+
+    Example:
+        >>> F.conv_transpose2d(mg.randn(1, 4, 5, 5), mg.randn(4, 2, 3, 3), stride=2, padding=1,
+        ...                    output_padding=1).shape
+        (1, 2, 10, 10)
+    """
+    return _conv_transposend("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding,
+                             groups, dilation)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    r"""3-D transposed convolution (the input gradient of :func:`conv3d`); arguments as
+    :func:`conv_transpose1d`, an int or a 3-tuple each.
+
+    Example:
+        >>> F.conv_transpose3d(mg.randn(1, 2, 3, 3, 3), mg.randn(2, 1, 2, 2, 2), stride=2).shape
+        (1, 1, 6, 6, 6)
+    """
+    return _conv_transposend("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding,
+                             groups, dilation)
+
+
+def _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode, effective):
+    """(x, unbatched, geo, padding) of an n-d pooling: PyTorch's argument rules and errors."""
+    from ..ops.conv_nd import _geom_nd, _ntuple
+    x, unb = _batched(input, op, n)
+    kernel = _ntuple(kernel_size, n, "kernel_size", op)
+    if stride is None or (not isinstance(stride, numbers.Integral) and len(stride) == 0):
+        stride = kernel
+    stride = _ntuple(stride, n, "stride", op)
+    pad = _ntuple(padding, n, "padding", op)
+    dil = _ntuple(dilation, n, "dilation", op)
+    for k, p, d in zip(kernel, pad, dil):
+        half = (d * (k - 1) + 1) / 2 if effective else k / 2
+        if p > half:
+            raise ValueError(f"{op}: pad should be at most half of effective kernel size, but got padding "
+                             f"{pad}, kernel_size {kernel} and dilation {dil}")
+    geo = _geom_nd(op, x.shape, kernel, stride, dil, tuple((p, p) for p in pad), ceil_mode)
+    return x, unb, geo, pad
+
+
+def _max_pool_nd(op, n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    from ..ops.pooling_nd import MaxPoolNd
+    x, unb, geo, _ = _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+    out, idx = MaxPoolNd.apply(x, geo)
+    if return_indices:
+        return _unbatch(out, unb), _unbatch(idx, unb)
+    return _unbatch(out, unb)
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    r"""out[n, c, l] = max over the (dilated) window of xpad (-inf padding); the gradient goes to the
+    first maximum of each window, as PyTorch.
+
+    Args:
+        input (Tensor): (N, C, L) or (C, L).
+        kernel_size (int): the window size.
+        stride (int, optional): Default: kernel_size.
+        padding (int): implicit -inf padding on both sides, at most half the effective kernel. Default: 0.
+        dilation (int): spacing of window elements. Default: 1.
+        ceil_mode (bool): ceil instead of floor for the output size (the last window must start inside
+            the input or the left padding). Default: False.
+        return_indices (bool): also return the index of each maximum in its input row (for
+            :func:`max_unpool1d`).
+
+    Example:
+        >>> F.max_pool1d(mg.tensor([[[1.0, 3.0, 2.0, 5.0]]]), 2)
+        tensor([[[3., 5.]]])
+    """
+    return _max_pool_nd("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    r"""3-D max pooling over (D, H, W); arguments as :func:`max_pool1d` (an int or a 3-tuple each);
+    indices are flat (d * H * W + h * W + w) in each input volume.
+
+    Example:
+        >>> F.max_pool3d(mg.randn(1, 2, 4, 4, 4), 2).shape
+        (1, 2, 2, 2, 2)
+    """
+    return _max_pool_nd("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _avg_pool_nd(op, n, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    from ..ops.pooling_nd import AvgPoolNd, avg_divisor
+    x, unb, geo, pad = _pool_nd_geo(op, n, input, kernel_size, stride, padding, 1, ceil_mode, False)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError(f"{op}: divisor must be not zero")
+    div = avg_divisor(geo.size, geo.kernel, geo.stride, pad, geo.out, count_include_pad, divisor_override,
+                      x.dtype)
+    return _unbatch(AvgPoolNd.apply(x, geo, div), unb)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    r"""out[n, c, l] = sum over the window of xpad (zero padding) / the window's size.
+
+    Args:
+        input (Tensor): (N, C, L) or (C, L).
+        kernel_size (int): the window size.
+        stride (int, optional): Default: kernel_size.
+        padding (int): implicit zero padding on both sides, at most kernel_size / 2. Default: 0.
+        ceil_mode (bool): ceil instead of floor for the output size. Default: False.
+        count_include_pad (bool): count the zero padding in the divisor. Default: True.
+
+    Example:
+        >>> F.avg_pool1d(mg.tensor([[[1.0, 3.0, 2.0, 6.0]]]), 2)
+        tensor([[[2., 4.]]])
+    """
+    return _avg_pool_nd("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    r"""3-D average pooling over (D, H, W); arguments as :func:`avg_pool1d` (an int or a 3-tuple each),
+    and divisor_override (int, optional) to divide by instead of the window size.
+
+    Example:
+        >>> F.avg_pool3d(mg.randn(1, 2, 4, 4, 4), 2).shape
+        (1, 2, 2, 2, 2)
+    """
+    return _avg_pool_nd("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override)
+
+
+def _unpool_output_size(op, x, kernel, stride, pad, output_size):
+    """PyTorch's _unpool_output_size: the default (in - 1) s + k - 2 p, or output_size when within one
+    stride of it."""
+    n = len(kernel)
+    default = [(x.shape[2 + d] - 1) * stride[d] + kernel[d] - 2 * pad[d] for d in range(n)]
+    if output_size is None:
+        return tuple(default)
+    output_size = tuple(int(s) for s in output_size)
+    if len(output_size) == n + 2:
+        output_size = output_size[2:]
+    if len(output_size) != n:
+        raise ValueError(f"{op}: output_size should be a sequence containing {n} or {n + 2} elements, but it "
+                         f"has a length of '{len(output_size)}'")
+    for d in range(n):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(f'{op}: invalid output_size "{output_size}" (dim {d} must be between {lo} and {hi})')
+    return output_size
+
+
+def _max_unpool_nd(op, n, input, indices, kernel_size, stride, padding, output_size):
+    from ..ops.conv_nd import _ntuple
+    from ..ops.pooling_nd import MaxUnpoolNd
+    x, unb = _batched(input, op, n)
+    idx = indices.unsqueeze(0) if unb and indices.ndim == n + 1 else indices
+    if not isinstance(idx, Tensor) or idx.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}: indices must be an int64 tensor, got {getattr(idx, 'dtype', type(idx))}")
+    if tuple(idx.shape) != tuple(x.shape):
+        raise RuntimeError(f"{op}: indices of shape {tuple(indices.shape)} must have the input's shape "
+                           f"{tuple(input.shape)}")
+    kernel = _ntuple(kernel_size, n, "kernel_size", op)
+    stride = kernel if stride is None else _ntuple(stride, n, "stride", op)
+    pad = _ntuple(padding, n, "padding", op)
+    size = _unpool_output_size(op, x, kernel, stride, pad, output_size)
+    if min(size) <= 0:
+        raise RuntimeError(f"{op}: output size {size} must be positive (input {tuple(input.shape)})")
+    total = int(np.prod(size))
+    iv = idx._data
+    if iv.size and (iv.min() < 0 or iv.max() >= total):
+        bad = int(iv[(iv < 0) | (iv >= total)].flat[0])
+        raise RuntimeError(f"{op}: found an invalid max index {bad} (output volumes are of size "
+                           f"{'x'.join(map(str, size))})")
+    return _unbatch(MaxUnpoolNd.apply(x, idx, size), unb)
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    r"""The partial inverse of :func:`max_pool1d`: zeros with input[n, c, l] written at indices[n, c, l].
+
+    Args:
+        input (Tensor): (N, C, L) or (C, L), e.g. max_pool1d's output.
+        indices (Tensor): max_pool1d's indices (same shape).
+        kernel_size, stride, padding: max_pool1d's (stride defaults to kernel_size).
+        output_size (tuple, optional): the output's size, within one stride of the default
+            (L - 1) * stride + kernel_size - 2 * padding.
+    """
+    return _max_unpool_nd("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    r"""The partial inverse of :func:`max_pool2d`: zeros with input[n, c, i, j] written at the flat index
+    indices[n, c, i, j] of each output plane. Arguments as :func:`max_unpool1d` (an int or a pair each).
+
+    Example:
+        >>> x = mg.randn(1, 1, 4, 4)
+        >>> out, idx = F.max_pool2d(x, 2, return_indices=True)
+        >>> F.max_unpool2d(out, idx, 2).shape
+        (1, 1, 4, 4)
+    """
+    return _max_unpool_nd("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    r"""The partial inverse of :func:`max_pool3d`; arguments as :func:`max_unpool1d` (an int or a 3-tuple each)."""
+    return _max_unpool_nd("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _adaptive_size(op, output_size, size):
+    """output_size (an int, or a tuple with None keeping that input size) as a tuple of positive ints."""
+    n = len(size)
+    if isinstance(output_size, numbers.Integral) or output_size is None:
+        output_size = (output_size,) * n
+    output_size = tuple(output_size)
+    if len(output_size) != n:
+        raise ValueError(f"{op}: output_size must be an int or a tuple of {n}, got {output_size}")
+    out = tuple(s if o is None else int(o) for o, s in zip(output_size, size))
+    if min(out) <= 0:
+        raise ValueError(f"{op}: output_size must be positive, got {output_size}")
+    if min(size) <= 0:
+        raise RuntimeError(f"{op}: input of spatial size {tuple(size)} must not be empty")
+    return out
+
+
+def _adaptive_max_pool_nd(op, n, input, output_size, return_indices):
+    from ..ops.pooling_nd import AdaptiveMaxPoolNd
+    x, unb = _batched(input, op, n)
+    out, idx = AdaptiveMaxPoolNd.apply(x, _adaptive_size(op, output_size, x.shape[2:]))
+    if return_indices:
+        return _unbatch(out, unb), _unbatch(idx, unb)
+    return _unbatch(out, unb)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    r"""out[n, c, i] = max of input over PyTorch's adaptive bin i: [floor(i L / m), ceil((i + 1) L / m)).
+
+    Args:
+        input (Tensor): (N, C, L) or (C, L).
+        output_size (int): the target length m.
+        return_indices (bool): also return the index of each maximum.
+    """
+    return _adaptive_max_pool_nd("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    r"""out[n, c, i, j] = max of input over adaptive bin (i, j) (as :func:`adaptive_max_pool1d` per dimension).
+
+    Args:
+        input (Tensor): (N, C, H, W) or (C, H, W).
+        output_size (int or tuple): the target (H_out, W_out); None keeps that dimension's size.
+        return_indices (bool): also return the flat (h * W + w) index of each maximum.
+
+    Example:
+        >>> F.adaptive_max_pool2d(mg.randn(1, 3, 7, 9), (2, 4)).shape
+        (1, 3, 2, 4)
+    """
+    return _adaptive_max_pool_nd("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    r"""3-D adaptive max pooling over (D, H, W); arguments as :func:`adaptive_max_pool2d`."""
+    return _adaptive_max_pool_nd("adaptive_max_pool3d", 3, input, output_size, return_indices)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    r"""out[n, c, i] = mean of input over PyTorch's adaptive bin i; computed as x @ A^T.
+
+    Args:
+        input (Tensor): (N, C, L) or (C, L).
+        output_size (int): the target length.
+    """
+    x, unb = _batched(input, "adaptive_avg_pool1d", 1)
+    m, = _adaptive_size("adaptive_avg_pool1d", output_size, x.shape[2:])
+    out = x if m == x.shape[2] else x @ _arr(_adaptive_matrix(x.shape[2], m, x.dtype).T)
+    return _unbatch(out, unb)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    r"""3-D adaptive average pooling over (D, H, W) (one averaging matrix per dimension).
+
+    Args:
+        input (Tensor): (N, C, D, H, W) or (C, D, H, W).
+        output_size (int or tuple): the target (D, H, W); None keeps that dimension's size.
+    """
+    x, unb = _batched(input, "adaptive_avg_pool3d", 3)
+    size = _adaptive_size("adaptive_avg_pool3d", output_size, x.shape[2:])
+    out = x
+    for d, (n, m) in enumerate(zip(x.shape[2:], size)):
+        if n != m:
+            out = (out.transpose(2 + d, -1) @ _arr(_adaptive_matrix(n, m, x.dtype).T)).transpose(2 + d, -1)
+    return _unbatch(out, unb)
+
+
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
+    r"""Resize the spatial dimensions of (N, C, *spatial) to `size` or by `scale_factor`, as
+    torch.nn.functional.interpolate.
+
+    Args:
+        input (Tensor): (N, C, L), (N, C, H, W) or (N, C, D, H, W).
+        size (int or tuple, optional): the output's spatial size.
+        scale_factor (float or tuple, optional): multiplier of the spatial size (output size
+            floor(in * scale_factor)); exactly one of size and scale_factor.
+        mode (str): ``'nearest'`` (src = floor(dst * in / out)), ``'nearest-exact'`` (round half up),
+            ``'linear'`` (3-D), ``'bilinear'`` (4-D), ``'trilinear'`` (5-D) or ``'area'``
+            (adaptive average pooling). Default: ``'nearest'``.
+        align_corners (bool, optional): linear modes only: True maps the corner pixels' centres onto
+            each other, src = dst * (in - 1) / (out - 1); False (default) uses the half-pixel rule
+            src = (dst + 0.5) * scale - 0.5, clamped at 0.
+        recompute_scale_factor (bool, optional): with scale_factor, True computes the output size and
+            then uses in / out as the scale; False/None uses 1 / scale_factor itself.
+        antialias (bool): not supported (must be False).
+
+    Example:
+        >>> x = mg.tensor([[[1.0, 2.0]]])
+        >>> F.interpolate(x, scale_factor=2, mode="linear")
+        tensor([[[1.0000, 1.2500, 1.7500, 2.0000]]])
+    """
+    from ..ops.resize import Interpolate, linear_matrix, nearest_matrix
+    op = "interpolate"
+    dim = input.ndim - 2
+    if dim not in (1, 2, 3):
+        raise NotImplementedError(f"{op}: only 3-D, 4-D and 5-D input tensors are supported (got {input.ndim}-D "
+                                  f"of shape {tuple(input.shape)}) for mode {mode!r}")
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        scales = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(f"{op}: Input and output must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {list(input.shape[2:])} and output size of "
+                                 f"{list(size)}")
+            out_size = tuple(int(s) for s in size)
+        else:
+            out_size = (int(size),) * dim
+    elif scale_factor is not None:
+        out_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(f"{op}: Input and scale_factor must have the same number of spatial dimensions, "
+                                 f"but got input with spatial dimensions of {list(input.shape[2:])} and "
+                                 f"scale_factor of shape {list(scale_factor)}")
+            scales = tuple(float(s) for s in scale_factor)
+        else:
+            scales = (float(scale_factor),) * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and out_size is None:
+        recompute_scale_factor = True
+    if out_size is None:
+        out_size = tuple(int(math.floor(n * s)) for n, s in zip(input.shape[2:], scales))
+        if recompute_scale_factor:
+            scales = None
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif mode in _INTERP_DIMS:
+        align_corners = bool(align_corners)
+        if _INTERP_DIMS[mode] != dim:
+            raise NotImplementedError(f"{op}: Got {input.ndim}D input, but {mode} mode needs "
+                                      f"{_INTERP_DIMS[mode] + 2}D input (input shape {tuple(input.shape)})")
+    else:
+        raise NotImplementedError(f"{op}: mode {mode!r} is not supported (nearest, nearest-exact, linear, "
+                                  f"bilinear, trilinear, area)")
+    if antialias:
+        raise NotImplementedError(f"{op}: antialias=True is not supported")
+    if min(out_size) <= 0 or min(input.shape[2:]) <= 0:
+        raise RuntimeError(f"{op}: Input and output sizes should be greater than 0, but got input "
+                           f"{tuple(input.shape[2:])} and output {out_size}")
+    if mode == "area":
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, out_size)
+    scales = scales or (None,) * dim
+    if mode in ("nearest", "nearest-exact"):
+        mats = tuple(nearest_matrix(n, m, s, mode == "nearest-exact", dim == 2)
+                     for n, m, s in zip(input.shape[2:], out_size, scales))
+    else:
+        mats = tuple(linear_matrix(n, m, align_corners, s) for n, m, s in zip(input.shape[2:], out_size, scales))
+    return Interpolate.apply(input, mats, mode)
+
+
+__all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+            "max_pool1d", "max_pool3d", "avg_pool1d", "avg_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "adaptive_avg_pool1d",
+            "adaptive_avg_pool3d", "interpolate"]

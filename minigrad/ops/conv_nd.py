@@ -1,0 +1,243 @@
+"""N-d convolution (conv1d, conv3d) and transposed convolution (conv_transpose1d/2d/3d).
+
+Three bilinear Functions close under differentiation, so any derivative order stays in the family:
+ConvolutionNd(x, w) (the convolution), ConvTransposeNd(g, w) (its input gradient: col2im(W^T g)) and
+ConvWeightNd(x, g) (its weight gradient). Each one's VJP is the other two; each one's JVP is itself
+on the tangents (bilinear). The geometry `_GeomNd` is that of the convolution; a transposed
+convolution runs the same geometry backwards. conv2d keeps its tuned 2-D kernels (ops/conv.py).
+"""
+import itertools
+import numbers
+from collections import namedtuple
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..autograd.function import Function
+
+__all__ = []  # Function classes only: their public wrappers are nn.functional's
+
+# N, C: batch and channels of the convolution's input; size, kernel, stride, dilation, out: one entry
+# per spatial dimension; pads: (before, after) per spatial dimension
+_GeomNd = namedtuple("_GeomNd", "N C size kernel stride dilation pads out")
+
+
+def _ntuple(v, n, name, op):
+    """An int or a 1- or n-sequence of ints as an n-tuple of ints (PyTorch's _ntuple), with a clear error."""
+    if isinstance(v, numbers.Integral):
+        return (int(v),) * n
+    v = tuple(v)
+    if len(v) == 1:
+        v = v * n
+    if len(v) != n or not all(isinstance(e, numbers.Integral) for e in v):
+        raise ValueError(f"{op}: {name} must be an int or a tuple of {n} ints, got {v!r}")
+    return tuple(int(e) for e in v)
+
+
+def _geom_nd(op, shape, kernel, stride, dilation, pads, ceil_mode=False):
+    """The geometry of a window op over x of `shape` (N, C, *size); pads as (before, after) pairs.
+
+    ceil_mode (pooling): PyTorch's rule, the output rounds up but the last window must start inside
+    the input or the left padding; the right padding then grows to hold that last window."""
+    N, C, size = shape[0], shape[1], tuple(shape[2:])
+    if min(kernel + stride + dilation) <= 0:
+        raise RuntimeError(f"{op}: kernel size, stride and dilation must be positive, got kernel {kernel}, "
+                         f"stride {stride}, dilation {dilation}")
+    if any(lo < 0 or hi < 0 for lo, hi in pads):
+        raise RuntimeError(f"{op}: padding must be non-negative, got {pads}")
+    out, new_pads = [], []
+    for n, k, s, d, (lo, hi) in zip(size, kernel, stride, dilation, pads):
+        span = n + lo + hi - d * (k - 1) - 1
+        if span < 0:
+            raise RuntimeError(f"{op}: input of spatial size {size} with padding {pads} is smaller than the "
+                             f"(dilated) kernel {tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))}")
+        o = (-(-span // s) if ceil_mode else span // s) + 1
+        if ceil_mode and (o - 1) * s >= n + lo:
+            o -= 1
+        hi = max(hi, (o - 1) * s + d * (k - 1) + 1 - n - lo)
+        out.append(o)
+        new_pads.append((lo, hi))
+    return _GeomNd(N, C, size, tuple(kernel), tuple(stride), tuple(dilation), tuple(new_pads), tuple(out))
+
+
+def _padded(x, geo, value=0):
+    """x (N, C, *size) padded per geo (x itself when there is no padding)."""
+    if not any(lo or hi for lo, hi in geo.pads):
+        return x
+    xp = np.full(x.shape[:2] + tuple(n + lo + hi for n, (lo, hi) in zip(geo.size, geo.pads)), value, x.dtype)
+    xp[(slice(None), slice(None)) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(geo.size, geo.pads))] = x
+    return xp
+
+
+def _windows(xp, geo):
+    """The read-only (N, C, *out, *kernel) strided view of the windows of padded xp."""
+    st = xp.strides
+    sp = st[2:]
+    return as_strided(xp, xp.shape[:2] + geo.out + geo.kernel,
+                      st[:2] + tuple(a * s for a, s in zip(sp, geo.stride))
+                      + tuple(a * d for a, d in zip(sp, geo.dilation)), writeable=False)
+
+
+def _offset_slices(geo, k):
+    """The slices of the padded input that kernel offset k (a tuple) reads for every output position."""
+    return (slice(None), slice(None)) + tuple(
+        slice(i * d, i * d + s * (o - 1) + 1, s) for i, d, s, o in zip(k, geo.dilation, geo.stride, geo.out))
+
+
+def _crop(xp, geo):
+    return xp[(slice(None), slice(None)) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(geo.size, geo.pads))]
+
+
+def _spread_windows(vals, geo, dtype):
+    """The adjoint of _windows: vals (N, C, *out, *kernel) added into their input positions (cropped)."""
+    n = len(geo.size)
+    xp = np.zeros(vals.shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(geo.size, geo.pads)), dtype)
+    for k in itertools.product(*(range(e) for e in geo.kernel)):
+        xp[_offset_slices(geo, k)] += vals[(Ellipsis,) + k] if n else vals
+    return _crop(xp, geo)
+
+
+def _im2col(x, geo):
+    """cols[(c, *k), (n, *o)] = xpad[n, c, o * s + k * d]: (C*K, N*L)."""
+    w = _windows(_padded(x, geo), geo)  # (N, C, *out, *kernel)
+    n = len(geo.size)
+    perm = (1,) + tuple(range(2 + n, 2 + 2 * n)) + (0,) + tuple(range(2, 2 + n))
+    return w.transpose(perm).reshape(geo.C * int(np.prod(geo.kernel)), geo.N * int(np.prod(geo.out)))
+
+
+def _col2im(cols, geo):
+    """The adjoint of _im2col: (C*K, N*L) columns added back into an (N, C, *size) input."""
+    n = len(geo.size)
+    c = cols.reshape((geo.C,) + geo.kernel + (geo.N,) + geo.out)
+    perm = (1 + n, 0) + tuple(range(2 + n, 2 + 2 * n)) + tuple(range(1, 1 + n))
+    return _spread_windows(c.transpose(perm), geo, cols.dtype)
+
+
+def _channels_first(a):
+    """(N, O, *out) -> (O, N*L) (the GEMM layout)."""
+    return np.moveaxis(a, 1, 0).reshape(a.shape[1], -1)
+
+
+def _sum_but_channels(t):
+    return t.sum(dim=(0,) + tuple(range(2, t.ndim)))
+
+
+def _tangent_sum(terms, tb, shape):
+    """The sum of the non-None terms plus the bias tangent tb broadcast over shape (N, C, *spatial)."""
+    out = None
+    for t in terms:
+        if t is not None:
+            out = t if out is None else out + t
+    if tb is not None:
+        tb = tb.reshape((1, -1) + (1,) * (len(shape) - 2))
+        out = tb.expand(*shape) if out is None else out + tb
+    return out
+
+
+class ConvolutionNd(Function):
+    """out[n, o] = b[o] + W2[o] @ cols[:, n] with cols = im2col(x) (per group);
+    dx = ConvTransposeNd(g, w),  dw = ConvWeightNd(x, g),  db = sum of g over all but channels"""
+
+    op_name = "convolution"
+
+    def name(self):
+        return "ConvolutionBackward0"  # PyTorch's node for conv1d/2d/3d
+
+    @staticmethod
+    def forward(ctx, x, w, b, geo, groups):
+        ctx.geo, ctx.groups = geo, groups
+        ctx.save_for_backward(x, w)
+        O, G = w.shape[0], groups
+        cols = _im2col(x, geo)
+        out = np.matmul(w.reshape(G, O // G, -1), cols.reshape(G, cols.shape[0] // G, -1)).reshape(O, -1)
+        if b is not None:
+            out += b[:, None]
+        return np.ascontiguousarray(np.moveaxis(out.reshape((O, geo.N) + geo.out), 0, 1))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        nx, nw, nb = ctx.needs_input_grad[:3]
+        geo, G = ctx.geo, ctx.groups
+        return (ConvTransposeNd.apply(g, w, None, geo, G) if nx else None,
+                ConvWeightNd.apply(x, g, geo, G) if nw else None,
+                _sum_but_channels(g) if nb else None, None, None)
+
+    @staticmethod
+    def jvp(ctx, tx, tw, tb, *_):
+        x, w = ctx.saved_tensors
+        geo, G = ctx.geo, ctx.groups
+        return _tangent_sum((ConvolutionNd.apply(tx, w, None, geo, G) if tx is not None else None,
+                             ConvolutionNd.apply(x, tw, None, geo, G) if tw is not None else None),
+                            tb, (geo.N, w.shape[0]) + geo.out)
+
+
+class ConvTransposeNd(Function):
+    """out = col2im(W2^T @ g) + b: the input gradient of the convolution of geometry geo (a transposed
+    convolution);  dg = ConvolutionNd(gout, w),  dw = ConvWeightNd(gout, g),  db = sum of gout"""
+
+    op_name = "conv_transpose"
+
+    def name(self):
+        return "ConvolutionBackward0"  # PyTorch's node for conv_transpose1d/2d/3d
+
+    @staticmethod
+    def forward(ctx, g, w, b, geo, groups):
+        ctx.geo, ctx.groups = geo, groups
+        ctx.save_for_backward(g, w)
+        O, G = w.shape[0], groups
+        w3 = w.reshape(G, O // G, -1).transpose(0, 2, 1)  # (G, Cg*K, Og)
+        cols = np.matmul(w3, _channels_first(g).reshape(G, O // G, -1)).reshape(-1, geo.N * int(np.prod(geo.out)))
+        out = _col2im(cols, geo)
+        if b is not None:
+            out = out + b.reshape((1, -1) + (1,) * len(geo.size))
+        return np.ascontiguousarray(out)
+
+    @staticmethod
+    def backward(ctx, gout):
+        g, w = ctx.saved_tensors
+        ng, nw, nb = ctx.needs_input_grad[:3]
+        geo, G = ctx.geo, ctx.groups
+        return (ConvolutionNd.apply(gout, w, None, geo, G) if ng else None,
+                ConvWeightNd.apply(gout, g, geo, G) if nw else None,
+                _sum_but_channels(gout) if nb else None, None, None)
+
+    @staticmethod
+    def jvp(ctx, tg, tw, tb, *_):
+        g, w = ctx.saved_tensors
+        geo, G = ctx.geo, ctx.groups
+        return _tangent_sum((ConvTransposeNd.apply(tg, w, None, geo, G) if tg is not None else None,
+                             ConvTransposeNd.apply(g, tw, None, geo, G) if tw is not None else None),
+                            tb, (geo.N, geo.C) + geo.size)
+
+
+class ConvWeightNd(Function):
+    """dw[o, c, k] = sum over n, p of g[n, o, p] * xpad[n, c, p * s + k * d] (per group): the weight
+    gradient of the convolution;  dx = ConvTransposeNd(g, gdw),  dg = ConvolutionNd(x, gdw)"""
+
+    op_name = "convolution_weight"
+
+    @staticmethod
+    def forward(ctx, x, g, geo, groups):
+        ctx.geo, ctx.groups = geo, groups
+        ctx.save_for_backward(x, g)
+        O, G = g.shape[1], groups
+        cols = _im2col(x, geo)
+        K = cols.shape[0] // G
+        dw = np.matmul(_channels_first(g).reshape(G, O // G, -1), cols.reshape(G, K, -1).transpose(0, 2, 1))
+        return dw.reshape((O, geo.C // G) + geo.kernel)
+
+    @staticmethod
+    def backward(ctx, gdw):
+        x, g = ctx.saved_tensors
+        nx, ng = ctx.needs_input_grad[:2]
+        geo, G = ctx.geo, ctx.groups
+        return (ConvTransposeNd.apply(g, gdw, None, geo, G) if nx else None,
+                ConvolutionNd.apply(x, gdw, None, geo, G) if ng else None, None, None)
+
+    @staticmethod
+    def jvp(ctx, tx, tg, *_):
+        x, g = ctx.saved_tensors
+        geo, G = ctx.geo, ctx.groups
+        return _tangent_sum((ConvWeightNd.apply(tx, g, geo, G) if tx is not None else None,
+                             ConvWeightNd.apply(x, tg, geo, G) if tg is not None else None), None, None)

@@ -1,0 +1,200 @@
+"""N-d pooling on conv_nd's window geometry: max pooling with indices (max_pool1d/3d), average pooling
+(avg_pool1d/3d), adaptive max pooling (1d/2d/3d) and max unpooling (1d/2d/3d).
+
+The max ops return PyTorch's indices (the flat index of each maximum in its input plane) from the
+Function itself, so a tracer records them; their backward scatters g to those indices with Tensor ops
+(ScatterAdd, whose backward gathers), so the gradient is twice differentiable. max_pool2d and
+avg_pool2d keep their tuned 2-D kernels (ops/pooling.py).
+"""
+import itertools
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+from .conv_nd import _padded, _spread_windows, _windows
+
+__all__ = []  # Function classes only: their public wrappers are nn.functional's
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _scatter_to(g, idx, in_shape):
+    """dx of in_shape (N, C, *size) with g (N, C, *out) added at the flat plane indices idx."""
+    N, C = in_shape[:2]
+    zeros = Tensor._make(np.zeros((N, C, int(np.prod(in_shape[2:]))), dtype=g.dtype))
+    return zeros.scatter_add(2, Tensor._make(idx.reshape(N, C, -1)), g.reshape(N, C, -1)).reshape(*in_shape)
+
+
+def _gather_at(t, idx):
+    """t (N, C, *size) read at the flat plane indices idx (N, C, *out)."""
+    N, C = t.shape[:2]
+    return t.reshape(N, C, -1).gather(2, Tensor._make(idx.reshape(N, C, -1))).reshape(*idx.shape)
+
+
+class MaxPoolNd(Function):
+    """out = max over each window (NaN propagates, the first maximum wins ties), idx = its flat index in
+    the input plane;  dx = g scattered (added) to idx"""
+
+    op_name = "max_pool"
+
+    def name(self):
+        return f"MaxPool{len(self.geo.size)}DWithIndicesBackward0"
+
+    @staticmethod
+    def forward(ctx, x, geo):
+        n = len(geo.size)
+        win = _windows(_padded(x, geo, _lowest(x.dtype)), geo)
+        flat = win.reshape(win.shape[:2 + n] + (-1,))
+        k = flat.argmax(axis=-1)  # argmax: the first maximum, and the first NaN if any
+        out = np.take_along_axis(flat, k[..., None], -1)[..., 0]
+        # window offset -> input coordinate per dimension -> flat index in the (unpadded) plane
+        offs = np.unravel_index(k, geo.kernel)
+        idx = np.zeros(k.shape, np.int64)
+        for d in range(n):
+            o = np.arange(geo.out[d]).reshape((-1,) + (1,) * (n - 1 - d))
+            coord = o * geo.stride[d] + offs[d] * geo.dilation[d] - geo.pads[d][0]
+            idx = idx * geo.size[d] + coord
+        ctx.geo, ctx.idx, ctx.in_shape = geo, idx, x.shape
+        ctx.mark_non_differentiable(idx)
+        return out, idx
+
+    @staticmethod
+    def backward(ctx, g, _):
+        return _scatter_to(g, ctx.idx, ctx.in_shape), None
+
+    @staticmethod
+    def jvp(ctx, t, _geo):
+        return _gather_at(t, ctx.idx), None
+
+
+class AvgPoolNd(Function):
+    """out = sum over each window of xpad (zero padding) / divisor;  dx = AvgPoolNdBackward(g)"""
+
+    op_name = "avg_pool"
+
+    def name(self):
+        return f"AvgPool{len(self.geo.size)}DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, geo, div):
+        ctx.geo, ctx.div = geo, div
+        n = len(geo.size)
+        win = _windows(_padded(x, geo), geo)
+        return win.sum(axis=tuple(range(2 + n, 2 + 2 * n))) / div
+
+    @staticmethod
+    def backward(ctx, g):
+        return AvgPoolNdBackward.apply(g, ctx.geo, ctx.div), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return AvgPoolNd.apply(t, ctx.geo, ctx.div)  # linear: the op itself on the tangent
+
+
+class AvgPoolNdBackward(Function):
+    """dx = g / divisor spread over each window (the adjoint of average pooling);  dg = AvgPoolNd(gg)"""
+
+    op_name = "avg_pool_backward"
+
+    @staticmethod
+    def forward(ctx, g, geo, div):
+        ctx.geo, ctx.div = geo, div
+        gd = g / div
+        vals = np.broadcast_to(gd.reshape(gd.shape + (1,) * len(geo.size)), gd.shape + geo.kernel)
+        return np.ascontiguousarray(_spread_windows(vals, geo, g.dtype))
+
+    @staticmethod
+    def backward(ctx, gg):
+        return AvgPoolNd.apply(gg, ctx.geo, ctx.div), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return AvgPoolNdBackward.apply(t, ctx.geo, ctx.div)
+
+
+def avg_divisor(size, kernel, stride, padding, out, count_include_pad, divisor_override, dtype):
+    """The (*out) divisor of each window, as PyTorch: the window clipped to the padded input
+    (count_include_pad) or to the input itself; `padding` is the user's (symmetric) padding."""
+    if divisor_override:
+        return np.asarray(divisor_override, dtype=dtype)
+    div = np.ones((), dtype=np.int64)
+    for n, k, s, p, o in zip(size, kernel, stride, padding, out):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        sz = end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0)
+        div = np.multiply.outer(div, sz)
+    return div.astype(dtype)
+
+
+def adaptive_bins(n, m):
+    """PyTorch's adaptive bins: bin i of m over n covers [floor(i n / m), ceil((i + 1) n / m))."""
+    return [((i * n) // m, -(-((i + 1) * n) // m)) for i in range(m)]
+
+
+class AdaptiveMaxPoolNd(Function):
+    """out = max over each adaptive bin (NaN propagates, first maximum wins), idx = its flat index in
+    the input plane;  dx = g scattered (added) to idx"""
+
+    op_name = "adaptive_max_pool"
+
+    def name(self):
+        return f"AdaptiveMaxPool{len(self.out_size)}DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, out_size):
+        n = len(out_size)
+        size = x.shape[2:]
+        bins = [adaptive_bins(s, m) for s, m in zip(size, out_size)]
+        out = np.empty(x.shape[:2] + tuple(out_size), x.dtype)
+        idx = np.empty(out.shape, np.int64)
+        for pos in itertools.product(*(range(m) for m in out_size)):
+            b = [bins[d][pos[d]] for d in range(n)]
+            win = x[(Ellipsis,) + tuple(slice(s, e) for s, e in b)]
+            flat = win.reshape(win.shape[:2] + (-1,))
+            k = flat.argmax(axis=-1)
+            out[(Ellipsis,) + pos] = np.take_along_axis(flat, k[..., None], -1)[..., 0]
+            offs = np.unravel_index(k, tuple(e - s for s, e in b))
+            i = np.zeros(k.shape, np.int64)
+            for d in range(n):
+                i = i * size[d] + b[d][0] + offs[d]
+            idx[(Ellipsis,) + pos] = i
+        ctx.out_size, ctx.idx, ctx.in_shape = tuple(out_size), idx, x.shape
+        ctx.mark_non_differentiable(idx)
+        return out, idx
+
+    @staticmethod
+    def backward(ctx, g, _):
+        return _scatter_to(g, ctx.idx, ctx.in_shape), None
+
+    @staticmethod
+    def jvp(ctx, t, _size):
+        return _gather_at(t, ctx.idx), None
+
+
+class MaxUnpoolNd(Function):
+    """out = zeros of (N, C, *size) with out[n, c, idx[n, c, p]] = x[n, c, p] (the partial inverse of
+    max pooling);  dx = g gathered at idx"""
+
+    op_name = "max_unpool"
+
+    def name(self):
+        return f"MaxUnpool{len(self.size)}DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, idx, size):
+        N, C = x.shape[:2]
+        out = np.zeros((N, C, int(np.prod(size))), x.dtype)
+        np.put_along_axis(out, idx.reshape(N, C, -1), x.reshape(N, C, -1), 2)
+        ctx.idx, ctx.size = idx, tuple(size)
+        return out.reshape((N, C) + tuple(size))
+
+    @staticmethod
+    def backward(ctx, g):
+        return _gather_at(g, ctx.idx), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return MaxUnpoolNd.apply(t, ctx.idx, ctx.size)
