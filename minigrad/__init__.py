@@ -9,6 +9,7 @@ from ._dtype import (  # noqa: F401
 from ._dtype import bool_ as bool  # noqa: F401,A001
 from .tensor import Tensor  # noqa: F401
 from ._size import Size  # noqa: F401
+from ._printing import set_printoptions, get_printoptions  # noqa: F401
 from .random import Generator, manual_seed, default_generator  # noqa: F401
 from .creation import (  # noqa: F401
     tensor, as_tensor, from_numpy, zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like,

@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _printing
 from .device import device as _device, check_device
 from ._size import Size as _Size
 
@@ -371,18 +371,8 @@ class Tensor:
         return self
 
     def __repr__(self):
-        body = np.array2string(self._data, separator=", ", precision=4, prefix="tensor(",
-                               threshold=1000, edgeitems=3)
-        extras = []
-        if self._data.dtype not in (_dtype.get_default_dtype(), np.dtype(np.int64), np.dtype(np.bool_)):
-            extras.append(f"dtype=minigrad.{self._data.dtype}")
-        if self._data.size == 0:
-            extras.append(f"size={self.shape}")
-        if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
-        elif self.requires_grad:
-            extras.append("requires_grad=True")
-        return f"tensor({body}{', ' if extras else ''}{', '.join(extras)})"
+        """PyTorch's format (see mg.set_printoptions): `tensor([1.0000, 2.5000], requires_grad=True)`."""
+        return _printing.tensor_repr(self)
 
     # -- arithmetic -----------------------------------------------------------------------------
     def __radd__(self, other): return _ops.add(other, self)
