@@ -62,6 +62,11 @@ class LinalgInvEx(Function):
         inv, = ctx.saved_tensors
         return -(inv.mT @ g @ inv.mT)
 
+    @staticmethod
+    def jvp(ctx, t):
+        inv, = ctx.saved_tensors  # out' = -out tA out
+        return -(inv @ t @ inv)
+
 
 class LinalgDet(Function):
     """out = det(A);  dA = g * cofactor(A) = g * det(A) A^-T, via the SVD where A is singular"""
@@ -87,6 +92,13 @@ class LinalgDet(Function):
         cof = sign.unsqueeze(-1).unsqueeze(-1) * (U * prods.unsqueeze(-2)) @ Vh
         return g * cof
 
+    @staticmethod
+    def jvp(ctx, t):
+        # det' = <cofactor(A), tA> (= det tr(A^-1 tA) where A is invertible); the backward at g = 1 is the cofactor
+        A, det = ctx.saved_tensors
+        cof = LinalgDet.backward(ctx, Tensor._make(np.ones(det.shape, det.dtype)))
+        return (cof * t).sum(-1).sum(-1)
+
 
 class LinalgSlogdet(Function):
     """(sign, logabsdet) = slogdet(A);  dA = g_logabsdet * A^-T  (sign is not differentiable)"""
@@ -102,6 +114,11 @@ class LinalgSlogdet(Function):
     def backward(ctx, g_sign, g_logabs):
         A, = ctx.saved_tensors
         return g_logabs.unsqueeze(-1).unsqueeze(-1) * inv(A).mT
+
+    @staticmethod
+    def jvp(ctx, t):
+        A, = ctx.saved_tensors  # logabsdet' = tr(A^-1 tA); the sign is piecewise constant
+        return None, (inv(A).mT * t).sum(-1).sum(-1)
 
 
 class LinalgSolveEx(Function):
@@ -125,6 +142,15 @@ class LinalgSolveEx(Function):
             gA = -(gB @ X.mT)
         return gA, gB, None
 
+    @staticmethod
+    def jvp(ctx, tA, tB, _vector):
+        # X' = A^-1 (tB - tA X)
+        A, X = ctx.saved_tensors
+        rhs = None if tA is None else -((tA @ X.unsqueeze(-1)).squeeze(-1) if ctx.vector else tA @ X)
+        if tB is not None:
+            rhs = tB if rhs is None else rhs + tB
+        return solve(A, rhs)
+
 
 class LinalgCholeskyEx(Function):
     """L = cholesky(A) (lower);  dA = sym(L^-T Phi(L^T g) L^-1), Phi = lower triangle, diagonal halved"""
@@ -147,6 +173,18 @@ class LinalgCholeskyEx(Function):
         P = 0.5 * (P + P.tril(-1).mT)                 # = 0.5 (P + P^T - diag P): symmetric
         Linv = inv(L)
         return Linv.mT @ P @ Linv, None
+
+    @staticmethod
+    def jvp(ctx, t, _upper):
+        # L' = L Phi(L^-1 sym(tA) L^-T), Phi = lower triangle with the diagonal halved; tA symmetrised, as
+        # the backward's gradient is (the forward reads one triangle of a symmetric A)
+        L, = ctx.saved_tensors
+        if ctx.upper:
+            L = L.mT
+        Linv = inv(L)
+        X = Linv @ (0.5 * (t + t.mT)) @ Linv.mT
+        dL = L @ (X.tril(-1) + 0.5 * _diag_embed(_diagonal(X)))
+        return dL.mT if ctx.upper else dL
 
 
 def _copyltu(M):
@@ -187,6 +225,29 @@ class LinalgQr(Function):
         gX = (gQ + Q @ _copyltu(M)) @ inv(Rx).mT
         return _cat_last(gX, Q @ gRy), None
 
+    @staticmethod
+    def jvp(ctx, t, _mode):
+        # m >= n: with C = Q^T tA R^-1 (Q^T Q' skew, R' R^-1 upper):  R' R^-1 = triu(C + C^T), diagonal
+        # halved;  Q' = tA R^-1 - Q R' R^-1.  m < n: A = [X | Y], X = Q R_x as above, R_y = Q^T Y
+        Q, R = ctx.saved_tensors
+        m, n = Q.shape[-2], R.shape[-1]
+        if ctx.mode == "r" or (ctx.mode == "complete" and m > n):
+            raise RuntimeError(f"linalg.qr: forward-mode derivative not defined for mode={ctx.mode!r} with "
+                               f"{m} x {n} matrices (use mode='reduced'), as for the backward")
+
+        def square(tX, Rx):
+            dX = tX @ inv(Rx)
+            C = Q.mT @ dX
+            S = (C + C.mT).triu()
+            dRRinv = S - 0.5 * _diag_embed(_diagonal(S))
+            return dX - Q @ dRRinv, dRRinv @ Rx
+        if m >= n:
+            return square(t, R)
+        Rx, Ry = R[..., :, :m], R[..., :, m:]
+        dQ, dRx = square(t[..., :, :m], Rx)
+        dRy = dQ.mT @ (Q @ Ry) + Q.mT @ t[..., :, m:]
+        return dQ, _cat_last(dRx, dRy)
+
 
 def _cat_last(a, b):
     from .shape import cat
@@ -213,6 +274,17 @@ class LinalgEigh(Function):
         with np.errstate(divide="ignore", invalid="ignore"):
             inner = VhgV / (E + eye) * (1 - eye) + _diag_embed(gL)
         return V @ inner @ V.mT, None
+
+    @staticmethod
+    def jvp(ctx, t, _uplo):
+        # with P = V^T sym(tA) V and E_ij = L_j - L_i:  L' = diag(P),  V' = V (P / E off the diagonal)
+        # (tA symmetrised, as the backward's gradient is; inf/nan at repeated eigenvalues, as PyTorch)
+        L, V = ctx.saved_tensors
+        P = V.mT @ (0.5 * (t + t.mT)) @ V
+        eye = _eye_like(V)
+        E = L.unsqueeze(-2) - L.unsqueeze(-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _diagonal(P), V @ (P / (E + eye) * (1 - eye))
 
 
 class LinalgSvd(Function):
@@ -258,6 +330,36 @@ class LinalgSvd(Function):
         else:
             gA = U @ inner @ Vh
         return gA, None
+
+    @staticmethod
+    def jvp(ctx, t, _full):
+        # PyTorch's linalg_svd_jvp: P = U^T tA V, S' = diag(P), D = P off the diagonal, E_ij = S_j^2 - S_i^2:
+        # U' = U (D S + S D^T) / E, V' = V (S D + D^T S) / E, plus (I - U U^T) tA V S^-1 for m > k
+        # (resp. (I - V V^T) tA^T U S^-1 for n > k)
+        U, S, Vh = ctx.saved_tensors
+        m, n = U.shape[-2], Vh.shape[-1]
+        k = S.shape[-1]
+        if ctx.full and m != n:
+            raise RuntimeError("linalg.svd: the forward-mode derivative of linalg.svd is not defined when "
+                               "full_matrices=True and A is not square; use full_matrices=False")
+        V = Vh.mT
+        P = U.mT @ t @ V
+        dS = _diagonal(P)
+        eye = Tensor._make(np.eye(k, dtype=S.dtype))
+        D = P * (1 - eye)
+        S2 = S * S
+        E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye
+        Sr, Sc = S.unsqueeze(-2), S.unsqueeze(-1)          # S_j along rows, S_i along columns
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dU = U @ ((D * Sr + Sc * D.mT) / E)
+            dV = V @ ((Sc * D + D.mT * Sr) / E)
+            if m > k:
+                tVSinv = t @ (V / Sr)
+                dU = dU + tVSinv - U @ (U.mT @ tVSinv)
+            elif n > k:
+                tUSinv = t.mT @ (U / Sr)
+                dV = dV + tUSinv - V @ (V.mT @ tUSinv)
+        return dU, dS, dV.mT
 
 
 # -- wrappers (the public forms are in minigrad/linalg.py) -----------------------------------------
