@@ -1,0 +1,199 @@
+"""compile_graph(graph): the graph as straight-line Python source of NumPy calls, exec'd once.
+
+Each equation becomes one line: a planned ufunc writes into its buffer (`v_e = U3(v_a, v_b,
+out=_B[0])`, memory.py), any other op calls its Function's NumPy forward exactly as graph.run does
+(`F4._fast(...)` or `F4.forward(ctx, ...)`), and effects write into the bound tensors in program
+order; after its last read a value is dropped (`del v_e`), so memory is freed as early as eager
+frees it. `compiled.code` is the source that runs; the line comment is where the user's code made
+it. The results are bit for bit graph.run's (the same NumPy calls on the same values).
+"""
+import numpy as np
+
+from ..graph import interpret as _interp
+from ..graph.ir import Var
+from ..tensor import Tensor
+from .memory import last_reads, plan_memory
+
+
+def _arr(o):
+    return o if type(o) is np.ndarray else np.asarray(o)
+
+
+def _one(o):
+    """The single result of a forward that may return it alone or in a 1-tuple (as graph.run reads it)."""
+    if type(o) is tuple:
+        o = o[0]
+    return o if type(o) is np.ndarray else np.asarray(o)
+
+
+def _do_assign(arr, value, objs, name):
+    arr[...] = value
+    obj = objs.get(name)
+    if isinstance(obj, Tensor):
+        obj._bump_version()
+    return arr
+
+
+def _do_set_grad(value, objs, name):
+    p = objs.get(name)
+    if not isinstance(p, Tensor):
+        raise RuntimeError(f"compiled graph: set_grad on {name!r}, which is not a bound parameter")
+    if value is None:
+        p._grad = None
+        return None
+    arr = value.copy()
+    p._grad = Tensor._make(arr)
+    return arr
+
+
+class _Gen:
+    def __init__(self):
+        self.glb = {"np": np, "_arr": _arr, "_one": _one, "_assign": _do_assign, "_set_grad": _do_set_grad,
+                    "_Ctx": _interp._Ctx, "_side": _interp._side_value}
+        self.n = 0
+
+    def const(self, value, prefix="S"):
+        name = f"{prefix}{self.n}"
+        self.n += 1
+        self.glb[name] = value
+        return name
+
+    def expr(self, a):
+        if isinstance(a, Var):
+            return "v_" + a.name
+        if type(a) is tuple and any(isinstance(x, (Var, tuple, dict)) for x in a):
+            return "(" + "".join(self.expr(x) + ", " for x in a) + ")"
+        if type(a) is dict:  # a fresh dict per run: forward may fill it (side outputs)
+            return "{" + ", ".join(f"{self.expr_key(k)}: {self.expr(x)}" for k, x in a.items()) + "}"
+        if a is None or type(a) in (bool, int, str) or (type(a) is float and a == a and abs(a) != float("inf")):
+            return repr(a)
+        return self.const(a)
+
+    def expr_key(self, k):
+        return repr(k) if type(k) in (str, int) else self.const(k)
+
+
+def generate(graph, plan=None):
+    """(source, globals, views) of the function `compiled(_in, _st, _objs, _B)` computing the graph;
+    views: [(arena index, shape, dtype)], what _B[j] is (a view of an arena of the memory plan)."""
+    gen = _Gen()
+    lines = ["def compiled(_in, _st, _objs, _B):"]
+    for i, v in enumerate(graph.invars):
+        lines.append(f"    v_{v.name} = _in[{i}]")
+    for i, (v, b) in enumerate(graph.state):
+        lines.append(f"    v_{v.name} = _st[{i}]  # {b.name} ({b.kind})")
+    for v, a in graph.consts:
+        lines.append(f"    v_{v.name} = {gen.const(a, 'K')}")
+    slot_of = plan.slot_of if plan is not None else {}
+    views, view_of = [], {}
+    last = last_reads(graph)
+    outputs = {v.name for v in graph.outvars if isinstance(v, Var)}
+    dying = {}  # eqn index -> names to drop after it (so memory is freed as eager frees it)
+    for i, e in enumerate(graph.eqns):
+        for v in e.outvars + [s[1] for s in e.side]:
+            if v.name not in outputs:
+                dying.setdefault(last.get(v.name, i), []).append(v.name)
+    for i, e in enumerate(graph.eqns):
+        where = f"  # {e.prim}" + (f"  {e.source}" if e.source else "")
+        if e.effect:
+            if e.prim == "assign":
+                t, val = e.args
+                lines.append(f"    v_{e.outvars[0].name} = _assign(v_{t.name}, v_{val.name}, _objs, {e.target!r}){where}")
+            elif e.prim == "set_grad":
+                val = e.args[0]
+                lhs = f"v_{e.outvars[0].name} = " if e.outvars else ""
+                arg = "None" if val is None else f"v_{val.name}"
+                lines.append(f"    {lhs}_set_grad({arg}, _objs, {e.target!r}){where}")
+            else:
+                raise NotImplementedError(f"codegen: unknown effect {e.prim!r}")
+        else:
+            _eqn_lines(gen, e, where, slot_of, views, view_of, lines)
+        drop = sorted(set(dying.get(i, ())))
+        if drop:
+            lines.append("    del " + ", ".join(f"v_{n}" for n in drop))
+    consts = {v.name for v, _ in graph.consts}
+    rets = [f"v_{v.name}.copy()" if v.name in consts else f"v_{v.name}" for v in graph.outvars]
+    lines.append("    return [" + ", ".join(rets) + "]")  # a constant output is copied: callers own outputs
+    return "\n".join(lines) + "\n", gen.glb, views
+
+
+def _eqn_lines(gen, e, where, slot_of, views, view_of, lines):
+    args = ", ".join(gen.expr(a) for a in e.args)
+    outs = e.outvars
+    if outs and outs[0].name in slot_of:
+        v = outs[0]
+        view_of[v.name] = j = len(views)
+        views.append((slot_of[v.name], v.shape, np.dtype(v.dtype)))
+        u = gen.const(e.fn._fast, "U")
+        lines.append(f"    v_{v.name} = {u}({args}, out=_B[{j}]){where}")
+        return
+    f = gen.const(e.fn, "F")
+    if e.fn._fast is not None and not e.side:
+        call = f"{f}._fast({args})"
+        ctx = False
+    else:
+        ctx = True
+        need = e.need if e.need is not None else (False,) * len(e.args)
+        lines.append(f"    _c = _Ctx(); _c.needs_input_grad = {need!r}")
+        if e.side:
+            lines.append(f"    _v = [{args}]")
+            call = f"{f}.forward(_c, *_v)"
+        else:
+            call = f"{f}.forward(_c, {args})" if args else f"{f}.forward(_c)"
+    if len(outs) == 1:
+        lines.append(f"    v_{outs[0].name} = _one({call}){where}")
+    else:
+        lines.append(f"    _o = {call}{where}")
+        for j, v in enumerate(outs):
+            lines.append(f"    v_{v.name} = _arr(_o[{j}])")
+        lines.append("    del _o")
+    for path, v in e.side:
+        lines.append(f"    v_{v.name} = _side({gen.const(path, 'P')}, _v, _c)")
+    if ctx:
+        lines.append("    del _c" + (", _v" if e.side else ""))
+
+
+class CompiledGraph:
+    """A graph compiled to Python: call it like graph.run; `.code` is the source that runs,
+    `.plan` the memory plan (None with plan=False). The planned buffers belong to this object:
+    one call at a time (not reentrant, not shared between threads)."""
+
+    def __init__(self, graph, plan=True):
+        self.graph = graph
+        self.plan = plan_memory(graph) if plan else None
+        self.code, glb, views = generate(graph, self.plan)
+        exec(compile(self.code, f"<minigrad compiled graph {id(self):x}>", "exec"), glb)  # noqa: S102
+        self._fn = glb["compiled"]
+        arenas = [np.empty(n, np.uint8) for n in self.plan.arenas] if self.plan else []
+        self._buffers = [arenas[b][:_size(s, d)].view(d).reshape(s) for b, s, d in views]
+
+    def __call__(self, *args, state=None):
+        g = self.graph
+        if len(args) != len(g.invars):
+            raise TypeError(f"compiled graph: expected {len(g.invars)} tensor arguments "
+                            f"({', '.join(g.arg_names)}), got {len(args)}")
+        ins = []
+        for v, a, n in zip(g.invars, args, g.arg_names):
+            arr = a._data if isinstance(a, Tensor) else np.asarray(a)
+            if arr.dtype != v.dtype or arr.shape != v.shape:
+                raise TypeError(f"compiled graph: argument {n!r} has shape {tuple(arr.shape)} and dtype "
+                                f"{arr.dtype}; it was compiled for {v.shape} {v.dtype}")
+            ins.append(arr)
+        st = [_interp._value(b, state) for _, b in g.state]
+        objs = {b.name: (state or {}).get(b.name, b.obj) for _, b in g.state}
+        outs = self._fn(ins, st, objs, self._buffers)
+        return _interp._unflatten(g.out_tree, [Tensor._make(o) for o in outs])
+
+    run = __call__
+
+    def __repr__(self):
+        return f"<minigrad CompiledGraph: {len(self.graph.eqns)} equations; {self.plan!r}>"
+
+
+def _size(shape, dtype):
+    return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+
+
+def compile_graph(graph, plan=True):
+    """Compile a Graph (optimized or not) to a CompiledGraph; plan=False skips buffer reuse."""
+    return CompiledGraph(graph, plan=plan)
