@@ -2,15 +2,18 @@
 from .module import Module
 from .container import ModuleDict, ModuleList, Sequential
 from .linear import Bilinear, Identity, Linear
-from .conv import Conv2d
-from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                      AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d,
+                      MaxUnpool2d, MaxUnpool3d)
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .sync_batchnorm import SyncBatchNorm
 from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm
 from .dropout import Dropout
 from .sparse import Embedding
 from .flatten import Flatten, Unflatten
-from .activation import (CELU, ELU, GELU, GLU, Hardsigmoid, Hardswish, LeakyReLU, LogSoftmax, Mish, ReLU, SELU, SiLU,
+from .activation import (CELU, ELU, GELU, GLU, Hardsigmoid, Hardtanh, Hardswish, LeakyReLU, LogSoftmax, Mish, ReLU, SELU, SiLU,
                          Sigmoid, Softmax, Softplus, Softsign, Tanh, Tanhshrink)
 from .distance import CosineSimilarity, PairwiseDistance
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
@@ -27,4 +30,8 @@ __all__ = [
     "Bilinear", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "CELU", "SELU", "GLU", "Hardsigmoid", "Hardswish",
     "Mish", "Softsign", "Tanhshrink", "CosineSimilarity", "PairwiseDistance", "PixelShuffle", "PixelUnshuffle",
     "KLDivLoss", "MarginRankingLoss", "TripletMarginLoss",
+    "Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d", "MaxPool3d",
+    "AvgPool1d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Upsample", "UpsamplingNearest2d",
+    "UpsamplingBilinear2d", "Hardtanh",
 ]

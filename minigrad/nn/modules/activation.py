@@ -344,3 +344,46 @@ class GLU(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class Hardtanh(Module):
+    r"""Hardtanh(x) = clamp(x, min_val, max_val), as ``torch.nn.Hardtanh`` (gradient 1 strictly inside).
+
+    Args:
+        min_val (float): the lower end of the linear region. Default: -1.
+        max_val (float): the upper end of the linear region. Default: 1.
+        inplace (bool): do it in place. Default: ``False``.
+
+    Shape:
+        - Input: :math:`(*)`.
+        - Output: the same shape.
+
+    Example:
+        >>> nn.Hardtanh(-2, 2)(mg.tensor([-3.0, 0.5, 3.0]))
+        tensor([-2. ,  0.5,  2. ])
+    """
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:
+        super().__init__()
+        if min_value is not None:
+            warnings.warn("keyword argument `min_value` is deprecated and rename to `min_val`",
+                          FutureWarning, stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("keyword argument `max_value` is deprecated and rename to `max_val`",
+                          FutureWarning, stacklevel=2)
+            max_val = max_value
+        if not max_val > min_val:
+            raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        """clamp(input, min_val, max_val)."""
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        """PyTorch's repr: the bounds (and inplace when set)."""
+        return f"min_val={self.min_val}, max_val={self.max_val}" + _inplace_str(self.inplace, lead=True)
