@@ -399,4 +399,136 @@ more_functional_ops = [
           lambda x: (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5), grad_fn=None),
 ]
 
-nn_op_db = functional_ops + more_functional_ops + backward_ops
+
+def _unpool_idx(shape, size, seed):
+    """Distinct flat indices < size of each (n, c) plane: a valid max_unpool index tensor."""
+    rng = np.random.default_rng(seed)
+    n, c = shape[:2]
+    k = int(np.prod(shape[2:]))
+    return Const(np.stack([np.sort(rng.choice(size, k, replace=False)) for _ in range(n * c)]).reshape(shape))
+
+
+def _np_unpool(x, idx, size):
+    out = np.zeros(x.shape[:2] + (int(np.prod(size)),))
+    np.put_along_axis(out, idx.reshape(x.shape[:2] + (-1,)), x.reshape(x.shape[:2] + (-1,)), 2)
+    return out.reshape(x.shape[:2] + tuple(size))
+
+
+def _np_conv1d(x, w):
+    """out[n, o, l] = sum over c, k of w[o, c, k] x[n, c, l + k] (stride 1, no padding, one group)."""
+    L = x.shape[-1] - w.shape[-1] + 1
+    return sum(np.einsum("ncl,oc->nol", x[:, :, k:k + L], w[:, :, k]) for k in range(w.shape[-1]))
+
+
+def _np_avg_pool1d(x, k):
+    n = x.shape[-1] // k
+    return x[..., :n * k].reshape(x.shape[:-1] + (n, k)).mean(-1)
+
+
+# N-d convolution / transposed convolution, 1-d and 3-d pooling, unpooling, adaptive max pooling and
+# interpolate (minigrad/ops/conv_nd.py, pooling_nd.py, resize.py). The 1-d pools' grad_fn is None:
+# PyTorch's is a Squeeze (it runs them as 2-d pools); ours is the n-d op's node.
+conv_pool_ops = [
+    fcase("conv1d", "", [(2, 4, 7), (6, 2, 3), (6,)],
+          lambda F, x, w, b: F.conv1d(x, w, b, stride=2, padding=1, dilation=2, groups=2), None,
+          grad_fn="Convolution"),
+    fcase("conv1d", "same_even", [(1, 3, 6), (2, 3, 4)], lambda F, x, w: F.conv1d(x, w, padding="same"),
+          lambda x, w: _np_conv1d(np.pad(x, ((0, 0), (0, 0), (1, 2))), w),
+          grad_fn="Convolution"),
+    fcase("conv3d", "", [(1, 2, 3, 4, 3), (3, 2, 2, 2, 2), (3,)],
+          lambda F, x, w, b: F.conv3d(x, w, b, stride=(1, 2, 1), padding=(1, 0, 1)), None, grad_fn="Convolution"),
+    fcase("conv3d", "groups_dilation", [(1, 4, 3, 3, 5), (2, 2, 2, 1, 2)],
+          lambda F, x, w: F.conv3d(x, w, groups=2, dilation=(1, 1, 2)), None, grad_fn="Convolution"),
+    fcase("conv_transpose1d", "", [(2, 4, 4), (4, 3, 3), (6,)],
+          lambda F, x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1, output_padding=1, groups=2), None,
+          grad_fn="Convolution"),
+    fcase("conv_transpose1d", "dilation_output_padding", [(1, 2, 4), (2, 3, 2)],
+          lambda F, x, w: F.conv_transpose1d(x, w, stride=1, output_padding=1, dilation=2), None,
+          grad_fn="Convolution"),
+    fcase("conv_transpose2d", "", [(1, 3, 3, 4), (3, 2, 3, 2), (2,)],
+          lambda F, x, w, b: F.conv_transpose2d(x, w, b, stride=(2, 1), padding=(1, 0), output_padding=(1, 0)),
+          None, grad_fn="Convolution"),
+    fcase("conv_transpose2d", "groups_dilation", [(1, 4, 3, 3), (4, 1, 2, 2)],
+          lambda F, x, w: F.conv_transpose2d(x, w, stride=2, groups=2, dilation=2), None, grad_fn="Convolution"),
+    fcase("conv_transpose3d", "", [(1, 2, 2, 3, 2), (2, 2, 2, 2, 2)],
+          lambda F, x, w: F.conv_transpose3d(x, w, stride=2, padding=(1, 0, 1)), None, grad_fn="Convolution"),
+    fcase("max_pool1d", "", [_distinct((2, 3, 8))], lambda F, x: F.max_pool1d(x, 2),
+          lambda x: x.reshape(2, 3, 4, 2).max(-1), grad_fn=None),
+    fcase("max_pool1d", "ceil_pad_indices", [_distinct((2, 3, 9))],
+          lambda F, x: F.max_pool1d(x, 3, stride=2, padding=1, ceil_mode=True, return_indices=True), None,
+          grad_fn=None),
+    fcase("max_pool1d", "dilation", [_distinct((1, 2, 8))], lambda F, x: F.max_pool1d(x, 2, 1, dilation=3), None,
+          grad_fn=None),
+    fcase("max_pool3d", "", [_distinct((1, 2, 4, 4, 2))], lambda F, x: F.max_pool3d(x, 2),
+          lambda x: x.reshape(1, 2, 2, 2, 2, 2, 1, 2).max((3, 5, 7)), grad_fn="MaxPool3DWithIndices"),
+    fcase("max_pool3d", "ceil_pad_indices", [_distinct((1, 1, 5, 4, 5))],
+          lambda F, x: F.max_pool3d(x, 3, stride=2, padding=1, ceil_mode=True, return_indices=True), None,
+          grad_fn="MaxPool3DWithIndices"),
+    fcase("avg_pool1d", "", [(2, 3, 8)], lambda F, x: F.avg_pool1d(x, 2), lambda x: _np_avg_pool1d(x, 2),
+          grad_fn=None),
+    fcase("avg_pool1d", "ceil_pad", [(2, 3, 9)],
+          lambda F, x: F.avg_pool1d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False), None, grad_fn=None),
+    fcase("avg_pool3d", "", [(1, 2, 4, 4, 2)], lambda F, x: F.avg_pool3d(x, 2),
+          lambda x: x.reshape(1, 2, 2, 2, 2, 2, 1, 2).mean((3, 5, 7)), grad_fn="AvgPool3D"),
+    fcase("avg_pool3d", "ceil_pad", [(1, 1, 5, 4, 5)],
+          lambda F, x: F.avg_pool3d(x, 3, stride=2, padding=1, ceil_mode=True), None, grad_fn="AvgPool3D"),
+    fcase("avg_pool3d", "exclude_pad_divisor", [(1, 1, 4, 3, 4)],
+          lambda F, x: F.avg_pool3d(x, 2, padding=1, count_include_pad=False, divisor_override=3), None,
+          grad_fn="AvgPool3D"),
+    fcase("max_unpool1d", "", [(1, 2, 3), _unpool_idx((1, 2, 3), 6, 0)],
+          lambda F, x, i: F.max_unpool1d(x, i, 2), lambda x, i: _np_unpool(x, i, (6,)), grad_fn=None),
+    fcase("max_unpool2d", "", [(1, 2, 2, 2), _unpool_idx((1, 2, 2, 2), 25, 1)],
+          lambda F, x, i: F.max_unpool2d(x, i, 2, output_size=(5, 5)), lambda x, i: _np_unpool(x, i, (5, 5)),
+          grad_fn="MaxUnpool2D"),
+    fcase("max_unpool2d", "stride_padding", [(2, 1, 3, 2), _unpool_idx((2, 1, 3, 2), 15, 2)],
+          lambda F, x, i: F.max_unpool2d(x, i, 3, stride=2, padding=1), lambda x, i: _np_unpool(x, i, (5, 3)),
+          grad_fn="MaxUnpool2D"),
+    fcase("max_unpool3d", "", [(1, 1, 2, 2, 1), _unpool_idx((1, 1, 2, 2, 1), 32, 3)],
+          lambda F, x, i: F.max_unpool3d(x, i, 2), lambda x, i: _np_unpool(x, i, (4, 4, 2)), grad_fn="MaxUnpool3D"),
+    fcase("adaptive_max_pool1d", "", [_distinct((2, 3, 10))],
+          lambda F, x: F.adaptive_max_pool1d(x, 4, return_indices=True), None, grad_fn=None),
+    fcase("adaptive_max_pool2d", "", [_distinct((1, 2, 5, 7))], lambda F, x: F.adaptive_max_pool2d(x, (3, 4)),
+          None, grad_fn="AdaptiveMaxPool2D"),
+    fcase("adaptive_max_pool2d", "none_indices", [_distinct((2, 6, 5))],
+          lambda F, x: F.adaptive_max_pool2d(x, (None, 2), return_indices=True), None,
+          grad_fn=None),  # unbatched: PyTorch's and ours end in a Squeeze
+    fcase("adaptive_max_pool3d", "", [_distinct((1, 1, 3, 5, 4))], lambda F, x: F.adaptive_max_pool3d(x, (2, 3, 2)),
+          None, grad_fn="AdaptiveMaxPool3D"),
+    fcase("adaptive_avg_pool1d", "", [(2, 3, 10)], lambda F, x: F.adaptive_avg_pool1d(x, 4), None, grad_fn=None),
+    fcase("adaptive_avg_pool3d", "", [(1, 2, 3, 5, 4)], lambda F, x: F.adaptive_avg_pool3d(x, (2, 3, None)),
+          None, grad_fn=None),
+    fcase("interpolate", "nearest_1d", [(1, 2, 5)], lambda F, x: F.interpolate(x, scale_factor=1.7),
+          lambda x: x[..., [0, 0, 1, 1, 2, 2, 3, 4]], grad_fn="UpsampleNearest1D"),
+    fcase("interpolate", "nearest_2d_size", [(1, 2, 3, 4)], lambda F, x: F.interpolate(x, size=(5, 7)), None,
+          grad_fn="UpsampleNearest2D"),
+    fcase("interpolate", "nearest_3d", [(1, 1, 2, 3, 2)], lambda F, x: F.interpolate(x, scale_factor=2),
+          lambda x: x.repeat(2, 2).repeat(2, 3).repeat(2, 4), grad_fn="UpsampleNearest3D"),
+    fcase("interpolate", "nearest_exact", [(1, 2, 3, 4)],
+          lambda F, x: F.interpolate(x, scale_factor=(1.5, 0.75), mode="nearest-exact"), None,
+          grad_fn="UpsampleNearestExact2D"),
+    fcase("interpolate", "linear", [(1, 2, 5)], lambda F, x: F.interpolate(x, size=8, mode="linear"),
+          lambda x: np.stack([np.interp(np.maximum((np.arange(8) + 0.5) * 5 / 8 - 0.5, 0), np.arange(5), r)
+                              for r in x.reshape(-1, 5)]).reshape(1, 2, 8), grad_fn="UpsampleLinear1D"),
+    fcase("interpolate", "bilinear", [(2, 2, 3, 4)], lambda F, x: F.interpolate(x, scale_factor=1.7, mode="bilinear"),
+          None, grad_fn="UpsampleBilinear2D"),
+    fcase("interpolate", "bilinear_align_corners", [(1, 2, 3, 4)],
+          lambda F, x: F.interpolate(x, size=(5, 6), mode="bilinear", align_corners=True), None,
+          grad_fn="UpsampleBilinear2D"),
+    fcase("interpolate", "bilinear_recompute_down", [(1, 2, 5, 6)],
+          lambda F, x: F.interpolate(x, scale_factor=0.6, mode="bilinear", recompute_scale_factor=True), None,
+          grad_fn="UpsampleBilinear2D"),
+    fcase("interpolate", "trilinear", [(1, 1, 2, 3, 2)],
+          lambda F, x: F.interpolate(x, scale_factor=2, mode="trilinear", align_corners=False), None,
+          grad_fn="UpsampleTrilinear3D"),
+    fcase("interpolate", "area", [(1, 2, 6, 8)], lambda F, x: F.interpolate(x, size=(3, 5), mode="area"), None,
+          grad_fn=None),  # PyTorch: AdaptiveAvgPool2D; ours is adaptive_avg_pool2d's matmuls
+    # negative widths crop, in every mode
+    fcase("pad", "reflect_crop", [(1, 2, 4, 5)], lambda F, x: F.pad(x, (-1, 2, 2, -1), mode="reflect"), None,
+          grad_fn=None),
+    fcase("pad", "replicate_crop", [(1, 2, 4, 5)], lambda F, x: F.pad(x, (-1, 2, 2, -3), mode="replicate"), None,
+          grad_fn=None),
+    fcase("pad", "circular_crop", [(1, 2, 4, 5)], lambda F, x: F.pad(x, (-1, 2, 2, -1), mode="circular"),
+          lambda x: np.pad(x[:, :, :3, 1:], ((0, 0), (0, 0), (2, 0), (0, 2)), mode="wrap"), grad_fn=None),
+]
+
+nn_op_db = functional_ops + more_functional_ops + backward_ops + conv_pool_ops
