@@ -415,6 +415,8 @@ def warn_retrace(fn_name, count, changing, site=None):
                f"dimension dynamic, or pad the last batch.")
     if w is not None:
         w.warn(8, site, message)
+    elif site is not None:  # (code, line) of the user's call
+        warnings.warn_explicit(message, GradientMistakeWarning, site[0].co_filename, site[1])
     else:
         warnings.warn(message, GradientMistakeWarning, stacklevel=3)
 

@@ -70,8 +70,19 @@ class Tracer:
         self.pre = {}
         self.pre_arrays = {}
         self.const_tensor = {}  # const var name -> the tensor it was made from
+        self.record_breaks = False  # trace(on_break="record"): graph_break notes instead of raising
+        self.breaks = []
+        self.break_sites = []  # the user's 'file:line' of each break
         self.hyper_tensors = {}  # ("hyper", id(group), key, index) -> the 0-d tensor the step uses
         self.hyper_nonzero = {}  # id(that tensor) -> whether it was non-zero (the step branches on it)
+
+    def graph_break(self, message):
+        """Raise GraphBreak, or (on_break="record", as mg.jit traces) note it and let the function
+        run on eagerly: the values are real, only the graph is no longer the whole program."""
+        if not self.record_breaks:
+            raise GraphBreak(message)
+        self.breaks.append(message)
+        self.break_sites.append(user_frame())
 
     # -- vars -----------------------------------------------------------------------------------
     def new_var(self, arr_or_shape, dtype=None):
@@ -123,7 +134,7 @@ class Tracer:
         b = arr.base
         while isinstance(b, np.ndarray):
             if id(b) in self.amap or id(b) in self.pre_arrays:
-                raise GraphBreak(f"an array of shape {arr.shape} made with NumPy from a traced value "
+                self.graph_break(f"an array of shape {arr.shape} made with NumPy from a traced value "
                                  f"(outside Function.apply), at {user_frame()}: the graph cannot say "
                                  f"how it was computed. Compute it with minigrad ops.")
             b = b.base
@@ -311,7 +322,7 @@ class Tracer:
             return
         if self.lookup(t) is None and id(t) not in self.pre:
             return  # a tensor the graph never saw (made and written inside a NumPy routine)
-        raise GraphBreak(f"a write into the memory of a tensor of shape {tuple(t.shape)} bypassed "
+        self.graph_break(f"a write into the memory of a tensor of shape {tuple(t.shape)} bypassed "
                          f"minigrad's ops (NumPy on ._data, e.g. an optimizer updating parameters "
                          f"in NumPy), at {user_frame()}; the graph cannot record it. Write through "
                          f"in-place Tensor ops (p.sub_(...), under no_grad) instead.")
@@ -324,7 +335,7 @@ class Tracer:
                 return
         elif any(cv is v for cv, _ in self.consts):
             return
-        raise GraphBreak(f"{what} on a traced tensor of shape {tuple(t.shape)} at {user_frame()}: it "
+        self.graph_break(f"{what} on a traced tensor of shape {tuple(t.shape)} at {user_frame()}: it "
                          f"turns a value of the graph into a Python value, so the code after it "
                          f"depends on data the graph does not carry (graph break). Keep the value "
                          f"as a Tensor (use mg.where instead of `if`, return the tensor instead of "
@@ -333,12 +344,11 @@ class Tracer:
 
 # -- finding names for the state a function reads ---------------------------------------------------
 
-def _collect_names(fn, args, arg_names):
-    """id(tensor) -> name, for modules, optimizers and tensors reachable from fn's closure,
-    globals, bound self and arguments; plus id(grad) -> parameter."""
+def roots_of(fn, args, arg_names):
+    """(prefix, object) for what fn can reach without receiving it: fn itself when a module, the
+    bound self, closure cells, the globals its code names; and its arguments. mg.jit reads the same
+    roots for its guards (modules' training flags, optimizer state)."""
     from ..nn.modules.module import Module
-    from ..optim.optimizer import Optimizer
-    names, params = {}, []
     roots = []
     if isinstance(fn, Module):
         roots.append(("", fn))
@@ -359,6 +369,16 @@ def _collect_names(fn, args, arg_names):
                 roots.append((n + ".", g[n]))
     for n, a in zip(arg_names, args):
         roots.append((n + ".", a))
+    return roots
+
+
+def _collect_names(fn, args, arg_names):
+    """id(tensor) -> name, for modules, optimizers and tensors reachable from fn's closure,
+    globals, bound self and arguments; plus id(grad) -> parameter."""
+    from ..nn.modules.module import Module
+    from ..optim.optimizer import Optimizer
+    names, params = {}, []
+    roots = roots_of(fn, args, arg_names)
     modules_first = sorted(roots, key=lambda r: not isinstance(r[1], Module))
     for prefix, obj in modules_first:
         if isinstance(obj, Module):
@@ -401,7 +421,7 @@ def _flatten(out, tracer, outvars):
                     f"tuples, lists, dicts, numbers or None")
 
 
-def trace(fn, *example_args, constants=(), **kwargs):
+def trace(fn, *example_args, constants=(), on_break="raise", **kwargs):
     """Run fn(*example_args, **kwargs) once, eagerly, and return the program it ran as a Graph.
 
     Args:
@@ -410,6 +430,9 @@ def trace(fn, *example_args, constants=(), **kwargs):
             globals) becomes a named state input read at each run.
         example_args: the arguments to trace with (non-Tensor arguments are baked in).
         constants: tensors to bake in as constants instead of reading them at each run.
+        on_break: "raise" (GraphBreak at the first break) or "record": the function runs on to the
+            end eagerly and the breaks are listed in `graph.breaks` (the graph is then not the
+            whole program; mg.jit runs such a function eagerly).
         kwargs: keyword arguments for fn (baked in when not Tensors).
 
     Raises:
@@ -429,6 +452,9 @@ def trace(fn, *example_args, constants=(), **kwargs):
     arg_names = _arg_names_of(fn, len(example_args))
     names, param_of_grad = _collect_names(fn, example_args, arg_names)
     tr = Tracer(names, param_of_grad, constants)
+    if on_break not in ("raise", "record"):
+        raise ValueError(f"mg.trace: on_break must be 'raise' or 'record', got {on_break!r}")
+    tr.record_breaks = on_break == "record"
     # every tensor alive now is "from before": reading one makes it a state input
     for o in gc.get_objects():
         if isinstance(o, Tensor):
@@ -473,6 +499,8 @@ def trace(fn, *example_args, constants=(), **kwargs):
         [k for k, a in kwargs.items() if isinstance(a, Tensor)]
     g = Graph(invars, tr.state, tr.consts, tr.eqns, outvars, tree, named_args)
     g.result = out
+    g.breaks = tr.breaks
+    g.break_sites = tr.break_sites
     g.trace_seconds = time.perf_counter() - t0
     return g
 

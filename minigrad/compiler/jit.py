@@ -1,0 +1,529 @@
+"""mg.jit / mg.compile: trace on the first call, optimise, compile, and cache behind guards.
+
+A call computes a guard key: the shape, dtype and requires_grad of each Tensor argument, the value
+of each Python scalar argument (static: baked into the program), the grad mode, and the state of
+the modules and optimizers the function reaches (mg.graph.trace.roots_of): each module's `training`
+flag, the identity of its parameters and buffers and whether their `.grad` is None, and which
+optimizer state exists. A key seen before runs its compiled program; a new one traces again.
+Values that change every step are not in the key: they are inputs of the program (state bindings)
+— parameters, gradients, optimizer state and Adam's step count (tensors read at each run), the
+learning rate a scheduler sets and the other hyper-parameters ("hyper" inputs, which raise
+GuardFailure when a branch the step took on them no longer holds: then the call traces again), and
+the random generator (Dropout draws from it at each run, as eager does).
+
+Dynamic batch dimension: a traced program has its shapes baked into static parameters (reshape
+targets, the expand of a mean's backward, the size a mean divides by), so one trace cannot serve
+another batch size. A dimension marked dynamic (`dynamic=` or `mg.jit.mark_dynamic(x, 0)`)
+therefore still gets one exact program per size (the last partial batch of an epoch traces once,
+and is cached), but those traces do not count as retraces: only keys that differ in something
+else count towards the repeated-tracing warning (mg.debug.warn_retrace, after 8).
+
+Graph breaks: mg.jit traces with on_break="record", so the call that hits a break has run to its
+end eagerly (its results are real); that key then always runs eagerly, with one warning naming the
+user's line. `fullgraph=True` raises GraphBreak at the line instead.
+"""
+import functools
+import sys
+import time
+import warnings
+from collections import OrderedDict
+from contextlib import nullcontext
+
+import numpy as np
+
+from ..autograd import function as _function
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..graph.ir import GuardFailure
+from ..graph.trace import _arg_names_of, roots_of, trace
+from ..tensor import Tensor
+from .codegen import compile_graph
+from .pipeline import DEFAULT, format_reports, optimize, stats
+
+__all__ = ["jit", "compile", "JitFunction", "CompiledModule", "Explanation", "mark_dynamic",
+           "explain", "JitWarning"]
+
+RETRACE_LIMIT = 8        # retraces of one function before the repeated-tracing warning
+CACHE_SIZE_LIMIT = 64    # compiled programs kept per function (least recently used dropped)
+
+
+class JitWarning(UserWarning):
+    """mg.jit runs a call eagerly (a graph break, or a result that needs an autograd graph)."""
+
+
+def mark_dynamic(x, dims):
+    """Mark dimension(s) `dims` of tensor `x` as dynamic for mg.jit: a call whose arguments differ
+    from an earlier one only in marked dimensions gets its own exact program (traced once, cached)
+    without counting as a retrace. Returns x.
+
+    Example:
+        >>> step = mg.jit(train_step)
+        >>> x = mg.jit.mark_dynamic(x, 0)   # the last batch of an epoch may be smaller
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"mg.jit.mark_dynamic: expected a Tensor, got {type(x).__name__}")
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    for d in dims:
+        if not -x.ndim <= d < max(x.ndim, 1):
+            raise IndexError(f"mg.jit.mark_dynamic: dim {d} out of range for a tensor of shape {tuple(x.shape)}")
+    x._jit_dynamic = frozenset(getattr(x, "_jit_dynamic", frozenset()) | {d % x.ndim for d in dims})
+    return x
+
+
+# -- guard keys ------------------------------------------------------------------------------------
+
+def _static_sig(a):
+    """The guard of a non-Tensor argument (its value is baked into the program)."""
+    if a is None or type(a) in (bool, int, str):
+        return (type(a).__name__, a)
+    if type(a) is float:
+        return ("float", a.hex() if a == a else "nan")  # -0.0 and 0.0 are different programs
+    if isinstance(a, Tensor):
+        # a tensor inside a container is read as state bound to this very tensor
+        return ("tensor", id(a), tuple(a.shape), str(a.dtype), a.requires_grad)
+    if type(a) in (tuple, list):
+        return (type(a).__name__,) + tuple(_static_sig(x) for x in a)
+    if type(a) is dict:
+        return ("dict",) + tuple((k, _static_sig(v)) for k, v in a.items())
+    if isinstance(a, np.ndarray):
+        return ("ndarray", a.shape, a.dtype.str, a.tobytes())
+    if isinstance(a, np.generic):
+        return ("npscalar", a.dtype.str, a.tobytes())
+    return ("object", id(a))
+
+
+def _tensor_sig(t, dyn):
+    shape = tuple(t.shape)
+    erased = tuple(None if i in dyn else s for i, s in enumerate(shape))
+    return ("T", shape, str(t.dtype), t.requires_grad), ("T", erased, str(t.dtype), t.requires_grad)
+
+
+def _state_sig(roots):
+    """Module training flags, parameter/buffer identities, grad None-ness, optimizer state layout."""
+    from ..nn.modules.module import Module
+    from ..optim.optimizer import Optimizer
+    sig, seen, groups = [], set(), []
+    for _, obj in roots:
+        if isinstance(obj, Module):
+            for m in obj.modules():
+                if id(m) in seen:
+                    continue
+                seen.add(id(m))
+                sig.append(m.training)
+                for p in m._parameters.values():
+                    sig.append(None if p is None else (id(p), p._data.shape, p._data.dtype.char, p._grad is None,
+                                                       p.requires_grad))
+                for b in m._buffers.values():
+                    sig.append(None if b is None else (id(b), b._data.shape, b._data.dtype.char))
+        elif isinstance(obj, Optimizer) and id(obj) not in seen:
+            seen.add(id(obj))
+            sig.append(("opt", id(obj)))
+            for group in obj.param_groups:
+                groups.append(group)
+                for p in group["params"]:
+                    st = obj.state.get(p)
+                    sig.append((id(p), p._grad is None, None if not st else tuple(
+                        (k, id(v) if isinstance(v, Tensor) else type(v).__name__) for k, v in st.items())))
+    return tuple(sig), groups
+
+
+class _Entry:
+    """One compiled program (or an eager fallback) for one guard key."""
+
+    __slots__ = ("graph", "optimized", "reports", "compiled", "eager", "reason", "guards",
+                 "trace_seconds", "compile_seconds")
+
+    def __init__(self, graph):
+        self.graph, self.optimized, self.reports, self.compiled = graph, None, [], None
+        self.eager, self.reason, self.guards = False, None, []
+        self.trace_seconds, self.compile_seconds = getattr(graph, "trace_seconds", 0.0), 0.0
+
+    def guards_hold(self):
+        for group, k, v in self.guards:
+            if group.get(k, _MISSING) != v:
+                return False
+        return True
+
+
+_MISSING = object()
+
+
+def _result_tensors(out, acc):
+    if isinstance(out, Tensor):
+        acc.append(out)
+    elif isinstance(out, (tuple, list)):
+        for o in out:
+            _result_tensors(o, acc)
+    elif isinstance(out, dict):
+        for o in out.values():
+            _result_tensors(o, acc)
+    return acc
+
+
+def _fn_name(fn):
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
+
+
+class JitFunction:
+    """A function compiled by mg.jit: call it like the function. Attributes: `fn`, `cache_info()`,
+    `traces` (how many times it traced), `code` (the generated source of the last program run),
+    `explain(*args)`."""
+
+    def __init__(self, fn, *, passes=None, fullgraph=False, dynamic=None, freeze=False):
+        if not callable(fn):
+            raise TypeError(f"mg.jit: expected a function or module, got {type(fn).__name__}")
+        if isinstance(fn, JitFunction):
+            fn = fn.fn
+        self.fn, self.passes, self.fullgraph, self.freeze = fn, passes, fullgraph, freeze
+        self.dynamic = dynamic
+        if dynamic is not None and not isinstance(dynamic, (bool, int, dict)):
+            raise TypeError(f"mg.jit: dynamic must be None, a bool, a dim (int) or a dict "
+                            f"{{argument name or index: dim or dims}}, got {type(dynamic).__name__}")
+        self._cache = OrderedDict()
+        self._erased_seen = set()
+        self._history = []       # (per-argument signatures, rest of the key) of each counted trace
+        self.traces = 0
+        self.retraces = 0        # traces that counted towards the repeated-tracing warning
+        self._warned_retrace = False
+        self._warned = set()     # eager-fallback messages already given
+        self._last = None        # the entry of the last call
+        self._arg_names = {}
+        if not hasattr(fn, "forward"):  # a function: its name and docstring (a module keeps its own)
+            functools.update_wrapper(self, fn, updated=())
+
+    # -- keys --------------------------------------------------------------------------------------
+    def _dims(self, i, name, t):
+        d = getattr(t, "_jit_dynamic", frozenset())
+        spec = self.dynamic
+        if spec is True:
+            return frozenset(range(t.ndim))
+        if type(spec) is int:
+            return d | {spec % t.ndim} if t.ndim else d
+        if type(spec) is dict:
+            dims = spec.get(name, spec.get(i))
+            if dims is not None:
+                dims = (dims,) if isinstance(dims, int) else dims
+                d = d | {x % t.ndim for x in dims} if t.ndim else d
+        return d
+
+    def _names(self, n):
+        names = self._arg_names.get(n)
+        if names is None:
+            names = self._arg_names[n] = _arg_names_of(self.fn, n)
+        return names
+
+    def _key(self, args, kwargs):
+        names = self._names(len(args))
+        sigs, erased = [], []
+        items = list(zip(range(len(args)), names, args)) + [(k, k, v) for k, v in kwargs.items()]
+        for i, name, a in items:
+            if isinstance(a, Tensor):
+                s, e = _tensor_sig(a, self._dims(i, name, a))
+            else:
+                s = e = _static_sig(a)
+            sigs.append((name, s))
+            erased.append((name, e))
+        roots = roots_of(self.fn, args, names) + [(k + ".", v) for k, v in kwargs.items()]
+        state, groups = _state_sig(roots)
+        rest = (is_grad_enabled(), state)
+        return (tuple(sigs), rest), (tuple(erased), rest), groups
+
+    # -- calling -----------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if _function._tracer is not None:  # inside an outer mg.trace / mg.jit: record the ops inline
+            return self.fn(*args, **kwargs)
+        if self.freeze and getattr(self.fn, "training", False):
+            raise RuntimeError(f"mg.compile(freeze=True): {_fn_name(self.fn)} is in training mode; a frozen "
+                               f"program is for inference (parameters as constants): call .eval() first")
+        key, erased, groups = self._key(args, kwargs)
+        entry = self._cache.get(key)
+        if entry is not None:
+            self._cache.move_to_end(key)
+            self._last = entry
+            if entry.eager:
+                return self.fn(*args, **kwargs)
+            if entry.guards_hold():
+                tensors = [a for a in args if isinstance(a, Tensor)] + \
+                    [a for a in kwargs.values() if isinstance(a, Tensor)]
+                try:
+                    with no_grad() if self.freeze else nullcontext():
+                        return entry.compiled(*tensors)
+                except GuardFailure:
+                    pass  # a hyper-parameter the step branched on changed: trace again
+        return self._trace(key, erased, groups, args, kwargs)
+
+    def _trace(self, key, erased, groups, args, kwargs):
+        self.traces += 1
+        counted = self.traces > 1 and erased not in self._erased_seen
+        self._erased_seen.add(erased)
+        self._history.append(key)
+        consts = ()
+        if self.freeze:
+            consts = list(self.fn.parameters()) + [b for b in self.fn.buffers() if b is not None]
+        with no_grad() if self.freeze else nullcontext():
+            g = trace(self.fn, *args, constants=consts, on_break="raise" if self.fullgraph else "record",
+                      **kwargs)
+        if self.freeze:  # the values now, not the live arrays: folding and later runs agree
+            g.consts = [(v, a.copy()) for v, a in g.consts]
+        entry = _Entry(g)
+        self._decide(entry, g, groups)
+        self._cache[key] = entry
+        self._cache.move_to_end(key)
+        while len(self._cache) > CACHE_SIZE_LIMIT:
+            self._cache.popitem(last=False)
+        self._last = entry
+        if counted:
+            self.retraces += 1
+            if self.retraces >= RETRACE_LIMIT and not self._warned_retrace:
+                self._warned_retrace = True
+                from ..debug import warn_retrace
+                from ..debug._sites import user_site
+                warn_retrace(_fn_name(self.fn), self.traces, self._changing(), site=user_site())
+        return g.result
+
+    def _decide(self, entry, g, groups):
+        """Compile the traced graph, or mark the key eager (graph break, autograd-needing result)."""
+        name = _fn_name(self.fn)
+        if g.breaks:
+            entry.eager, entry.reason = True, "graph break"
+            for msg, site in zip(g.breaks, g.break_sites):
+                self._warn(f"mg.jit({name}): graph break: {msg} This call signature runs eagerly.", site)
+            return
+        state_names = {b.name for _, b in g.state}
+        foreign = [e.target for e in g.eqns if e.prim == "set_grad" and e.target not in state_names]
+        if foreign:
+            entry.eager, entry.reason = True, "grad of an argument"
+            self._warn(f"mg.jit({name}): the function sets .grad of its tensor argument(s) {foreign}, which "
+                       f"the compiled program cannot bind; this call signature runs eagerly. Read the "
+                       f"gradient with mg.autograd.grad and return it instead.", None)
+            return
+        ran_backward = any(e.prim == "set_grad" for e in g.eqns) or any(b.kind == "grad" for _, b in g.state)
+        if not ran_backward and any(t.requires_grad for t in _result_tensors(g.result, [])):
+            entry.eager, entry.reason = True, "result requires grad"
+            self._warn(f"mg.jit({name}): its result requires grad, and a compiled program carries no "
+                       f"autograd graph; this call signature runs eagerly. Call it under mg.no_grad() "
+                       f"for inference, or call backward() inside the function.", None)
+            return
+        t0 = time.perf_counter()
+        entry.optimized, entry.reports = optimize(g, self.passes)
+        entry.compiled = compile_graph(entry.optimized)
+        entry.compile_seconds = time.perf_counter() - t0
+        hyper = {(id(b.obj.group), b.obj.key) for _, b in g.state if b.kind == "hyper"}
+        entry.guards = [(grp, k, v) for grp in groups for k, v in grp.items()
+                        if k != "params" and (id(grp), k) not in hyper]
+
+    def _warn(self, message, site):
+        if message in self._warned:
+            return
+        self._warned.add(message)
+        if site and site != "<unknown>" and ":" in site:
+            path, _, line = site.rpartition(":")
+            warnings.warn_explicit(message, JitWarning, path, int(line) if line.isdigit() else 0)
+        else:
+            warnings.warn(message, JitWarning, stacklevel=4)
+
+    def _changing(self):
+        """Which argument keeps changing across the traced keys, and how to fix it."""
+        per_arg = {}
+        rests = []
+        for sigs, rest in self._history:
+            for name, s in sigs:
+                vals = per_arg.setdefault(name, [])
+                if s not in vals:
+                    vals.append(s)
+            if rest not in rests:
+                rests.append(rest)
+        name, vals = max(per_arg.items(), key=lambda kv: len(kv[1]), default=(None, []))
+        if len(vals) <= 1:
+            if len({r[0] for r in rests}) > 1:
+                return "not an argument: the grad mode (mg.no_grad / enable_grad around the call) keeps changing"
+            return ("not an argument: the state of the modules or optimizers it uses keeps changing "
+                    "(train()/eval() flips, new parameter or optimizer-state tensors, .grad set to None or not)")
+        shown = ", ".join(_describe(v) for v in vals[:4]) + (", ..." if len(vals) > 4 else "")
+        if all(v[0] == "T" for v in vals):
+            shapes = [v[1] for v in vals]
+            if len({len(s) for s in shapes}) == 1 and len(set(shapes)) > 1:
+                dims = [i for i in range(len(shapes[0])) if len({s[i] for s in shapes}) > 1]
+                d = dims[0]
+                return (f"argument {name!r}: its shape keeps changing ({shown}; dim {d} varies). If only a "
+                        f"last partial batch differs, mark it dynamic: mg.jit(fn, dynamic={{{name!r}: {d}}}) "
+                        f"or mg.jit.mark_dynamic({name}, {d}); otherwise pad it to a few fixed sizes")
+            return f"argument {name!r}: its shape, dtype or requires_grad keeps changing ({shown})"
+        return (f"argument {name!r}: a Python value baked into each trace keeps changing ({shown}); pass it "
+                f"as a tensor (mg.tensor(...)) so it becomes an input of one program")
+
+    # -- inspecting --------------------------------------------------------------------------------
+    @property
+    def code(self):
+        """The generated source of the program the last call ran (None if it ran eagerly)."""
+        e = self._last
+        return None if e is None or e.compiled is None else e.compiled.code
+
+    def cache_info(self):
+        """{'traces', 'retraces', 'entries', 'eager_entries'}."""
+        return {"traces": self.traces, "retraces": self.retraces, "entries": len(self._cache),
+                "eager_entries": sum(e.eager for e in self._cache.values())}
+
+    def explain(self, *args, file=sys.stdout, **kwargs):
+        """Print (to `file`; None: don't) and return an Explanation of the program for these
+        arguments: the graph before and after each pass with op counts and intermediate bytes,
+        the pass table, fused groups, the memory plan and any graph breaks with their lines.
+        Traces (running the function once) if no program is cached for these arguments yet."""
+        key, _, _ = self._key(args, kwargs)
+        entry = self._cache.get(key)
+        if entry is None:
+            self(*args, **kwargs)
+            entry = self._cache.get(key) or self._last
+        ex = Explanation(self, entry)
+        if file is not None:
+            print(ex, file=file)
+        return ex
+
+
+class CompiledModule(JitFunction):
+    """mg.compile(module): calls run the compiled forward; other attributes are the module's."""
+
+    def __getattr__(self, name):
+        if name == "fn":
+            raise AttributeError(name)
+        return getattr(self.fn, name)
+
+    def __repr__(self):
+        return f"CompiledModule({self.fn!r})"
+
+
+def _describe(sig):
+    if sig[0] == "T":
+        return f"{sig[1]} {sig[2]}" + (" requires_grad" if sig[3] else "")
+    if sig[0] == "float":
+        return repr(float.fromhex(sig[1])) if sig[1] != "nan" else "nan"
+    if len(sig) == 2 and sig[0] in ("int", "bool", "str", "NoneType"):
+        return repr(sig[1])
+    return repr(sig)
+
+
+class Explanation:
+    """What mg.jit made of a function for one set of arguments (print it). Attributes: `graph` (as
+    traced), `optimized`, `steps` ([(pass name, report, graph after)]), `breaks` ([(message,
+    'file:line')]), `code`, `plan`."""
+
+    def __init__(self, jitted, entry):
+        self.name = _fn_name(jitted.fn)
+        self.graph = entry.graph
+        self.breaks = list(zip(getattr(entry.graph, "breaks", []), getattr(entry.graph, "break_sites", [])))
+        self.eager, self.reason = entry.eager, entry.reason
+        self.trace_seconds, self.compile_seconds = entry.trace_seconds, entry.compile_seconds
+        self.steps = []
+        self.optimized = entry.optimized
+        self.code = entry.compiled.code if entry.compiled is not None else None
+        self.plan = entry.compiled.plan if entry.compiled is not None else None
+        g = entry.graph
+        for name in list(DEFAULT if jitted.passes is None else jitted.passes):
+            g, (rep,) = optimize(g, [name])
+            self.steps.append((name, rep, g))
+
+    def __str__(self):
+        s0 = stats(self.graph)
+        out = [f"mg.jit.explain({self.name}): traced in {self.trace_seconds * 1e3:.1f} ms"
+               + (f", optimised and compiled in {self.compile_seconds * 1e3:.1f} ms" if self.code else "")]
+        if self.breaks:
+            out.append(f"graph breaks ({len(self.breaks)}): this call signature runs eagerly")
+            for msg, site in self.breaks:
+                out.append(f"  {site}: {msg}")
+        else:
+            out.append("graph breaks: none")
+        if self.eager and self.reason != "graph break":
+            out.append(f"runs eagerly: {self.reason}")
+        out.append(f"\n== as traced: {_summary(s0)}")
+        out.append(str(self.graph))
+        for name, rep, g in self.steps:
+            head = f"\n== after {name}: {_summary(rep.after)}"
+            if rep.details:
+                head += f"  ({rep.details})"
+            out.append(head)
+            out.append(str(g) if rep.changed else "(unchanged)")
+        out.append("\n== passes")
+        out.append(format_reports([r for _, r, _ in self.steps]))
+        final = self.steps[-1][2] if self.steps else self.graph
+        fused = [e for e in final.eqns if "fuse" in e.prim]
+        out.append(f"fused groups: {len(fused)}")
+        for e in fused:
+            out.append(f"  {e!r}")
+        if self.plan is not None:
+            out.append(f"memory plan: {self.plan!r}")
+        return "\n".join(out)
+
+    __repr__ = __str__
+
+
+def _summary(st):
+    top = ", ".join(f"{p} {n}" for p, n in st["by_prim"].most_common(8))
+    return f"{st['eqns']} equations, {st['bytes']:,} intermediate bytes; {top}"
+
+
+def jit(fn=None, *, passes=None, fullgraph=False, dynamic=None):
+    """Compile a function on its first call: trace it (mg.trace), optimise the graph, generate
+    NumPy code, and cache the program behind guards; later calls with the same guard key run it.
+
+    Args:
+        fn: the function (or module). Also usable as a decorator: `@mg.jit` or `@mg.jit(...)`.
+        passes: pass names for mg.compiler.optimize (None: its default pipeline; [] none).
+        fullgraph: raise GraphBreak where tracing hits a graph break, instead of running that
+            call signature eagerly with a warning.
+        dynamic: dimensions that may change without counting as a retrace (each size still gets
+            its own exact program, traced once): an int (that dim of every tensor argument), a dict
+            {argument name or index: dim or dims}, True (every dim), or None (only dims marked
+            with mg.jit.mark_dynamic).
+
+    The guard key: tensor arguments' shapes, dtypes and requires_grad; Python scalar arguments'
+    values; the grad mode; the modules' training flags, their parameter/buffer identities and
+    whether grads are None; which optimizer state exists; optimizer options that are not inputs.
+    Learning rates, other hyper-parameters, optimizer state values and the random generator are
+    inputs read at each run, so a scheduler does not cause retracing.
+
+    Example:
+        >>> @mg.jit
+        ... def f(x):
+        ...     return (x * 2).exp().sum()
+        >>> f(mg.ones(3))
+        tensor(22.1672)
+    """
+    if fn is None:
+        return lambda f: JitFunction(f, passes=passes, fullgraph=fullgraph, dynamic=dynamic)
+    return JitFunction(fn, passes=passes, fullgraph=fullgraph, dynamic=dynamic)
+
+
+def explain(fn, *args, file=sys.stdout, **kwargs):
+    """mg.jit.explain(fn, *args): print and return what mg.jit makes of fn for these arguments
+    (runs fn once to trace it); see JitFunction.explain."""
+    j = fn if isinstance(fn, JitFunction) else JitFunction(fn)
+    return j.explain(*args, file=file, **kwargs)
+
+
+jit.explain = explain
+jit.mark_dynamic = mark_dynamic
+
+
+def compile(model_or_fn, *, freeze=False, passes=None, fullgraph=False, dynamic=None):  # noqa: A001
+    """Compile a module (or function) with mg.jit.
+
+    Args:
+        model_or_fn: an nn.Module (calls run its compiled forward; other attributes are the
+            module's) or a function.
+        freeze: modules only, for inference in eval() mode: parameters and buffers become constants
+            (their values now), so constant folding can fold them; calls run without autograd.
+            Change the parameters afterwards and compile again.
+        passes, fullgraph, dynamic: as mg.jit.
+
+    Example:
+        >>> model = mg.nn.Linear(4, 2).eval()
+        >>> fast = mg.compile(model, freeze=True)
+        >>> fast(mg.ones(3, 4)).shape
+        (3, 2)
+    """
+    from ..nn.modules.module import Module
+    if isinstance(model_or_fn, Module):
+        return CompiledModule(model_or_fn, passes=passes, fullgraph=fullgraph, dynamic=dynamic, freeze=freeze)
+    if freeze:
+        raise TypeError(f"mg.compile(freeze=True) takes an nn.Module (its parameters become constants), "
+                        f"got {type(model_or_fn).__name__}")
+    return JitFunction(model_or_fn, passes=passes, fullgraph=fullgraph, dynamic=dynamic)
