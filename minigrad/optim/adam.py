@@ -3,10 +3,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from .. import ops
+from ..autograd.function import Function
 from ..tensor import Tensor
-from .optimizer import (Optimizer, _addcdiv_, _addcmul_, _check_args, _host_math, _hyper, _like, _nz, _scalar, _scaled,
-                        _state_tensor, _step_tensor, _zeros)
+from .optimizer import (_HOST_MATH, Optimizer, _addcdiv_, _addcmul_, _bump, _check_args, _fusable, _host_math, _hyper,
+                        _like, _nz, _scalar, _scaled, _scratch, _state_tensor, _step_tensor, _zeros)
 
 __all__ = ["Adam"]
 
@@ -67,6 +70,11 @@ class Adam(Optimizer):
 
     def _update(self, group, params, grads, states) -> None:
         amsgrad = group["amsgrad"]
+        if _fusable(group, params, grads, [st["exp_avg"] for st in states], [st["exp_avg_sq"] for st in states],
+                    [_state_tensor(st, "max_exp_avg_sq", p) for st, p in zip(states, params)] if amsgrad else
+                    [None] * len(params)):
+            _fused_adam(self, group, params, grads, states)
+            return
         _single_tensor_adam(
             params, grads, [st["exp_avg"] for st in states], [st["exp_avg_sq"] for st in states],
             [_state_tensor(st, "max_exp_avg_sq", p) for st, p in zip(states, params)] if amsgrad else [],
@@ -100,3 +108,69 @@ def _single_tensor_adam(params: list[Tensor], grads: list[Tensor], exp_avgs: lis
         else:
             denom = (exp_avg_sq.sqrt() / _like(bias_correction2_sqrt, param)).add_(_like(eps, param))
         _addcdiv_(param, exp_avg, denom, -step_size)
+
+
+class AdamStep(Function):
+    """One Adam/AdamW step (the loop above) for every parameter of a group, written in place: one op
+    for the whole group (PyTorch's foreach path), the same arithmetic in the same order as the
+    per-tensor ops, so bit for bit the same result. Only eager and never recorded (optimizer steps
+    run under no_grad); under mg.trace the per-tensor in-place ops run instead, each recorded."""
+
+    op_name = "adam_step"
+
+    @staticmethod
+    def forward(ctx, ps, gs, ms, vs, vmaxs, steps, scratch, amsgrad, beta1, beta2, lr, weight_decay, eps,
+                maximize, decoupled_weight_decay):
+        for i, p in enumerate(ps):
+            g, m, v, dt = gs[i], ms[i], vs[i], p.dtype.type
+            rows = scratch[p.dtype]
+            tmp, denom = rows[0, :p.size].reshape(p.shape), rows[1, :p.size].reshape(p.shape)
+            st = steps[i]
+            np.add(st, 1, out=st)
+            if maximize:
+                g = np.negative(g)
+            if weight_decay != 0:
+                if decoupled_weight_decay:
+                    np.multiply(p, dt(1 - lr * weight_decay), out=p)
+                else:
+                    g = g + (p if weight_decay == 1 else p * dt(weight_decay))
+            # m = lerp(m, g, 1 - beta1), in PyTorch's two forms (as ops.elementwise.Lerp)
+            w = 1 - beta1
+            diff = np.subtract(g, m, out=tmp)
+            if abs(w) < 0.5:
+                diff *= w
+                np.add(m, diff, out=m)
+            else:
+                diff *= 1 - w
+                np.subtract(g, diff, out=m)
+            np.multiply(v, dt(beta2), out=v)
+            prod = np.multiply(g, g, out=tmp)
+            if 1 - beta2 != 1:
+                prod *= 1 - beta2
+            np.add(v, prod, out=v)
+            step_size, bias_correction2_sqrt = _HOST_MATH["adam_bias"](float(st), lr, beta1, beta2)
+            if amsgrad:
+                np.maximum(vmaxs[i], v, out=vmaxs[i])
+                np.sqrt(vmaxs[i], out=denom)
+            else:
+                np.sqrt(v, out=denom)
+            np.true_divide(denom, dt(bias_correction2_sqrt), out=denom)
+            np.add(denom, dt(eps), out=denom)
+            quot = np.true_divide(m, denom, out=tmp)
+            if -step_size != 1:
+                quot *= -step_size
+            np.add(p, quot, out=p)
+        return ()
+
+
+def _fused_adam(opt, group, params, grads, states) -> None:
+    amsgrad = group["amsgrad"]
+    ms, vs, steps = [st["exp_avg"] for st in states], [st["exp_avg_sq"] for st in states], [st["step"] for st in states]
+    vmaxs = [_state_tensor(st, "max_exp_avg_sq", p) for st, p in zip(states, params)] if amsgrad else []
+    beta1, beta2 = group["betas"]
+    AdamStep.apply([p._data for p in params], [g._data for g in grads], [m._data for m in ms], [v._data for v in vs],
+                   [v._data for v in vmaxs], [s._data for s in steps], _scratch(opt, params, 2), amsgrad,
+                   float(beta1), float(beta2), float(group["lr"]), float(group["weight_decay"]), float(group["eps"]),
+                   group["maximize"], group.get("decoupled_weight_decay", False))
+    for ts in (params, ms, vs, vmaxs, steps):
+        _bump(ts)

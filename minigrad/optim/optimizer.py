@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._dtype import get_default_dtype
+from ..autograd import forward_ad as _forward_ad
 from ..autograd import function as _function
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
@@ -117,6 +118,57 @@ def _addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, value: Any) -> Tensor:
     if type(value) is float:
         return x.addcdiv_(t1, t2, value=value)
     return x.add_(_scaled(t1 / t2, value))
+
+
+# ---- the fused eager step (PyTorch's foreach path) ----------------------------------------------
+
+# False: always take the per-tensor path (tests compare the two)
+_FOREACH = True
+
+
+def _fusable(group: dict, params: list, *lists: list) -> bool:
+    """Whether a group's update can run as one fused op writing NumPy arrays in place: eager (not
+    under mg.trace, which records the per-tensor in-place ops, nor forward AD, which needs them out
+    of place), every parameter a writeable float array (not 0-d) whose gradient and state tensors have its
+    shape and dtype, and every hyper-parameter a Python number (not a Tensor)."""
+    if not _FOREACH or _function._tracer is not None or _forward_ad._levels:
+        return False
+    for k, v in group.items():
+        if isinstance(v, Tensor) and k != "params":
+            return False
+    for i, p in enumerate(params):
+        d = p._data
+        if d.dtype.kind != "f" or not d.flags.writeable or d.ndim == 0:  # NumPy gives 0-d results as scalars
+            return False
+        for lst in lists:
+            t = lst[i]
+            if t is not None and (t._data.dtype != d.dtype or t._data.shape != d.shape):
+                return False
+    return True
+
+
+def _scratch(opt: "Optimizer", params: list, n: int = 1) -> dict:
+    """Per dtype of params, n flat scratch arrays (rows of one) as large as the largest of them, kept by the
+    optimizer and reused every step (a fresh parameter-sized temporary per step costs an allocation,
+    and page faults when large)."""
+    bufs = opt.__dict__.setdefault("_scratch_bufs", {})
+    need: dict = {}
+    for p in params:
+        d = p._data
+        need[d.dtype] = max(need.get(d.dtype, 0), d.size)
+    out = {}
+    for dtype, size in need.items():
+        buf = bufs.get(dtype)
+        if buf is None or buf.shape[0] < n or buf.shape[1] < size:
+            buf = bufs[dtype] = np.empty((n, size), dtype)
+        out[dtype] = buf
+    return out
+
+
+def _bump(tensors: list) -> None:
+    for t in tensors:
+        if t is not None:
+            t._bump_version()
 
 
 def _scalar(t: Tensor) -> Any:

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
+from ..autograd.function import Function
 from ..tensor import Tensor
-from .optimizer import Optimizer, _check_args, _hyper, _like, _nz, _scaled
+from .optimizer import Optimizer, _bump, _check_args, _fusable, _hyper, _like, _nz, _scaled, _scratch
 
 __all__ = ["SGD"]
 
@@ -56,6 +59,12 @@ class SGD(Optimizer):
 
     def _update(self, group, params, grads, states) -> None:
         bufs = [st.get("momentum_buffer") for st in states]
+        if _fusable(group, params, grads, bufs):
+            _fused_sgd(self, group, params, grads, bufs)
+            if group["momentum"] != 0:
+                for st, buf in zip(states, bufs):
+                    st["momentum_buffer"] = buf
+            return
         _single_tensor_sgd(params, grads, bufs, lr=_hyper(group, "lr"), momentum=_hyper(group, "momentum"),
                            dampening=_hyper(group, "dampening"), weight_decay=_hyper(group, "weight_decay"),
                            nesterov=group["nesterov"], maximize=group["maximize"])
@@ -80,3 +89,56 @@ def _single_tensor_sgd(params: list[Tensor], grads: list[Tensor], momentum_buffe
                 buf.mul_(_like(momentum, buf)).add_(_scaled(grad, 1 - dampening))
             grad = grad + _scaled(buf, momentum) if nesterov else buf
         param.add_(_scaled(grad, -lr))
+
+
+class SGDStep(Function):
+    """p <- p - lr * d for every parameter of a group, d the SGD direction of the loop above (weight
+    decay, momentum, Nesterov, maximize), written in place: one op for the whole group (PyTorch's
+    foreach path), the same arithmetic in the same order as the per-tensor ops, so bit for bit the
+    same result. Only eager and never recorded (optimizer steps run under no_grad); under mg.trace
+    the per-tensor in-place ops run instead, and each of them is recorded."""
+
+    op_name = "sgd_step"
+
+    @staticmethod
+    def forward(ctx, ps, gs, bufs, scratch, lr, momentum, dampening, weight_decay, nesterov, maximize):
+        for i, p in enumerate(ps):
+            g, dt = gs[i], p.dtype.type
+            tmp = scratch[p.dtype][0, :p.size].reshape(p.shape)
+            if maximize:
+                g = np.negative(g)
+            if weight_decay != 0:
+                g = g + p * dt(weight_decay)
+            if momentum != 0:
+                buf = bufs[i]
+                if buf is None:  # first step: the buffer is a copy of the direction
+                    buf = bufs[i] = g.copy()
+                else:
+                    np.multiply(buf, dt(momentum), out=buf)
+                    if 1 - dampening != 1:
+                        np.add(buf, np.multiply(g, dt(1 - dampening), out=tmp), out=buf)
+                    else:
+                        np.add(buf, g, out=buf)
+                if nesterov:
+                    g = g + buf * dt(momentum)
+                else:
+                    g = buf
+            np.add(p, np.multiply(g, dt(-lr), out=tmp), out=p)
+        return ()
+
+
+def _fused_sgd(opt, group, params, grads, bufs) -> None:
+    """The group's step as one SGDStep; a None momentum buffer is made (in the list) on first use."""
+    arrays = [b._data if b is not None else None for b in bufs]
+    fresh = [b is None for b in bufs]
+    scratch = _scratch(opt, params)
+    SGDStep.apply([p._data for p in params], [g._data for g in grads], arrays, scratch, float(group["lr"]),
+                  float(group["momentum"]), float(group["dampening"]), float(group["weight_decay"]),
+                  group["nesterov"], group["maximize"])
+    _bump(params)
+    for i, b in enumerate(bufs):
+        if fresh[i]:
+            if arrays[i] is not None:
+                bufs[i] = Tensor._make(arrays[i])
+        else:
+            b._bump_version()
