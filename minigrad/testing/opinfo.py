@@ -1249,74 +1249,83 @@ _ONNX_ND = "issue 8's 1-d/3-d convolutions and pools, unpooling and interpolatio
 ONNX_NO_MAPPING = {
     "getitem.bool_mask_full": _ONNX_DATA_SHAPE, "getitem.bool_mask_tensor": _ONNX_DATA_SHAPE,
     "getitem.bool_mask_rows": _ONNX_DATA_SHAPE, "getitem.bool_mask_then_slice": _ONNX_DATA_SHAPE,
+    "unique": _ONNX_DATA_SHAPE, "masked_select": _ONNX_DATA_SHAPE,
+    "masked_select.broadcast": _ONNX_DATA_SHAPE, "masked_select.broadcast_input": _ONNX_DATA_SHAPE,
+    "nonzero": _ONNX_DATA_SHAPE, "nonzero.as_tuple": _ONNX_DATA_SHAPE,
+    "nonzero.method": _ONNX_DATA_SHAPE,
     "getitem.two_arrays": _ONNX_ADV_INDEX, "getitem.array_and_slice": _ONNX_ADV_INDEX,
     "getitem.slice_and_array": _ONNX_ADV_INDEX, "getitem.ellipsis_and_array": _ONNX_ADV_INDEX,
     "getitem.none_and_array": _ONNX_ADV_INDEX, "getitem.array_then_array_split": _ONNX_ADV_INDEX,
     "setitem": _ONNX_SCATTER, "scatter_add.(3,4)-dim0-src(2,4)": _ONNX_SCATTER,
-    "scatter_add.(3,4)-dim0-src(2,4)-fn": _ONNX_SCATTER, "scatter_add.(3,4)-dim1-src(3,2)":
-    _ONNX_SCATTER, "scatter_add.(3,4)-dim1-src(3,2)-fn": _ONNX_SCATTER,
-    "scatter_add.(4,)-dim0-src(4,)": _ONNX_SCATTER, "scatter_add.(4,)-dim0-src(4,)-fn":
-    _ONNX_SCATTER, "scatter_add.(3,4)-dim1-src(2,3)": _ONNX_SCATTER,
+    "scatter_add.(3,4)-dim0-src(2,4)-fn": _ONNX_SCATTER,
+    "scatter_add.(3,4)-dim1-src(3,2)": _ONNX_SCATTER,
+    "scatter_add.(3,4)-dim1-src(3,2)-fn": _ONNX_SCATTER,
+    "scatter_add.(4,)-dim0-src(4,)": _ONNX_SCATTER,
+    "scatter_add.(4,)-dim0-src(4,)-fn": _ONNX_SCATTER,
+    "scatter_add.(3,4)-dim1-src(2,3)": _ONNX_SCATTER,
     "scatter_add.(3,4)-dim1-src(2,3)-fn": _ONNX_SCATTER, "scatter.src": _ONNX_SCATTER,
-    "scatter.src_dim1_larger": _ONNX_SCATTER, "scatter.value": _ONNX_SCATTER, "scatter.value_kw":
-    _ONNX_SCATTER, "scatter.reduce_add": _ONNX_SCATTER, "scatter.inplace": _ONNX_SCATTER,
-    "scatter_add.inplace": _ONNX_SCATTER, "index_add": _ONNX_SCATTER, "index_add.dim1_alpha":
-    _ONNX_SCATTER, "index_add.inplace": _ONNX_SCATTER, "index_copy": _ONNX_SCATTER,
-    "index_copy.dim1": _ONNX_SCATTER, "index_copy.inplace": _ONNX_SCATTER, "scatter_reduce.sum":
-    _ONNX_SCATTER, "scatter_reduce.sum-exclude_self": _ONNX_SCATTER, "scatter_reduce.prod":
-    _ONNX_SCATTER, "scatter_reduce.prod-exclude_self": _ONNX_SCATTER, "scatter_reduce.mean":
-    _ONNX_SCATTER, "scatter_reduce.mean-exclude_self": _ONNX_SCATTER, "scatter_reduce.amax":
-    _ONNX_SCATTER, "scatter_reduce.amax-exclude_self": _ONNX_SCATTER, "scatter_reduce.amin":
-    _ONNX_SCATTER, "scatter_reduce.amin-exclude_self": _ONNX_SCATTER, "scatter_reduce.src_larger":
-    _ONNX_SCATTER, "scatter_reduce.amax-ties": _ONNX_SCATTER, "scatter_reduce.inplace":
-    _ONNX_SCATTER,
+    "scatter.src_dim1_larger": _ONNX_SCATTER, "scatter.value": _ONNX_SCATTER,
+    "scatter.value_kw": _ONNX_SCATTER, "scatter.reduce_add": _ONNX_SCATTER,
+    "scatter.inplace": _ONNX_SCATTER, "scatter_add.inplace": _ONNX_SCATTER,
+    "index_add": _ONNX_SCATTER, "index_add.dim1_alpha": _ONNX_SCATTER,
+    "index_add.inplace": _ONNX_SCATTER, "index_copy": _ONNX_SCATTER,
+    "index_copy.dim1": _ONNX_SCATTER, "index_copy.inplace": _ONNX_SCATTER,
+    "scatter_reduce.sum": _ONNX_SCATTER, "scatter_reduce.sum-exclude_self": _ONNX_SCATTER,
+    "scatter_reduce.prod": _ONNX_SCATTER, "scatter_reduce.prod-exclude_self": _ONNX_SCATTER,
+    "scatter_reduce.mean": _ONNX_SCATTER, "scatter_reduce.mean-exclude_self": _ONNX_SCATTER,
+    "scatter_reduce.amax": _ONNX_SCATTER, "scatter_reduce.amax-exclude_self": _ONNX_SCATTER,
+    "scatter_reduce.amin": _ONNX_SCATTER, "scatter_reduce.amin-exclude_self": _ONNX_SCATTER,
+    "scatter_reduce.src_larger": _ONNX_SCATTER, "scatter_reduce.amax-ties": _ONNX_SCATTER,
+    "scatter_reduce.inplace": _ONNX_SCATTER,
     "equal": _ONNX_PYVALUE, "allclose": _ONNX_PYVALUE, "allclose.method": _ONNX_PYVALUE,
     "bitwise_left_shift": _ONNX_SHIFT, "bitwise_right_shift": _ONNX_SHIFT,
     "bitwise_left_shift.operator": _ONNX_SHIFT, "bitwise_right_shift.operator": _ONNX_SHIFT,
-    "nn.functional.cross_entropy": _ONNX_LOSS, "nn.functional.cross_entropy.weight_smoothing_sum":
-    _ONNX_LOSS, "nn.functional.cross_entropy.none_3d": _ONNX_LOSS,
+    "nn.functional.cross_entropy": _ONNX_LOSS,
+    "nn.functional.cross_entropy.weight_smoothing_sum": _ONNX_LOSS,
+    "nn.functional.cross_entropy.none_3d": _ONNX_LOSS,
     "nn.functional.cross_entropy.probs": _ONNX_LOSS, "nn.functional.nll_loss": _ONNX_LOSS,
     "nn.functional.nll_loss.none": _ONNX_LOSS, "nn.functional.mse_loss": _ONNX_LOSS,
-    "nn.functional.mse_loss.none": _ONNX_LOSS, "nn.functional.binary_cross_entropy.none":
-    _ONNX_LOSS, "nn.functional.binary_cross_entropy_with_logits.none": _ONNX_LOSS,
+    "nn.functional.mse_loss.none": _ONNX_LOSS,
+    "nn.functional.binary_cross_entropy.none": _ONNX_LOSS,
+    "nn.functional.binary_cross_entropy_with_logits.none": _ONNX_LOSS,
     "nn.functional.binary_cross_entropy_with_logits.pos_weight": _ONNX_LOSS,
     "nn.functional.unfold": _ONNX_IM2COL, "nn.functional.fold": _ONNX_IM2COL,
     "nn.functional.batch_norm": _ONNX_BN_TRAIN,
     "sort": _ONNX_SORT, "sort.descending": _ONNX_SORT, "argsort": _ONNX_SORT, "msort": _ONNX_SORT,
     "topk": _ONNX_SORT, "kthvalue": _ONNX_SORT, "median": _ONNX_SORT, "median.dim": _ONNX_SORT,
     "nanmedian": _ONNX_SORT, "mode": _ONNX_SORT,
-    "unique": _ONNX_DATA_SHAPE, "masked_select": _ONNX_DATA_SHAPE, "masked_select.broadcast":
-    _ONNX_DATA_SHAPE, "masked_select.broadcast_input": _ONNX_DATA_SHAPE, "nonzero":
-    _ONNX_DATA_SHAPE, "nonzero.as_tuple": _ONNX_DATA_SHAPE, "nonzero.method": _ONNX_DATA_SHAPE,
     "diagonal": _ONNX_DIAG, "diagonal.offset": _ONNX_DIAG, "diag": _ONNX_DIAG, "trace": _ONNX_DIAG,
-    "linalg.diagonal": _ONNX_DIAG,
-    "diag_embed": _ONNX_DIAG,
+    "linalg.diagonal": _ONNX_DIAG, "diag_embed": _ONNX_DIAG,
     "linalg.inv": _ONNX_LINALG, "linalg.det": _ONNX_LINALG, "linalg.slogdet": _ONNX_LINALG,
     "linalg.solve": _ONNX_LINALG, "linalg.cholesky": _ONNX_LINALG, "linalg.qr": _ONNX_LINALG,
     "linalg.eigh": _ONNX_LINALG, "linalg.eigvalsh": _ONNX_LINALG, "linalg.svd": _ONNX_LINALG,
     "linalg.svdvals": _ONNX_LINALG,
-    "cumprod": _ONNX_SCAN, "cumprod.method": _ONNX_SCAN, "cumprod.inplace": _ONNX_SCAN, "cummax":
-    _ONNX_SCAN, "cummin": _ONNX_SCAN, "cummax.method": _ONNX_SCAN, "logcumsumexp": _ONNX_SCAN,
-    "logcumsumexp.method": _ONNX_SCAN,
+    "cumprod": _ONNX_SCAN, "cumprod.method": _ONNX_SCAN, "cumprod.inplace": _ONNX_SCAN,
+    "cummax": _ONNX_SCAN, "cummin": _ONNX_SCAN, "cummax.method": _ONNX_SCAN,
+    "logcumsumexp": _ONNX_SCAN, "logcumsumexp.method": _ONNX_SCAN,
     "nn.functional.conv1d": _ONNX_ND, "nn.functional.conv1d.same_even": _ONNX_ND,
     "nn.functional.conv3d": _ONNX_ND, "nn.functional.conv3d.groups_dilation": _ONNX_ND,
     "nn.functional.conv_transpose1d": _ONNX_ND,
     "nn.functional.conv_transpose1d.dilation_output_padding": _ONNX_ND,
-    "nn.functional.conv_transpose2d": _ONNX_ND, "nn.functional.conv_transpose2d.groups_dilation":
-    _ONNX_ND, "nn.functional.conv_transpose3d": _ONNX_ND, "nn.functional.max_pool1d": _ONNX_ND,
-    "nn.functional.max_pool1d.ceil_pad_indices": _ONNX_ND, "nn.functional.max_pool1d.dilation":
-    _ONNX_ND, "nn.functional.max_pool3d": _ONNX_ND, "nn.functional.max_pool3d.ceil_pad_indices":
-    _ONNX_ND, "nn.functional.avg_pool1d": _ONNX_ND, "nn.functional.avg_pool1d.ceil_pad": _ONNX_ND,
-    "nn.functional.avg_pool3d": _ONNX_ND, "nn.functional.avg_pool3d.ceil_pad": _ONNX_ND,
-    "nn.functional.avg_pool3d.exclude_pad_divisor": _ONNX_ND, "nn.functional.max_unpool1d":
-    _ONNX_ND, "nn.functional.max_unpool2d": _ONNX_ND, "nn.functional.max_unpool2d.stride_padding":
-    _ONNX_ND, "nn.functional.max_unpool3d": _ONNX_ND, "nn.functional.adaptive_max_pool1d": _ONNX_ND,
-    "nn.functional.adaptive_max_pool2d": _ONNX_ND, "nn.functional.adaptive_max_pool2d.none_indices":
-    _ONNX_ND, "nn.functional.adaptive_max_pool3d": _ONNX_ND, "nn.functional.interpolate.nearest_1d":
-    _ONNX_ND, "nn.functional.interpolate.nearest_2d_size": _ONNX_ND,
-    "nn.functional.interpolate.nearest_3d": _ONNX_ND, "nn.functional.interpolate.nearest_exact":
-    _ONNX_ND, "nn.functional.interpolate.linear": _ONNX_ND, "nn.functional.interpolate.bilinear":
-    _ONNX_ND, "nn.functional.interpolate.bilinear_align_corners": _ONNX_ND,
+    "nn.functional.conv_transpose2d": _ONNX_ND,
+    "nn.functional.conv_transpose2d.groups_dilation": _ONNX_ND,
+    "nn.functional.conv_transpose3d": _ONNX_ND, "nn.functional.max_pool1d": _ONNX_ND,
+    "nn.functional.max_pool1d.ceil_pad_indices": _ONNX_ND,
+    "nn.functional.max_pool1d.dilation": _ONNX_ND, "nn.functional.max_pool3d": _ONNX_ND,
+    "nn.functional.max_pool3d.ceil_pad_indices": _ONNX_ND, "nn.functional.avg_pool1d": _ONNX_ND,
+    "nn.functional.avg_pool1d.ceil_pad": _ONNX_ND, "nn.functional.avg_pool3d": _ONNX_ND,
+    "nn.functional.avg_pool3d.ceil_pad": _ONNX_ND,
+    "nn.functional.avg_pool3d.exclude_pad_divisor": _ONNX_ND,
+    "nn.functional.max_unpool1d": _ONNX_ND, "nn.functional.max_unpool2d": _ONNX_ND,
+    "nn.functional.max_unpool2d.stride_padding": _ONNX_ND, "nn.functional.max_unpool3d": _ONNX_ND,
+    "nn.functional.adaptive_max_pool1d": _ONNX_ND, "nn.functional.adaptive_max_pool2d": _ONNX_ND,
+    "nn.functional.adaptive_max_pool2d.none_indices": _ONNX_ND,
+    "nn.functional.adaptive_max_pool3d": _ONNX_ND, "nn.functional.interpolate.nearest_1d": _ONNX_ND,
+    "nn.functional.interpolate.nearest_2d_size": _ONNX_ND,
+    "nn.functional.interpolate.nearest_3d": _ONNX_ND,
+    "nn.functional.interpolate.nearest_exact": _ONNX_ND,
+    "nn.functional.interpolate.linear": _ONNX_ND, "nn.functional.interpolate.bilinear": _ONNX_ND,
+    "nn.functional.interpolate.bilinear_align_corners": _ONNX_ND,
     "nn.functional.interpolate.bilinear_recompute_down": _ONNX_ND,
     "nn.functional.interpolate.trilinear": _ONNX_ND,
 }
