@@ -6,6 +6,7 @@ from ..graph.ir import Var
 from .passes.cse import eliminate_common_subexpressions
 from .passes.dce import eliminate_dead_code
 from .passes.fold import fold_constants
+from .passes.fuse import fuse_elementwise
 from .passes.simplify import simplify
 
 PASSES = {
@@ -13,16 +14,12 @@ PASSES = {
     "dce": eliminate_dead_code,
     "cse": eliminate_common_subexpressions,
     "simplify": simplify,
+    "fuse": fuse_elementwise,
 }
+# the default is bit for bit the traced program; FUSED adds elementwise fusion (bitwise too, unless
+# fuse_elementwise(transcendentals=True) is called directly)
 DEFAULT = ("fold", "dce", "cse", "simplify", "dce")
-
-
-def _fuse():
-    try:
-        from .passes.fuse import fuse_elementwise
-    except ImportError:
-        return None
-    return fuse_elementwise
+FUSED = DEFAULT + ("fuse",)
 
 
 def stats(graph):
@@ -55,19 +52,16 @@ class PassReport:
 
 
 def optimize(graph, passes=None):
-    """Run the passes (names from PASSES, plus "fuse" when the fusion pass is installed) in order.
+    """Run the passes (names from PASSES; None: DEFAULT, which leaves out "fuse") in order.
 
     Returns (the optimized graph, [PassReport]). The input graph is not changed.
     """
     names = list(DEFAULT if passes is None else passes)
     reports = []
     for name in names:
-        fn = _fuse() if name == "fuse" else PASSES.get(name)
+        fn = PASSES.get(name)
         if fn is None:
-            if name == "fuse":
-                reports.append(PassReport(name, stats(graph), stats(graph), "not available"))
-                continue
-            raise ValueError(f"optimize: unknown pass {name!r}; known: {sorted(PASSES) + ['fuse']}")
+            raise ValueError(f"optimize: unknown pass {name!r}; known: {sorted(PASSES)}")
         before = stats(graph)
         graph = fn(graph)
         reports.append(PassReport(name, before, stats(graph), getattr(graph, "pass_details", "")))

@@ -1,0 +1,305 @@
+"""Fused elementwise kernels: one group of elementwise equations computed in one pass over memory.
+
+A `Group` says what to compute: external inputs, a list of elementwise ops reading inputs, earlier
+results or literals, and which results leave the group. `build(group, backend)` returns the callable
+a fused equation runs, `kernel(expr, *inputs, out=None)`:
+
+  numba   the group becomes the source of a small module, one loop over the elements (a parallel
+          `prange` loop for large arrays), written once to a cache directory (`$MINIGRAD_CACHE/kernels`,
+          default `~/.cache/minigrad/kernels`) under the hash of its source and imported with
+          `cache=True`, so a second process finds numba's machine code on disk and does not recompile.
+          Arithmetic (+ - * /, neg, abs, sqrt, max/min, relu and its backward, where, casts) is
+          correctly rounded IEEE, so a fused group of these is bit for bit the unfused NumPy result,
+          and LLVM vectorizes the loop. A transcendental (exp, log, tanh, sin, cos, sigmoid) is libm's:
+          it may differ from NumPy's in the last units in the last place (ULPS_PER_TRANSCENDENTAL per
+          op on the longest path), and without Intel's SVML it is a scalar call that stops the loop
+          from vectorizing (numba's float32 tanh measured ~5x slower than NumPy's here), so the fusion
+          pass leaves transcendentals out of numba groups unless asked (`transcendentals=True`).
+  numpy   without numba: each op is the NumPy call the unfused graph makes (the same bits), run
+          block by block (CHUNK elements) into small buffers kept between calls, so temporaries stay
+          in cache and only the inputs and the results that leave the group cross memory.
+"""
+import hashlib
+import importlib.util
+import os
+import sys
+
+import numpy as np
+
+# rtol of a fused numba result against the unfused NumPy one: 4 ulp of the dtype per transcendental
+# op on the longest path through the group (arithmetic-only groups are bitwise). Tests check it.
+ULPS_PER_TRANSCENDENTAL = 4
+TRANSCENDENTAL = {"Exp", "Log", "Tanh", "Sin", "Cos", "Sigmoid"}  # sqrt is correctly rounded: exact
+
+# Function class name -> (operand count, numba template, display template, operands cast to the result dtype)
+OPS = {
+    "Add": (2, "{0} + {1}", "{0}+{1}", (1, 1)),
+    "Sub": (2, "{0} - {1}", "{0}-{1}", (1, 1)),
+    "Mul": (2, "{0} * {1}", "{0}*{1}", (1, 1)),
+    "Div": (2, "{0} / {1}", "{0}/{1}", (1, 1)),
+    "Rsub": (2, "{1} - {0}", "{1}-{0}", (1, 1)),
+    "Neg": (1, "-{0}", "-{0}", (1,)),
+    "Abs": (1, "np.abs({0})", "abs({0})", (1,)),
+    "Exp": (1, "np.exp({0})", "exp({0})", (1,)),
+    "Log": (1, "np.log({0})", "log({0})", (1,)),
+    "Tanh": (1, "np.tanh({0})", "tanh({0})", (1,)),
+    "Sqrt": (1, "np.sqrt({0})", "sqrt({0})", (1,)),
+    "Sin": (1, "np.sin({0})", "sin({0})", (1,)),
+    "Cos": (1, "np.cos({0})", "cos({0})", (1,)),
+    # np.maximum(a, b): a if a > b or a is NaN, else b (so maximum(-0.0, 0.0) is 0.0, as NumPy)
+    "Relu": (1, "({0} if ({0} > D(0) or {0} != {0}) else D(0))", "relu({0})", (1,)),
+    "Maximum": (2, "({0} if ({0} > {1} or {0} != {0}) else {1})", "max({0},{1})", (1, 1)),
+    "Minimum": (2, "({0} if ({0} < {1} or {0} != {0}) else {1})", "min({0},{1})", (1, 1)),
+    "ThresholdBackward": (2, "{0} * (D(1) if {1} > 0 else D(0))", "{0}*({1}>0)", (1, 0)),
+    "ToCopy": (1, "{0}", "cast({0})", (1,)),
+    "Where": (3, "({1} if {0} else {2})", "where({0},{1},{2})", (0, 1, 1)),
+    # minigrad's _sigmoid_np: e = exp(-|x|); 1/(1+e) where x >= 0 else e/(1+e)
+    "Sigmoid": (1, "((D(1.0) / (D(1.0) + np.exp(-np.abs({0})))) if {0} >= D(0) else "
+                   "(np.exp(-np.abs({0})) / (D(1.0) + np.exp(-np.abs({0})))))", "sigmoid({0})", (1,)),
+}
+# elements from which a kernel is a parallel (prange) loop. High, because measured on the shared
+# 2-core machine (load ~7) an OpenMP loop over 10^6 floats took 12-1700 ms where the serial loop took
+# 0.4 ms: worker threads wait for cores other processes hold. Lower it on a machine of your own.
+PARALLEL_MIN = int(os.environ.get("MINIGRAD_PARALLEL_MIN", 1 << 24))
+
+
+def cache_dir():
+    """Where generated kernel modules (and numba's cache next to them) live."""
+    root = os.environ.get("MINIGRAD_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "minigrad")
+    return os.path.join(root, "kernels")
+
+
+def numba_or_none():
+    """The numba module, or None when it is not installed (the NumPy backend then runs)."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba
+
+
+class Group:
+    """What a fused equation computes.
+
+    inputs:  [(shape, dtype)] of the external inputs, in argument order
+    ops:     [(Function class, [operand]), out dtype)]; an operand is ("in", k), ("t", j) (the result
+             of op j) or ("lit", python scalar)
+    outs:    indices of the ops whose results leave the group, in output order
+    shape:   the shape of every op's result
+    """
+
+    def __init__(self, inputs, ops, outs, shape):
+        self.inputs, self.ops, self.outs, self.shape = inputs, ops, outs, tuple(shape)
+
+    def expr(self, names, results=None):
+        """A readable form: `d=a*b; e=exp(d)` (names: the inputs'; results: the ops' result names)."""
+        results = results or [f"t{j}" for j in range(len(self.ops))]
+        parts = []
+        for j, (cls, operands, _) in enumerate(self.ops):
+            txt = [names[k] if kind == "in" else results[k] if kind == "t" else repr(k)
+                   for kind, k in operands]
+            parts.append(f"{results[j]}=" + OPS[cls.__name__][2].format(*txt))
+        return "; ".join(parts)
+
+    def transcendental_depth(self):
+        depth = []
+        for cls, operands, _ in self.ops:
+            d = max([depth[k] for kind, k in operands if kind == "t"], default=0)
+            depth.append(d + (cls.__name__ in TRANSCENDENTAL))
+        return max([depth[j] for j in self.outs], default=0)
+
+
+def _literal(v):
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    v = float(v) if not isinstance(v, int) else v
+    if isinstance(v, float) and v != v:
+        return "np.nan"
+    if isinstance(v, float) and abs(v) == float("inf"):
+        return "np.inf" if v > 0 else "-np.inf"
+    return repr(v)
+
+
+def _dtype_ctor(dt):
+    return "np." + np.dtype(dt).name
+
+
+def numba_source(group):
+    """The Python source of the numba module for a group (its hash names the cached file)."""
+    n = int(np.prod(group.shape, dtype=np.int64))
+    flat = all(int(np.prod(s, dtype=np.int64)) == 1 or tuple(s) == group.shape for s, _ in group.inputs)
+    nd = max(len(group.shape), 1)
+    idx = "i" if flat else ", ".join(f"i{d}" for d in range(nd))
+    parallel = n >= PARALLEL_MIN
+    ins = [f"a{k}" for k in range(len(group.inputs))]
+    outs = [f"o{m}" for m in range(len(group.outs))]
+    lines = ["# generated by minigrad.compiler.kernels: one fused elementwise group", "import numpy as np",
+             "import numba", "",
+             f"@numba.njit(parallel={parallel}, cache=True, fastmath=False, error_model='numpy', nogil=True)",
+             f"def kernel({', '.join(ins + outs)}):"]
+    body, loads = [], []
+    for k, (s, _) in enumerate(group.inputs):
+        if int(np.prod(s, dtype=np.int64)) == 1 and flat:
+            lines.append(f"    s{k} = a{k}[0]")
+    loop = "numba.prange" if parallel else "range"
+    ind = "    "
+    if flat:
+        lines.append(f"    for i in {loop}(o0.shape[0]):")
+        ind += "    "
+    else:
+        for d in range(nd):
+            lines.append(f"{ind}for i{d} in {loop if d == 0 else 'range'}(o0.shape[{d}]):")
+            ind += "    "
+    for k, (s, _) in enumerate(group.inputs):
+        if flat and int(np.prod(s, dtype=np.int64)) == 1:
+            loads.append(f"{ind}x{k} = s{k}")
+        else:
+            loads.append(f"{ind}x{k} = a{k}[{idx}]")
+    for j, (cls, operands, dt) in enumerate(group.ops):
+        _, tmpl, _, cast = OPS[cls.__name__]
+        D = _dtype_ctor(dt)
+        ops = []
+        for (kind, k), c in zip(operands, cast):
+            ref = f"x{k}" if kind == "in" else f"t{k}" if kind == "t" else _literal(k)
+            ops.append(f"{D}({ref})" if c else ref)
+        body.append(f"{ind}t{j} = {D}(" + tmpl.replace("D(", D + "(").format(*ops) + ")")
+    for m, j in enumerate(group.outs):
+        body.append(f"{ind}o{m}[{idx}] = t{j}")
+    lines += loads + body
+    return "\n".join(lines) + "\n", flat
+
+
+_loaded = {}
+
+
+def _load_numba_kernel(src):
+    key = hashlib.sha1(src.encode()).hexdigest()[:20]
+    fn = _loaded.get(key)
+    if fn is not None:
+        return fn
+    d = cache_dir()
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, f"k_{key}.py")
+    if not os.path.exists(path):  # written once: numba's cache is keyed on the file's time stamp
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(src)
+        os.replace(tmp, path)
+    name = f"minigrad_kernel_{key}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    fn = _loaded[key] = mod.kernel
+    return fn
+
+
+class NumbaKernel:
+    """kernel(expr, *inputs, out=None) running a group's generated numba loop."""
+
+    backend = "numba"
+
+    def __init__(self, group):
+        self.group = group
+        self.source, self.flat = numba_source(group)
+        self.fn = _load_numba_kernel(self.source)
+        self.out_specs = [(group.shape, np.dtype(group.ops[j][2])) for j in group.outs]
+
+    def __call__(self, expr, *ins, out=None):
+        g = self.group
+        outs = [out if (m == 0 and out is not None) else np.empty(s, d) for m, (s, d) in enumerate(self.out_specs)]
+        if self.flat:
+            args = [a.reshape(-1) if a.shape == g.shape else a.reshape(1) for a in ins]
+            self.fn(*args, *[o.reshape(-1) for o in outs])
+        else:
+            args = [np.broadcast_to(a, g.shape) for a in ins]
+            self.fn(*args, *(o.reshape(1) if o.ndim == 0 else o for o in outs))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+CHUNK = 1 << 14  # elements per block of the NumPy backend: the block's temporaries stay in cache
+
+
+class NumpyKernel:
+    """kernel(expr, *inputs, out=None) making the unfused NumPy calls (the same bits) block by
+    block: each op runs on CHUNK elements at a time into a small buffer kept between calls, so the
+    temporaries stay in cache and only inputs and results cross memory; results leaving the group
+    go into `out` or fresh arrays. A group with broadcast inputs (not the group's shape, not one
+    element) runs on whole arrays."""
+
+    backend = "numpy"
+
+    def __init__(self, group, statics):
+        self.group, self.statics = group, statics
+        self.flat = all(int(np.prod(s, dtype=np.int64)) == 1 or tuple(s) == group.shape for s, _ in group.inputs)
+        self.scratch = {}
+        self.out_specs = [(group.shape, np.dtype(group.ops[j][2])) for j in group.outs]
+
+    def _op(self, j, args, out):
+        from ...graph.interpret import _Ctx
+        cls = self.group.ops[j][0]
+        f, extra = cls._fast, self.statics[j]
+        if isinstance(f, np.ufunc) and not extra:
+            return f(*args, out=out) if out is not None else f(*args)
+        if f is not None:
+            r = f(*args, *extra)
+        else:
+            ctx = _Ctx()
+            ctx.needs_input_grad = (False,) * (len(args) + len(extra))
+            r = cls.forward(ctx, *args, *extra)
+        r = r if type(r) is np.ndarray else np.asarray(r)
+        if out is not None:
+            out[...] = r
+            return out
+        return r
+
+    def __call__(self, expr, *ins, out=None):
+        g = self.group
+        outs = [out if (m == 0 and out is not None) else np.empty(s, d) for m, (s, d) in enumerate(self.out_specs)]
+        slot = {j: m for m, j in enumerate(g.outs)}
+        if not self.flat:
+            vals = []
+            for j, (cls, operands, dt) in enumerate(g.ops):
+                args = [ins[k] if kind == "in" else vals[k] if kind == "t" else k for kind, k in operands]
+                vals.append(self._op(j, args, outs[slot[j]] if j in slot else None))
+            return outs[0] if len(outs) == 1 else tuple(outs)
+        n = int(np.prod(g.shape, dtype=np.int64))
+        flat_in = [a.reshape(-1) if a.shape == g.shape else a.reshape(()) for a in ins]
+        full = [a.ndim == 1 for a in flat_in]
+        flat_out = [o.reshape(-1) for o in outs]
+        for lo in range(0, n, CHUNK):
+            hi = min(n, lo + CHUNK)
+            vals = []
+            for j, (cls, operands, dt) in enumerate(g.ops):
+                args = [(flat_in[k][lo:hi] if full[k] else flat_in[k]) if kind == "in" else
+                        vals[k] if kind == "t" else k for kind, k in operands]
+                if j in slot:
+                    buf = flat_out[slot[j]][lo:hi]
+                else:
+                    buf = self.scratch.get(j)
+                    if buf is None:
+                        buf = self.scratch[j] = np.empty(min(n, CHUNK), dt)
+                    buf = buf[:hi - lo]
+                vals.append(self._op(j, args, buf))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def resolve_backend(backend=None):
+    """"numba" or "numpy": None picks numba when it is installed."""
+    if backend is None:
+        return "numba" if numba_or_none() is not None else "numpy"
+    if backend not in ("numba", "numpy"):
+        raise ValueError(f"fused kernels: unknown backend {backend!r} (numba or numpy)")
+    return backend
+
+
+def build(group, statics, backend=None):
+    """The kernel for a group: backend "numba", "numpy" or None (numba when installed).
+    statics: per op, the static arguments after its operands (a cast's dtype)."""
+    backend = resolve_backend(backend)
+    if backend == "numba":
+        if numba_or_none() is None:
+            raise ImportError("fused kernels: backend='numba' needs numba (pip install 'minigrad[jit]'); "
+                              "without it the NumPy backend runs the fused groups")
+        return NumbaKernel(group)
+    return NumpyKernel(group, [tuple(s) for s in statics])
