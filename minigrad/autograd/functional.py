@@ -4,7 +4,12 @@ hessian, vjp, jvp, hvp, vhp — with its create_graph / strict / vectorize argum
 inputs is a Tensor or a tuple of Tensors, and results follow the same structure. Without
 create_graph the results are detached (as PyTorch); with it they can be differentiated again.
 strict=True raises when an output does not depend on an input (instead of returning zeros).
-vectorize is accepted for compatibility and computes the same values (row by row).
+vectorize=True computes a Jacobian in one batched pass with mg.func.vmap, as PyTorch's does with
+vmap: the reverse-mode rows are vmap(vjp) over the standard basis of the outputs (one backward for
+all rows), the forward-mode columns (strategy="forward-mode", which requires vectorize=True, as in
+PyTorch) vmap(jvp) over the standard basis of the inputs; hessian's outer Jacobian likewise
+(outer_jacobian_strategy="forward-mode": forward-over-reverse). Without vectorize the rows are
+computed one backward at a time.
 """
 import numpy as np
 
@@ -102,9 +107,30 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
-    """The Jacobian of func at inputs: J[i][j] of shape outputs[i].shape + inputs[j].shape."""
+    """The Jacobian of func at inputs: `J[i][j]` of shape outputs[i].shape + inputs[j].shape.
+
+    vectorize=True: all rows (reverse mode) or columns (strategy="forward-mode") in one pass under
+    mg.func.vmap; strategy="forward-mode" requires it and supports neither create_graph nor strict
+    (as PyTorch)."""
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError('jacobian: `create_graph=True` and `strategy="forward-mode"` are not supported '
+                                      'together (yet). Please either set `create_graph=False` or '
+                                      '`strategy="reverse-mode"`.')
+        if strict:
+            raise RuntimeError('jacobian: `strict=True` and `strategy="forward-mode"` are not supported together '
+                               '(yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
+        if not vectorize:
+            raise NotImplementedError("jacobian: computing the Jacobian with forward-mode AD is only implemented "
+                                      "for `vectorize=True` (as in PyTorch)")
+        return _jacobian_forward(func, inputs)
+    if vectorize:
+        if strict:
+            raise RuntimeError("jacobian: `strict=True` and `vectorized=True` are not supported together. Please "
+                               "either set `strict=False` or `vectorize=False`.")
+        return _jacobian_vectorized(func, inputs, create_graph)
     in_tuple, inputs = _tuple(inputs, "inputs")
     with enable_grad():
         xs = _prepare(inputs, create_graph)
@@ -133,7 +159,14 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
-    """The Hessian of a scalar func at inputs (H[i][j] of shape inputs[i].shape + inputs[j].shape)."""
+    """The Hessian of a scalar func at inputs (`H[i][j]` of shape inputs[i].shape + inputs[j].shape).
+
+    vectorize=True: the Jacobian of the gradient in one pass under mg.func.vmap;
+    outer_jacobian_strategy="forward-mode" (vectorize=True only) is forward-over-reverse."""
+    if outer_jacobian_strategy not in ("reverse-mode", "forward-mode"):
+        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+    if vectorize or outer_jacobian_strategy == "forward-mode":
+        return _hessian_vectorized(func, inputs, create_graph, strict, vectorize, outer_jacobian_strategy)
     in_tuple, inputs = _tuple(inputs, "inputs")
 
     def grad_fn(*xs):
@@ -149,6 +182,89 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     if not in_tuple:
         return jacobian(grad_fn, inputs[0], create_graph=create_graph, strict=strict)[0]
     return jacobian(grad_fn, inputs, create_graph=create_graph, strict=strict)
+
+
+def _basis(tensors):
+    """The standard basis of the flattened, concatenated tensors, split per tensor: for each, a
+    (N, *shape) tensor, N the total number of elements (row k is the k-th basis vector's part)."""
+    sizes = [t.numel() for t in tensors]
+    N = sum(sizes)
+    parts, off = [], 0
+    for t, n in zip(tensors, sizes):
+        e = np.zeros((N, n), dtype=t.dtype)
+        e[off + np.arange(n), np.arange(n)] = 1
+        parts.append(Tensor._make(e.reshape((N,) + tuple(t.shape))))
+        off += n
+    return parts, sizes
+
+
+def _split(rows, sizes):
+    out, off = [], 0
+    for n in sizes:
+        out.append(rows[off:off + n])
+        off += n
+    return out
+
+
+def _jacobian_vectorized(func, inputs, create_graph):
+    """Reverse mode, vectorized: vmap over the output basis of one vjp (a single backward)."""
+    from ..func import vjp as func_vjp, vmap
+    in_tuple, inputs = _tuple(inputs, "inputs")
+    with enable_grad():
+        xs = _prepare(inputs, create_graph)
+        out, out_tuple, outs = _call(func, xs)
+    us, out_sizes = _basis(outs)
+
+    def rows(*cots):
+        _, vjp_fn = func_vjp(func, *xs)
+        return tuple(vjp_fn(*cots))
+    with enable_grad():
+        R = vmap(rows)(*us)          # per input: (N, *x.shape)
+    J = []
+    for i, o in enumerate(outs):
+        Ji = tuple(_split(r, out_sizes)[i].reshape(*(tuple(o.shape) + tuple(x.shape))) for r, x in zip(R, xs))
+        Ji = tuple(j if create_graph else j.detach() for j in Ji)
+        J.append(Ji if in_tuple else Ji[0])
+    return tuple(J) if out_tuple else J[0]
+
+
+def _jacobian_forward(func, inputs):
+    """Forward mode, vectorized: vmap over the input basis of one jvp (one dual pass)."""
+    from ..func import jvp as func_jvp, vmap
+    in_tuple, inputs = _tuple(inputs, "inputs")
+    xs = tuple(x.detach() for x in inputs)
+    ts, in_sizes = _basis(xs)
+    shape = {}
+
+    def cols(*tangents):
+        out, jv = func_jvp(func, xs, tangents)
+        shape["tuple"] = isinstance(out, tuple)
+        return jv
+    C = vmap(cols)(*ts)              # per output: (M, *out.shape)
+    out_tuple = shape["tuple"]
+    Cs = C if out_tuple else (C,)
+    J = []
+    for c in Cs:
+        oshape = tuple(c.shape[1:])
+        parts = _split(c, in_sizes)
+        Ji = tuple(p.permute(*range(1, p.ndim), 0).reshape(*(oshape + tuple(x.shape))).detach()
+                   for p, x in zip(parts, xs))
+        J.append(Ji if in_tuple else Ji[0])
+    return tuple(J) if out_tuple else J[0]
+
+
+def _hessian_vectorized(func, inputs, create_graph, strict, vectorize, strategy):
+    from ..func import grad as func_grad
+    in_tuple, inputs = _tuple(inputs, "inputs")
+
+    def scalar(*xs):
+        out = func(*xs)
+        if not isinstance(out, Tensor) or out.numel() != 1:
+            raise RuntimeError("The function given to hessian should return a single Tensor with a single element")
+        return out.reshape(())
+    g = func_grad(scalar, argnums=tuple(range(len(inputs))))
+    H = jacobian(g, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize, strategy=strategy)
+    return H if in_tuple else H[0][0]
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):

@@ -46,7 +46,14 @@ def _leaf(x):
 def _outermost(*args):
     """True when no argument requires grad or carries a tangent: no enclosing transform needs the
     results' graph."""
-    return not any(isinstance(a, Tensor) and (a.requires_grad or a.__dict__.get("_fw")) for a in _flatten(args))
+    return not any(isinstance(a, Tensor) and _connected(a) for a in _flatten(args))
+
+
+def _connected(a):
+    """a requires grad or carries a tangent (inside vmap: its physical tensor does)."""
+    while type(a) is _vmap.BatchedTensor:
+        a = a._value
+    return a.requires_grad or bool(a.__dict__.get("_fw"))
 
 
 def _flatten(x):
