@@ -74,6 +74,9 @@ def make_parser(name, description, *, epochs, batch_size, lr, shift=0, seed=0):
     p.add_argument("--download", action=argparse.BooleanOptionalAction, default=True,
                    help="download the official files when no data folder holds them")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--jit", action="store_true",
+                   help="compile the training step with mg.jit and the evaluation with mg.compile "
+                        "(same results as eager; the first epoch includes tracing)")
     return p
 
 
@@ -177,19 +180,31 @@ def progress(iterable, total, desc, enabled=True):
 
 # ---- train / evaluate
 
+def make_train_step(model, opt):
+    """The training step: forward, zero_grad, backward, optimizer step; returns the loss.
+    ``mg.jit(make_train_step(model, opt))`` is its compiled drop-in replacement."""
+    def train_step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    return train_step
+
+
 def train_epoch(model, loader, opt, *, batch_transform=None, rng=None, desc="train",
-                show_progress=True):
-    """One pass over ``loader``; returns the mean training loss (weighted by batch size)."""
+                show_progress=True, step=None):
+    """One pass over ``loader``; returns the mean training loss (weighted by batch size).
+    ``step(x, y)`` (optional, e.g. a jitted :func:`make_train_step`) replaces the eager step."""
     model.train()
+    if step is None:
+        step = make_train_step(model, opt)
     bar = progress(loader, len(loader), desc, show_progress)
     total, count = 0.0, 0
     for i, (x, y) in enumerate(bar if bar is not None else loader):
         if batch_transform is not None:
             x = batch_transform(x, True, rng)
-        loss = F.cross_entropy(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        loss = step(x, y)
         n = len(y)
         total += loss.item() * n
         count += n
@@ -200,15 +215,17 @@ def train_epoch(model, loader, opt, *, batch_transform=None, rng=None, desc="tra
     return total / count
 
 
-def evaluate(model, loader, batch_transform=None):
-    """Test accuracy in [0, 1], computed under mg.no_grad() with the model in eval mode."""
+def evaluate(model, loader, batch_transform=None, predict=None):
+    """Test accuracy in [0, 1], computed under mg.no_grad() with the model in eval mode.
+    ``predict`` (optional, e.g. ``mg.compile(model)``) replaces ``model(x)``."""
     model.eval()
+    predict = model if predict is None else predict
     correct, count = 0, 0
     with mg.no_grad():
         for x, y in loader:
             if batch_transform is not None:
                 x = batch_transform(x, False, None)
-            correct += int((model(x).argmax(1) == y).sum().item())
+            correct += int((predict(x).argmax(1) == y).sum().item())
             count += len(y)
     return correct / count
 
@@ -310,14 +327,21 @@ def fit(args, model, opt, train_set, test_set, *, scheduler=None, batch_transfor
     n_params = sum(p.numel() for p in model.parameters())
     print(f"{title}: {len(train_set)} training / {len(test_set)} test images, "
           f"{n_params:,} parameters, {args.epochs} epochs, batch {args.batch_size}, lr {args.lr:g}")
+    step = predict = None
+    if getattr(args, "jit", False):
+        # dim 0 (the batch) is dynamic: the last, smaller batch gets its own program once, not
+        # a retrace warning; the learning rate the scheduler sets is an input of the program
+        step = mg.jit(make_train_step(model, opt), dynamic=0)
+        predict = mg.compile(model, dynamic=0)
+        print("mode: mg.jit (compiled training step and evaluation)")
     for epoch in range(start + 1, args.epochs + 1):
         t0 = time.perf_counter()
         loss = train_epoch(model, train_loader, opt, batch_transform=batch_transform,
                            rng=mg.random.get_rng(aug_gen), desc=f"epoch {epoch}/{args.epochs}",
-                           show_progress=not args.no_progress)
+                           show_progress=not args.no_progress, step=step)
         if scheduler is not None:
             scheduler.step()
-        acc = evaluate(model, test_loader, batch_transform)
+        acc = evaluate(model, test_loader, batch_transform, predict=predict)
         dt = time.perf_counter() - t0
         history["train_loss"].append(loss)
         history["test_acc"].append(acc)
@@ -336,4 +360,7 @@ def fit(args, model, opt, train_set, test_set, *, scheduler=None, batch_transfor
         label = "final" if len(history["test_acc"]) >= args.epochs else "latest"
         print(f"{label} test accuracy: {100 * history['test_acc'][-1]:.2f}% "
               f"({len(history['test_acc'])} epochs, {sum(history['epoch_time']):.1f} s)")
+        if step is not None:
+            print(f"mg.jit: the training step traced {step.traces} times, the evaluation "
+                  f"{predict.traces} times; epoch times {', '.join(f'{t:.1f}' for t in history['epoch_time'])} s")
     return history

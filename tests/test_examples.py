@@ -69,6 +69,23 @@ def test_mnist_cnn_runs_and_resumes_identically(tmp_path):
     check_resume(tmp_path, "mnist_cnn.py", "--limit", 256, "--test-limit", 500)
 
 
+def _final_acc(out):
+    return float(out.split("final test accuracy: ")[1].split("%")[0])
+
+
+@needs_mnist
+@pytest.mark.parametrize("script, limit", [("mnist_mlp.py", 1000), ("mnist_cnn.py", 200)])
+def test_jit_trains_like_eager(tmp_path, script, limit):
+    # --limit leaves a last partial batch (1000 % 64, 200 % 64): its own program, no retrace warning
+    common = ("--data", DATA, "--epochs", 1, "--limit", limit, "--test-limit", 300, "--no-progress")
+    eager = run(script, *common, "--out", tmp_path / "eager")
+    jit = run(script, *common, "--out", tmp_path / "jit", "--jit")
+    assert "mode: mg.jit" in jit and "the training step traced 3 times" in jit  # not once per batch
+    assert abs(_final_acc(jit) - _final_acc(eager)) <= 0.1  # same accuracy to 0.1 % (bitwise here)
+    h_eager, h_jit = history(tmp_path / "eager"), history(tmp_path / "jit")
+    assert abs(h_jit["train_loss"][0] - h_eager["train_loss"][0]) <= 1e-6 * abs(h_eager["train_loss"][0])
+
+
 @needs_fashion
 def test_fashion_mnist_without_optional_deps(tmp_path):
     # hide tqdm and matplotlib: the example must fall back to plain progress and skip the plot

@@ -79,7 +79,7 @@ def _static_sig(a):
         return ("float", a.hex() if a == a else "nan")  # -0.0 and 0.0 are different programs
     if isinstance(a, Tensor):
         # a tensor inside a container is read as state bound to this very tensor
-        return ("tensor", id(a), tuple(a.shape), str(a.dtype), a.requires_grad)
+        return ("tensor", id(a), a._data.shape, a._data.dtype, a.requires_grad)
     if type(a) in (tuple, list):
         return (type(a).__name__,) + tuple(_static_sig(x) for x in a)
     if type(a) is dict:
@@ -92,9 +92,13 @@ def _static_sig(a):
 
 
 def _tensor_sig(t, dyn):
-    shape = tuple(t.shape)
+    a = t._data
+    shape, dt = a.shape, a.dtype
+    if not dyn:
+        sig = ("T", shape, dt, t.requires_grad)
+        return sig, sig
     erased = tuple(None if i in dyn else s for i, s in enumerate(shape))
-    return ("T", shape, str(t.dtype), t.requires_grad), ("T", erased, str(t.dtype), t.requires_grad)
+    return ("T", shape, dt, t.requires_grad), ("T", erased, dt, t.requires_grad)
 
 
 def _state_sig(roots):
@@ -102,18 +106,25 @@ def _state_sig(roots):
     from ..nn.modules.module import Module
     from ..optim.optimizer import Optimizer
     sig, seen, groups = [], set(), []
+    add = sig.append
     for _, obj in roots:
         if isinstance(obj, Module):
-            for m in obj.modules():
-                if id(m) in seen:
+            stack = [obj]
+            while stack:  # the module tree, read from the dicts directly (this runs at every call)
+                m = stack.pop()
+                if m is None or id(m) in seen:
                     continue
                 seen.add(id(m))
-                sig.append(m.training)
-                for p in m._parameters.values():
-                    sig.append(None if p is None else (id(p), p._data.shape, p._data.dtype.char, p._grad is None,
-                                                       p.requires_grad))
-                for b in m._buffers.values():
-                    sig.append(None if b is None else (id(b), b._data.shape, b._data.dtype.char))
+                d = m.__dict__
+                add(d["training"])
+                for p in d["_parameters"].values():
+                    if p is not None:
+                        a = p._data
+                        add((id(p), a.shape, a.dtype.char, p._grad is None, p.requires_grad))
+                for b in d["_buffers"].values():
+                    if b is not None:
+                        add((id(b), b._data.shape, b._data.dtype.char))
+                stack.extend(d["_modules"].values())
         elif isinstance(obj, Optimizer) and id(obj) not in seen:
             seen.add(id(obj))
             sig.append(("opt", id(obj)))
