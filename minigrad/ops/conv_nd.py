@@ -149,7 +149,10 @@ class ConvolutionNd(Function):
         ctx.save_for_backward(x, w)
         O, G = w.shape[0], groups
         cols = _im2col(x, geo)
-        out = np.matmul(w.reshape(G, O // G, -1), cols.reshape(G, cols.shape[0] // G, -1)).reshape(O, -1)
+        if G == 1:  # a plain 2-D GEMM takes BLAS's fast path
+            out = np.matmul(w.reshape(O, -1), cols)
+        else:
+            out = np.matmul(w.reshape(G, O // G, -1), cols.reshape(G, cols.shape[0] // G, -1)).reshape(O, -1)
         if b is not None:
             out += b[:, None]
         return np.ascontiguousarray(np.moveaxis(out.reshape((O, geo.N) + geo.out), 0, 1))
@@ -186,8 +189,12 @@ class ConvTransposeNd(Function):
         ctx.geo, ctx.groups = geo, groups
         ctx.save_for_backward(g, w)
         O, G = w.shape[0], groups
-        w3 = w.reshape(G, O // G, -1).transpose(0, 2, 1)  # (G, Cg*K, Og)
-        cols = np.matmul(w3, _channels_first(g).reshape(G, O // G, -1)).reshape(-1, geo.N * int(np.prod(geo.out)))
+        g2 = _channels_first(g)  # (O, N*L)
+        if G == 1:
+            cols = np.matmul(w.reshape(O, -1).T, g2)
+        else:
+            w3 = w.reshape(G, O // G, -1).transpose(0, 2, 1)  # (G, Cg*K, Og)
+            cols = np.matmul(w3, g2.reshape(G, O // G, -1)).reshape(-1, g2.shape[1])
         out = _col2im(cols, geo)
         if b is not None:
             out = out + b.reshape((1, -1) + (1,) * len(geo.size))
@@ -224,8 +231,12 @@ class ConvWeightNd(Function):
         O, G = g.shape[1], groups
         cols = _im2col(x, geo)
         K = cols.shape[0] // G
-        dw = np.matmul(_channels_first(g).reshape(G, O // G, -1), cols.reshape(G, K, -1).transpose(0, 2, 1))
-        return dw.reshape((O, geo.C // G) + geo.kernel)
+        g2 = _channels_first(g)  # (O, N*L)
+        if G == 1:  # (cols @ g2^T)^T: the long inner dimension second, BLAS's faster orientation
+            dw = np.matmul(cols, g2.T).T
+        else:
+            dw = np.matmul(g2.reshape(G, O // G, -1), cols.reshape(G, K, -1).transpose(0, 2, 1))
+        return np.ascontiguousarray(dw).reshape((O, geo.C // G) + geo.kernel)
 
     @staticmethod
     def backward(ctx, gdw):
