@@ -47,7 +47,7 @@ class _Ctx:
 
     def tmp(self):
         self.k += 1
-        return f"_t{self.k}"
+        return f"t.{self.k}"  # never a traced var's name (those become "v.<name>") nor a user's
 
     def const(self, arr):
         from onnx import numpy_helper
@@ -628,6 +628,9 @@ def _unmapped_error(e, why=None):
 
 def to_model(g, input_names=None, output_names=None, dynamic_axes=None, opset_version=OPSET):
     """A traced Graph (an inference program) -> an onnx.ModelProto, checked with onnx.checker."""
+    for e in g.eqns:  # an op without a mapping is named first, whether or not onnx is installed
+        if e.prim not in TABLE and e.prim != "set_grad" and not e.effect:
+            raise _unmapped_error(e)
     onnx, helper = _onnx()
     from onnx import numpy_helper
     if opset_version < 17:
@@ -663,20 +666,27 @@ def to_model(g, input_names=None, output_names=None, dynamic_axes=None, opset_ve
         ctx.inits.append(numpy_helper.from_array(np.asarray(b.obj._data), v.name))
     for v, a in g.consts:
         ctx.inits.append(numpy_helper.from_array(np.asarray(a), v.name))
-    # outputs: a program output that is an input, a constant or another output gets its own Identity
+    # names: inputs and outputs get the user's names, every other traced var "v.<name>" (a traced
+    # name such as "x" may be a user's input name); a program output that is an input, a constant or
+    # an earlier output gets its own Identity node
     nodes, seen = ctx.nodes, set()
     rename = {v.name: nm for v, nm in zip(g.invars, input_names)}
-    out_rename = {}
+    identities = []
     for v, nm in zip(g.outvars, output_names):
         if v.name in produced and v.name not in seen and v.name not in rename:
-            out_rename[v.name] = nm
+            rename[v.name] = nm
         else:
-            nodes.append(helper.make_node("Identity", [v.name], [nm]))
+            identities.append((v.name, nm))
         seen.add(v.name)
-    rename.update(out_rename)
+
+    def final(n):
+        return rename.get(n) or (n if n.startswith("t.") else "v." + n)
     for node in nodes:
-        node.input[:] = [rename.get(i, i) for i in node.input]
-        node.output[:] = [rename.get(o, o) for o in node.output]
+        node.input[:] = [final(i) for i in node.input]
+        node.output[:] = [final(o) for o in node.output]
+    for init in ctx.inits:
+        init.name = final(init.name)
+    nodes += [helper.make_node("Identity", [final(n)], [nm]) for n, nm in identities]
 
     def vinfo(v, nm):
         shape = [dynamic_axes.get(nm, {}).get(i, s) for i, s in enumerate(v.shape)]
@@ -718,7 +728,6 @@ def export(model_or_fn, example_args, path, input_names=None, output_names=None,
     from ..graph.trace import trace
     from ..nn.modules.module import Module
     from ..tensor import Tensor
-    _onnx()
     if isinstance(example_args, Tensor):
         example_args = (example_args,)
     was = None
