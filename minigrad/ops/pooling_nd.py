@@ -24,14 +24,16 @@ def _lowest(dtype):
 def _scatter_to(g, idx, in_shape):
     """dx of in_shape (N, C, *size) with g (N, C, *out) added at the flat plane indices idx."""
     N, C = in_shape[:2]
+    P = int(np.prod(idx.shape[2:]))  # explicit sizes: N or C may be 0
     zeros = Tensor._make(np.zeros((N, C, int(np.prod(in_shape[2:]))), dtype=g.dtype))
-    return zeros.scatter_add(2, Tensor._make(idx.reshape(N, C, -1)), g.reshape(N, C, -1)).reshape(*in_shape)
+    return zeros.scatter_add(2, Tensor._make(idx.reshape(N, C, P)), g.reshape(N, C, P)).reshape(*in_shape)
 
 
 def _gather_at(t, idx):
     """t (N, C, *size) read at the flat plane indices idx (N, C, *out)."""
     N, C = t.shape[:2]
-    return t.reshape(N, C, -1).gather(2, Tensor._make(idx.reshape(N, C, -1))).reshape(*idx.shape)
+    S, P = int(np.prod(t.shape[2:])), int(np.prod(idx.shape[2:]))
+    return t.reshape(N, C, S).gather(2, Tensor._make(idx.reshape(N, C, P))).reshape(*idx.shape)
 
 
 class MaxPoolNd(Function):
@@ -47,7 +49,7 @@ class MaxPoolNd(Function):
     def forward(ctx, x, geo):
         n = len(geo.size)
         win = _windows(_padded(x, geo, _lowest(x.dtype)), geo)
-        flat = win.reshape(win.shape[:2 + n] + (-1,))
+        flat = win.reshape(win.shape[:2 + n] + (int(np.prod(geo.kernel)),))  # explicit: N or C may be 0
         k = flat.argmax(axis=-1)  # argmax: the first maximum, and the first NaN if any
         out = np.take_along_axis(flat, k[..., None], -1)[..., 0]
         # window offset -> input coordinate per dimension -> flat index in the (unpadded) plane
@@ -153,7 +155,7 @@ class AdaptiveMaxPoolNd(Function):
         for pos in itertools.product(*(range(m) for m in out_size)):
             b = [bins[d][pos[d]] for d in range(n)]
             win = x[(Ellipsis,) + tuple(slice(s, e) for s, e in b)]
-            flat = win.reshape(win.shape[:2] + (-1,))
+            flat = win.reshape(win.shape[:2] + (int(np.prod(win.shape[2:])),))
             k = flat.argmax(axis=-1)
             out[(Ellipsis,) + pos] = np.take_along_axis(flat, k[..., None], -1)[..., 0]
             offs = np.unravel_index(k, tuple(e - s for s, e in b))
@@ -187,7 +189,8 @@ class MaxUnpoolNd(Function):
     def forward(ctx, x, idx, size):
         N, C = x.shape[:2]
         out = np.zeros((N, C, int(np.prod(size))), x.dtype)
-        np.put_along_axis(out, idx.reshape(N, C, -1), x.reshape(N, C, -1), 2)
+        P = int(np.prod(x.shape[2:]))
+        np.put_along_axis(out, idx.reshape(N, C, P), x.reshape(N, C, P), 2)
         ctx.idx, ctx.size = idx, tuple(size)
         return out.reshape((N, C) + tuple(size))
 

@@ -327,3 +327,17 @@ def test_unbatched_inputs_and_float32():
         y, yb = fn(x), fn(x.unsqueeze(0))
         assert y.dtype == mg.float32
         np.testing.assert_allclose(y.numpy(), yb.squeeze(0).numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: F.conv1d(x, mg.ones(2, 3, 2)), lambda x: F.conv_transpose1d(x, mg.ones(3, 2, 2), stride=2),
+    lambda x: F.max_pool1d(x, 2), lambda x: F.avg_pool1d(x, 2), lambda x: F.adaptive_max_pool1d(x, 2),
+    lambda x: F.max_unpool1d(*F.max_pool1d(x, 2, return_indices=True), 2),
+    lambda x: F.interpolate(x, scale_factor=2, mode="linear")], ids=[
+    "conv1d", "conv_transpose1d", "max_pool1d", "avg_pool1d", "adaptive_max_pool1d", "max_unpool1d", "interpolate"])
+def test_empty_batch_forward_and_backward(fn):
+    x = mg.zeros(0, 3, 6, requires_grad=True)
+    y = fn(x)
+    assert y.shape[0] == 0
+    y.sum().backward()
+    assert x.grad.shape == (0, 3, 6)
