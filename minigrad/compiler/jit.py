@@ -25,6 +25,7 @@ user's line. `fullgraph=True` raises GraphBreak at the line instead.
 import functools
 import sys
 import time
+import types
 import warnings
 from collections import OrderedDict
 from contextlib import nullcontext
@@ -200,6 +201,9 @@ class JitFunction:
         self._arg_names = {}
         if not hasattr(fn, "forward"):  # a function: its name and docstring (a module keeps its own)
             functools.update_wrapper(self, fn, updated=())
+
+    def __get__(self, obj, objtype=None):  # @mg.jit on a method: bound to the instance
+        return self if obj is None else types.MethodType(self, obj)
 
     # -- keys --------------------------------------------------------------------------------------
     def _dims(self, i, name, t):
@@ -432,6 +436,10 @@ class Explanation:
             g, (rep,) = optimize(g, [name])
             self.steps.append((name, rep, g))
 
+    def table(self):
+        """The pass table: equations and intermediate bytes before -> after each pass."""
+        return format_reports([r for _, r, _ in self.steps])
+
     def __str__(self):
         s0 = stats(self.graph)
         out = [f"mg.jit.explain({self.name}): traced in {self.trace_seconds * 1e3:.1f} ms"
@@ -453,7 +461,7 @@ class Explanation:
             out.append(head)
             out.append(str(g) if rep.changed else "(unchanged)")
         out.append("\n== passes")
-        out.append(format_reports([r for _, r, _ in self.steps]))
+        out.append(self.table())
         final = self.steps[-1][2] if self.steps else self.graph
         fused = [e for e in final.eqns if "fuse" in e.prim]
         out.append(f"fused groups: {len(fused)}")

@@ -364,3 +364,39 @@ def test_errors_name_mg_jit():
         mg.jit(lambda x: x, dynamic="batch")
     with pytest.raises(IndexError, match=r"mark_dynamic.*\(2, 3\)"):
         mg.jit.mark_dynamic(mg.ones(2, 3), 5)
+
+
+def test_jit_on_a_method_and_a_plain_module():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+
+        @mg.jit
+        def score(self, x):
+            return self.fc(x).relu().sum(1)
+    mg.manual_seed(0)
+    a, b = Net(), Net()
+    x = mg.randn(4, 3)
+    with mg.no_grad():
+        for net in (a, b, a, b):  # each instance is a guard of its own (its parameters)
+            assert np.array_equal(net.score(x).numpy(), net.fc(x).relu().sum(1).numpy())
+        assert Net.score.traces == 2
+        j = mg.jit(a.fc)
+        assert np.array_equal(j(x).numpy(), a.fc(x).numpy()) and np.array_equal(j(x).numpy(), a.fc(x).numpy())
+
+
+def test_trace_on_break_record_runs_on_and_lists_the_breaks():
+    def f(x):
+        y = x * 2
+        if y.sum().item() > 0:  # RECORD-LINE
+            y = y + 1
+        return y
+    g = mg.trace(f, mg.ones(2), on_break="record")
+    line = next(i for i, s in enumerate(open(__file__), 1) if "RECORD-LINE" in s and "if" in s)
+    assert g.result.tolist() == [3.0, 3.0]  # the function ran to its end, eagerly
+    assert len(g.breaks) == 1 and ".item()" in g.breaks[0] and g.break_sites == [f"{__file__}:{line}"]
+    with pytest.raises(mg.GraphBreak):
+        mg.trace(f, mg.ones(2))
+    with pytest.raises(ValueError, match="on_break"):
+        mg.trace(f, mg.ones(2), on_break="ignore")
