@@ -1186,7 +1186,8 @@ def _conv_check(op, x, input, weight, bias, groups, n, transposed):
     if transposed:
         if weight.shape[0] != C or C % groups:
             raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} has {C} channels, but weight of shape "
-                               f"{tuple(weight.shape)} with groups={groups} expects {weight.shape[0]} (divisible by groups)")
+                               f"{tuple(weight.shape)} with groups={groups} expects {weight.shape[0]} "
+                               f"(divisible by groups)")
         out_c = weight.shape[1] * groups
     else:
         O = weight.shape[0]
@@ -1618,7 +1619,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     return _unbatch(out, unb)
 
 
-_INTERP_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
 
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
@@ -1632,8 +1633,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         scale_factor (float or tuple, optional): multiplier of the spatial size (output size
             floor(in * scale_factor)); exactly one of size and scale_factor.
         mode (str): ``'nearest'`` (src = floor(dst * in / out)), ``'nearest-exact'`` (round half up),
-            ``'linear'`` (3-D), ``'bilinear'`` (4-D), ``'trilinear'`` (5-D) or ``'area'``
-            (adaptive average pooling). Default: ``'nearest'``.
+            ``'linear'`` (3-D), ``'bilinear'`` (4-D), ``'bicubic'`` (4-D; Keys' cubic convolution,
+            A = -0.75, edge taps clamped), ``'trilinear'`` (5-D) or ``'area'`` (adaptive average
+            pooling). Default: ``'nearest'``.
         align_corners (bool, optional): linear modes only: True maps the corner pixels' centres onto
             each other, src = dst * (in - 1) / (out - 1); False (default) uses the half-pixel rule
             src = (dst + 0.5) * scale - 0.5, clamped at 0.
@@ -1646,7 +1648,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         >>> F.interpolate(x, scale_factor=2, mode="linear")
         tensor([[[1.0000, 1.2500, 1.7500, 2.0000]]])
     """
-    from ..ops.resize import Interpolate, linear_matrix, nearest_matrix
+    from ..ops.resize import Interpolate, cubic_matrix, linear_matrix, nearest_matrix
     op = "interpolate"
     dim = input.ndim - 2
     if dim not in (1, 2, 3):
@@ -1695,7 +1697,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                                       f"{_INTERP_DIMS[mode] + 2}D input (input shape {tuple(input.shape)})")
     else:
         raise NotImplementedError(f"{op}: mode {mode!r} is not supported (nearest, nearest-exact, linear, "
-                                  f"bilinear, trilinear, area)")
+                                  f"bilinear, bicubic, trilinear, area)")
     if antialias:
         raise NotImplementedError(f"{op}: antialias=True is not supported")
     if min(out_size) <= 0 or min(input.shape[2:]) <= 0:
@@ -1708,7 +1710,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         mats = tuple(nearest_matrix(n, m, s, mode == "nearest-exact", dim == 2)
                      for n, m, s in zip(input.shape[2:], out_size, scales))
     else:
-        mats = tuple(linear_matrix(n, m, align_corners, s) for n, m, s in zip(input.shape[2:], out_size, scales))
+        make = cubic_matrix if mode == "bicubic" else linear_matrix
+        mats = tuple(make(n, m, align_corners, s) for n, m, s in zip(input.shape[2:], out_size, scales))
     return Interpolate.apply(input, mats, mode)
 
 

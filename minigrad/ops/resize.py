@@ -1,4 +1,4 @@
-"""Resizing (F.interpolate): nearest, nearest-exact, linear, bilinear and trilinear are each a linear
+"""Resizing (F.interpolate): nearest, nearest-exact, linear, bilinear, bicubic and trilinear are each a linear
 map per spatial dimension, so one Function applies one (out, in) matrix per dimension; its VJP is
 the same Function with the transposed matrices, so it is differentiable to any order.
 
@@ -51,8 +51,30 @@ def linear_matrix(n_in, n_out, align_corners, scale):
     return A
 
 
+def cubic_matrix(n_in, n_out, align_corners, scale, A=-0.75):
+    """(n_out, n_in) matrix of cubic convolution (Keys, A = -0.75) weights, four taps per row at
+    floor(src) - 1 ... floor(src) + 2 clamped to the edges; src is the linear rule's without the clamp
+    at 0 (PyTorch's cubic source index)."""
+    s = _scale(n_in, n_out, align_corners, scale)
+    dst = np.arange(n_out, dtype=np.float64)
+    src = dst * s if align_corners else s * (dst + 0.5) - 0.5
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    t = np.clip(src - i0, 0.0, 1.0)
+
+    def near(x):  # |x| <= 1
+        return ((A + 2) * x - (A + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+    M = np.zeros((n_out, n_in))
+    for j, w in enumerate((far(t + 1), near(t), near(1 - t), far(2 - t))):
+        np.add.at(M, (np.arange(n_out), np.clip(i0 + j - 1, 0, n_in - 1)), w)
+    return M
+
+
 _NAMES = {"nearest": "UpsampleNearest", "nearest-exact": "UpsampleNearestExact",
-          "linear": "UpsampleLinear", "bilinear": "UpsampleBilinear", "trilinear": "UpsampleTrilinear"}
+          "linear": "UpsampleLinear", "bilinear": "UpsampleBilinear", "trilinear": "UpsampleTrilinear",
+          "bicubic": "UpsampleBicubic"}
 
 
 class Interpolate(Function):

@@ -38,6 +38,7 @@ MODULES = [
     ("Upsample", (), dict(scale_factor=1.5, mode="bilinear", align_corners=True), [(1, 2, 3, 4)]),
     ("Upsample", (), dict(scale_factor=(1.5, 2.0, 0.5), mode="trilinear"), [(1, 1, 2, 3, 4)]),
     ("Upsample", (), dict(size=7, mode="linear"), [(1, 2, 4)]),
+    ("Upsample", (), dict(scale_factor=2.5, mode="bicubic"), [(1, 2, 3, 4)]),
     ("UpsamplingNearest2d", (), dict(scale_factor=3), [(1, 2, 2, 3)]),
     ("UpsamplingBilinear2d", (), dict(size=(4, 6)), [(1, 2, 2, 3)]),
     ("Hardtanh", (-0.5, 1.5), {}, [(3, 4)]),
@@ -178,7 +179,8 @@ def test_interpolate_scale_factor_and_recompute_as_torch():
     """Without recompute_scale_factor the kernel uses 1 / scale_factor itself; with it, in / out."""
     torch = pytest.importorskip("torch", reason="PyTorch is the oracle")
     x = np.random.default_rng(5).standard_normal((1, 2, 5, 7))
-    for mode, ac in (("nearest", None), ("bilinear", False), ("bilinear", True), ("nearest-exact", None)):
+    for mode, ac in (("nearest", None), ("bilinear", False), ("bilinear", True), ("nearest-exact", None),
+                     ("bicubic", False), ("bicubic", True)):
         for sf in (1.3, 0.7, 2.0, 2.0001, 1.0001, (1.6, 0.55)):
             for rec in (None, True):
                 a = F.interpolate(mg.tensor(x), scale_factor=sf, mode=mode, align_corners=ac, recompute_scale_factor=rec)

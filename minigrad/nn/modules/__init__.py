@@ -13,8 +13,8 @@ from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm
 from .dropout import Dropout
 from .sparse import Embedding
 from .flatten import Flatten, Unflatten
-from .activation import (CELU, ELU, GELU, GLU, Hardsigmoid, Hardtanh, Hardswish, LeakyReLU, LogSoftmax, Mish, ReLU, SELU, SiLU,
-                         Sigmoid, Softmax, Softplus, Softsign, Tanh, Tanhshrink)
+from .activation import (CELU, ELU, GELU, GLU, Hardsigmoid, Hardtanh, Hardswish, LeakyReLU, LogSoftmax, Mish, ReLU, SELU,
+                         SiLU, Sigmoid, Softmax, Softplus, Softsign, Tanh, Tanhshrink)
 from .distance import CosineSimilarity, PairwiseDistance
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss,

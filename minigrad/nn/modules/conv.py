@@ -34,8 +34,8 @@ class _ConvNd(Module):
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        kernel_size, stride, dilation = (_ntuple(kernel_size, n, "kernel_size", name), _ntuple(stride, n, "stride", name),
-                                         _ntuple(dilation, n, "dilation", name))
+        kernel_size = _ntuple(kernel_size, n, "kernel_size", name)
+        stride, dilation = _ntuple(stride, n, "stride", name), _ntuple(dilation, n, "dilation", name)
         if isinstance(padding, str):
             if self._transposed:
                 raise ValueError(f"{name}: padding must be an int or a tuple of ints, got {padding!r}")

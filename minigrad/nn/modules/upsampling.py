@@ -15,7 +15,7 @@ class Upsample(Module):
     Args:
         size (int or tuple, optional): the output's spatial size.
         scale_factor (float or tuple, optional): multiplier of the spatial size.
-        mode (str): ``'nearest'``, ``'nearest-exact'``, ``'linear'``, ``'bilinear'``, ``'trilinear'`` or
+        mode (str): ``'nearest'``, ``'nearest-exact'``, ``'linear'``, ``'bilinear'``, ``'bicubic'``, ``'trilinear'`` or
             ``'area'``. Default: ``'nearest'``.
         align_corners (bool, optional): linear modes only: map corner pixel centres onto each other.
         recompute_scale_factor (bool, optional): compute the output size, then use in / out as the scale.
