@@ -54,11 +54,15 @@ def _vmapped(params, x, y, loss):
     # warning is given once per op and process, so it cannot be relied on here)
     def no_fallback(cls, level, args):
         raise AssertionError(f"vmap fell back to the per-sample loop for {cls.__name__}")
-    saved, _vm._fallback = _vm._fallback, no_fallback
+
+    def no_grad_loop(*args):
+        raise AssertionError("vmap ran one backward per sample")
+    saved = _vm._fallback, _vm._grad_loop
+    _vm._fallback, _vm._grad_loop = no_fallback, no_grad_loop
     try:
         return vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)
     finally:
-        _vm._fallback = saved
+        _vm._fallback, _vm._grad_loop = saved
 
 
 @pytest.mark.parametrize("sizes,n,classify", [((16, 32, 1), 40, False), ((784, 128, 10), 12, True)],
