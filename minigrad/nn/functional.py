@@ -1,8 +1,8 @@
 """minigrad.nn.functional: activations, losses, convolution, pooling and normalisation, as torch.nn.functional.
 
 The public API only: argument checking, then either a composition of differentiable Tensor ops
-or one fused op of the op layer (minigrad/ops: conv.py, pooling.py, loss.py, normalization.py,
-activation.py, padding.py, embedding.py), as torch.nn.functional over ATen.
+or one fused op of the op layer (minigrad/ops: conv.py, conv_nd.py, pooling.py, pooling_nd.py, resize.py,
+loss.py, normalization.py, activation.py, padding.py, embedding.py), as torch.nn.functional over ATen.
 """
 from __future__ import annotations
 
