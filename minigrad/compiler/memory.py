@@ -37,10 +37,10 @@ class MemoryPlan:
     """slot_of: var name -> (arena index); arenas: [bytes]; the figures before -> after.
 
     peak_held: what graph.run (and code that keeps every value to the end) holds at its peak: every
-    intermediate; peak_live: the lower bound, each intermediate alive from its definition to its
-    last read, in fresh memory (eager's pattern); peak_after: the planned code's peak, the whole pool
-    plus the unplanned values alive at once. allocs/bytes: fresh intermediate arrays (and bytes) per
-    call, before -> after."""
+    intermediate; peak_live: each intermediate in fresh memory from its definition to its last read
+    (eager's pattern; writing in place can go below it); peak_after: the planned code's peak, the
+    whole pool plus the unplanned values alive at once. allocs/bytes: fresh intermediate arrays (and
+    bytes) per call, before -> after."""
 
     def __init__(self, slot_of, arenas, peak_held, peak_live, peak_after, allocs_before, allocs_after,
                  bytes_before, bytes_after):
@@ -61,7 +61,7 @@ class MemoryPlan:
         return (f"MemoryPlan({len(self.slot_of)} values in {len(self.arenas)} arenas of {self.pool_bytes:,} "
                 f"bytes; fresh arrays per call {self.allocs_before} -> {self.allocs_after}, fresh bytes per "
                 f"call {self.bytes_before:,} -> {self.bytes_after:,}; peak intermediate bytes "
-                f"{self.peak_held:,} -> {self.peak_after:,} (liveness bound {self.peak_live:,})")
+                f"{self.peak_held:,} -> {self.peak_after:,} (fresh arrays freed at last read: {self.peak_live:,}))")
 
 
 def last_reads(graph):

