@@ -102,6 +102,9 @@ def _tensor_sig(t, dyn):
     return ("T", shape, dt, t.requires_grad), ("T", erased, dt, t.requires_grad)
 
 
+_SCALARS = (int, float, bool, str)
+
+
 def _state_sig(roots):
     """Module training flags, parameter/buffer identities, grad None-ness, optimizer state layout."""
     from ..nn.modules.module import Module
@@ -109,7 +112,9 @@ def _state_sig(roots):
     sig, seen, groups = [], set(), []
     add = sig.append
     for _, obj in roots:
-        if isinstance(obj, Module):
+        if isinstance(obj, Tensor):  # a tensor in a closure or a global: a state input bound to it
+            add((id(obj), obj._data.shape, obj._data.dtype.char, obj.requires_grad, obj._grad is None))
+        elif isinstance(obj, Module):
             stack = [obj]
             while stack:  # the module tree, read from the dicts directly (this runs at every call)
                 m = stack.pop()
@@ -118,6 +123,9 @@ def _state_sig(roots):
                 seen.add(id(m))
                 d = m.__dict__
                 add(d["training"])
+                for k, v in d.items():  # Python options baked into the trace (Dropout's p, eps, ...)
+                    if type(v) in _SCALARS:
+                        add((k, v))
                 for p in d["_parameters"].values():
                     if p is not None:
                         a = p._data
@@ -151,12 +159,14 @@ class _Entry:
 
     def guards_hold(self):
         for group, k, v in self.guards:
-            if group.get(k, _MISSING) != v:
+            now = group.get(k, _MISSING)
+            if now is not v and (type(v) not in _PLAIN or type(now) is not type(v) or now != v):
                 return False
         return True
 
 
 _MISSING = object()
+_PLAIN = (int, float, bool, str, tuple, type(None))
 
 
 def _result_tensors(out, acc):
@@ -237,7 +247,10 @@ class JitFunction:
                 s = e = _static_sig(a)
             sigs.append((name, s))
             erased.append((name, e))
-        roots = roots_of(self.fn, args, names) + [(k + ".", v) for k, v in kwargs.items()]
+        # what fn reaches without receiving it (closures, globals, self), plus modules and
+        # optimizers passed as arguments (tensor arguments are guarded above, by shape)
+        roots = roots_of(self.fn, (), []) + [(n, a) for n, a in zip(names, args) if not isinstance(a, Tensor)] + \
+            [(k, v) for k, v in kwargs.items() if not isinstance(v, Tensor)]
         state, groups = _state_sig(roots)
         rest = (is_grad_enabled(), state)
         return (tuple(sigs), rest), (tuple(erased), rest), groups
@@ -268,7 +281,9 @@ class JitFunction:
 
     def _trace(self, key, erased, groups, args, kwargs):
         self.traces += 1
-        counted = self.traces > 1 and erased not in self._erased_seen
+        # a new key counts, unless it differs from a traced one only in dynamic dims; so does a
+        # key traced again (a guard of its program failed: an optimizer option, a branch taken)
+        counted = self.traces > 1 and (erased not in self._erased_seen or key in self._cache)
         self._erased_seen.add(erased)
         self._history.append(key)
         consts = ()
@@ -324,7 +339,7 @@ class JitFunction:
         entry.compile_seconds = time.perf_counter() - t0
         hyper = {(id(b.obj.group), b.obj.key) for _, b in g.state if b.kind == "hyper"}
         entry.guards = [(grp, k, v) for grp in groups for k, v in grp.items()
-                        if k != "params" and (id(grp), k) not in hyper]
+                        if k != "params" and (id(grp), k) not in hyper]  # options baked into the step
 
     def _warn(self, message, site):
         if message in self._warned:
@@ -352,7 +367,9 @@ class JitFunction:
             if len({r[0] for r in rests}) > 1:
                 return "not an argument: the grad mode (mg.no_grad / enable_grad around the call) keeps changing"
             return ("not an argument: the state of the modules or optimizers it uses keeps changing "
-                    "(train()/eval() flips, new parameter or optimizer-state tensors, .grad set to None or not)")
+                    "(train()/eval() flips, module options such as Dropout's p, optimizer options or a "
+                    "hyper-parameter switching between zero and non-zero, new parameter or optimizer-state "
+                    "tensors, .grad set to None or not)")
         shown = ", ".join(_describe(v) for v in vals[:4]) + (", ..." if len(vals) > 4 else "")
         if all(v[0] == "T" for v in vals):
             shapes = [v[1] for v in vals]

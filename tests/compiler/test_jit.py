@@ -400,3 +400,26 @@ def test_trace_on_break_record_runs_on_and_lists_the_breaks():
         mg.trace(f, mg.ones(2))
     with pytest.raises(ValueError, match="on_break"):
         mg.trace(f, mg.ones(2), on_break="ignore")
+
+
+W_GLOBAL = mg.tensor([1.0, 2.0])
+
+
+def _uses_a_global(x):
+    return x * W_GLOBAL
+
+
+def test_a_rebound_global_tensor_and_a_changed_module_option_retrace():
+    global W_GLOBAL
+    f = mg.jit(_uses_a_global)
+    x = mg.ones(2)
+    assert f(x).tolist() == [1.0, 2.0] and f(x).tolist() == [1.0, 2.0]
+    W_GLOBAL.mul_(10)  # the same tensor, new values: an input of the program
+    assert f(x).tolist() == [10.0, 20.0] and f.traces == 1
+    W_GLOBAL = mg.tensor([3.0, 4.0])  # another tensor: a new key
+    assert f(x).tolist() == [3.0, 4.0] and f.traces == 2
+    drop = nn.Dropout(0.5)
+    g = mg.jit(lambda x: drop(x) * 1.0)
+    g(mg.ones(1000))
+    drop.p = 0.0  # baked into the program: a guard
+    assert g(mg.ones(1000)).tolist() == [1.0] * 1000 and g.traces == 2
