@@ -410,145 +410,71 @@ class Tensor:
     def __getitem__(self, index): return _ops.getitem(self, index)
     def __setitem__(self, index, value): _ops.setitem(self, index, value)
 
-    def add(self, other, alpha=1): return _ops.add(self, other if alpha == 1 else other * alpha)
-    def sub(self, other, alpha=1): return _ops.sub(self, other if alpha == 1 else other * alpha)
-    def mul(self, other): return _ops.mul(self, other)
-    def div(self, other): return _ops.div(self, other)
-    def pow(self, exponent): return _ops.pow(self, exponent)
-    def neg(self): return _ops.neg(self)
-    def abs(self): return _ops.abs(self)
-    def exp(self): return _ops.exp(self)
-    def log(self): return _ops.log(self)
-    def log1p(self): return _ops.log1p(self)
-    def expm1(self): return _ops.expm1(self)
-    def sqrt(self): return _ops.sqrt(self)
-    def rsqrt(self): return _ops.rsqrt(self)
-    def reciprocal(self): return _ops.reciprocal(self)
-    def sin(self): return _ops.sin(self)
-    def cos(self): return _ops.cos(self)
-    def tan(self): return _ops.tan(self)
-    def tanh(self): return _ops.tanh(self)
-    def sigmoid(self): return _ops.sigmoid(self)
-    def relu(self): return _ops.relu(self)
-    def sign(self): return _ops.sign(self)
-    def floor(self): return _ops.floor(self)
-    def ceil(self): return _ops.ceil(self)
-    def round(self): return _ops.round(self)
-    def erf(self): return _ops.erf(self)
-    def clamp(self, min=None, max=None): return _ops.clamp(self, min, max)
-    clip = clamp
-    def maximum(self, other): return _ops.maximum(self, other)
-    def minimum(self, other): return _ops.minimum(self, other)
+    # Most methods are their op with self as `input` (same arguments, keywords and aliases): they
+    # are bound below the class (_METHODS). Here: the ones whose arguments differ from the function.
     def where(self, condition, other): return _ops.where(condition, self, other)
-    def eq(self, other): return _ops.eq(self, other)
-    def ne(self, other): return _ops.ne(self, other)
-    def lt(self, other): return _ops.lt(self, other)
-    def le(self, other): return _ops.le(self, other)
-    def gt(self, other): return _ops.gt(self, other)
-    def ge(self, other): return _ops.ge(self, other)
-    def logical_and(self, other): return _ops.logical_and(self, other)
-    def logical_or(self, other): return _ops.logical_or(self, other)
-    def logical_not(self): return _ops.logical_not(self)
-    def logical_xor(self, other): return _ops.logical_xor(self, other)
-    def bitwise_and(self, other): return _ops.bitwise_and(self, other)
-    def bitwise_or(self, other): return _ops.bitwise_or(self, other)
-    def bitwise_xor(self, other): return _ops.bitwise_xor(self, other)
-    def bitwise_not(self): return _ops.bitwise_not(self)
-    def bitwise_left_shift(self, other): return _ops.bitwise_left_shift(self, other)
-    def bitwise_right_shift(self, other): return _ops.bitwise_right_shift(self, other)
-    def isnan(self): return _ops.isnan(self)
-    def isinf(self): return _ops.isinf(self)
-    def isfinite(self): return _ops.isfinite(self)
-    def floor_divide(self, other): return _ops.floor_divide(self, other)
-    def remainder(self, other): return _ops.remainder(self, other)
-    def lerp(self, end, weight): return _ops.lerp(self, end, weight)
-    def addcmul(self, tensor1, tensor2, *, value=1): return _ops.addcmul(self, tensor1, tensor2, value=value)
-    def addcdiv(self, tensor1, tensor2, *, value=1): return _ops.addcdiv(self, tensor1, tensor2, value=value)
-
-    # -- reductions -----------------------------------------------------------------------------
-    def sum(self, dim=None, keepdim=False, dtype=None): return _ops.sum(self, dim, keepdim, dtype=dtype)
-    def mean(self, dim=None, keepdim=False): return _ops.mean(self, dim, keepdim)
-    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        return _ops.var(self, dim, unbiased, keepdim, correction=correction)
-    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        return _ops.std(self, dim, unbiased, keepdim, correction=correction)
-    def prod(self, dim=None, keepdim=False): return _ops.prod(self, dim, keepdim)
-    def max(self, dim=None, keepdim=False): return _ops.max(self, dim, keepdim)
-    def min(self, dim=None, keepdim=False): return _ops.min(self, dim, keepdim)
-    def amax(self, dim=None, keepdim=False): return _ops.amax(self, dim, keepdim)
-    def amin(self, dim=None, keepdim=False): return _ops.amin(self, dim, keepdim)
-    def argmax(self, dim=None, keepdim=False): return _ops.argmax(self, dim, keepdim)
-    def argmin(self, dim=None, keepdim=False): return _ops.argmin(self, dim, keepdim)
-    def logsumexp(self, dim, keepdim=False): return _ops.logsumexp(self, dim, keepdim)
-    def norm(self, p="fro", dim=None, keepdim=False): return _ops.norm(self, p, dim, keepdim)
-    def cumsum(self, dim): return _ops.cumsum(self, dim)
-    def softmax(self, dim): return _ops.softmax(self, dim)
-    def log_softmax(self, dim): return _ops.log_softmax(self, dim)
-    def any(self, dim=None, keepdim=False): return _ops.any(self, dim, keepdim)
-    def all(self, dim=None, keepdim=False): return _ops.all(self, dim, keepdim)
-
-    # -- sorting and selection ------------------------------------------------------------------
-    def sort(self, dim=-1, descending=False, stable=False): return _ops.sort(self, dim, descending, stable)
-    def argsort(self, dim=-1, descending=False, stable=False): return _ops.argsort(self, dim, descending, stable)
-    def msort(self): return _ops.msort(self)
-    def topk(self, k, dim=-1, largest=True, sorted=True): return _ops.topk(self, k, dim, largest, sorted)
-    def kthvalue(self, k, dim=-1, keepdim=False): return _ops.kthvalue(self, k, dim, keepdim)
-    def median(self, dim=None, keepdim=False): return _ops.median(self, dim, keepdim)
-    def nanmedian(self, dim=None, keepdim=False): return _ops.nanmedian(self, dim, keepdim)
-    def mode(self, dim=-1, keepdim=False): return _ops.mode(self, dim, keepdim)
-    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
-        return _ops.unique(self, sorted, return_inverse, return_counts, dim)
-
-    # -- shape ----------------------------------------------------------------------------------
-    def reshape(self, *shape): return _ops.reshape(self, *shape)
-    def view(self, *shape): return _ops.view(self, *shape)
     def view_as(self, other): return _ops.reshape(self, other.shape)
     def reshape_as(self, other): return _ops.reshape(self, other.shape)
-    def flatten(self, start_dim=0, end_dim=-1): return _ops.flatten(self, start_dim, end_dim)
-    def unflatten(self, dim, sizes): return _ops.unflatten(self, dim, sizes)
-    def squeeze(self, dim=None): return _ops.squeeze(self, dim)
-    def unsqueeze(self, dim): return _ops.unsqueeze(self, dim)
-    def transpose(self, dim0, dim1): return _ops.transpose(self, dim0, dim1)
-    def swapaxes(self, dim0, dim1): return _ops.transpose(self, dim0, dim1)
-    def permute(self, *dims): return _ops.permute(self, *dims)
-    def t(self): return _ops.t(self)
     @property
     def T(self): return _ops.permute(self, *reversed(range(self.ndim)))
     @property
     def mT(self): return _ops.transpose(self, -2, -1)
-    def expand(self, *sizes): return _ops.expand(self, *sizes)
     def expand_as(self, other): return _ops.expand(self, *other.shape)
-    def broadcast_to(self, shape): return _ops.broadcast_to(self, shape)
-    def repeat(self, *sizes): return _ops.repeat(self, *sizes)
-    def flip(self, dims): return _ops.flip(self, dims)
-    def narrow(self, dim, start, length): return _ops.narrow(self, dim, start, length)
-    def contiguous(self): return _ops.contiguous(self)
-    def clone(self): return _ops.clone(self)
-    def split(self, split_size_or_sections, dim=0): return _ops.split(self, split_size_or_sections, dim)
-    def chunk(self, chunks, dim=0): return _ops.chunk(self, chunks, dim)
-    def unbind(self, dim=0): return _ops.unbind(self, dim)
-    def tril(self, diagonal=0): return _ops.tril(self, diagonal)
-    def triu(self, diagonal=0): return _ops.triu(self, diagonal)
+    def split(self, split_size, dim=0): return _ops.split(self, split_size, dim)
 
-    # -- indexing -------------------------------------------------------------------------------
-    def gather(self, dim, index): return _ops.gather(self, dim, index)
-    def scatter_add(self, dim, index, src): return _ops.scatter_add(self, dim, index, src)
-    def index_select(self, dim, index): return _ops.index_select(self, dim, index)
-    def masked_fill(self, mask, value): return _ops.masked_fill(self, mask, value)
-    def take_along_dim(self, indices, dim=None): return _ops.take_along_dim(self, indices, dim)
+    def view(self, *shape, dtype=None):
+        """view(*shape): the same data in a new shape; view(dtype): the same bytes read as ``dtype``.
 
-    # -- linear algebra -------------------------------------------------------------------------
-    def matmul(self, other): return _ops.matmul(self, other)
-    def mm(self, other): return _ops.mm(self, other)
-    def bmm(self, other): return _ops.bmm(self, other)
-    def dot(self, other): return _ops.dot(self, other)
-    def outer(self, other): return _ops.outer(self, other)
-    def diagonal(self, offset=0, dim1=0, dim2=1): return _ops.diagonal(self, offset, dim1, dim2)
-    def diag_embed(self, offset=0, dim1=-2, dim2=-1): return _ops.diag_embed(self, offset, dim1, dim2)
-    def diag(self, diagonal=0): return _ops.diag(self, diagonal)
-    def trace(self): return _ops.trace(self)
-    def kron(self, other): return _ops.kron(self, other)
-    def cross(self, other, dim=None): return _ops.cross(self, other, dim)
+        A dtype view shares memory and is not differentiable (as in PyTorch). With a different
+        element size the last dimension must be contiguous and its byte length divisible by the
+        new element size; it is rescaled (int64 (2, 3) viewed as int32 is (2, 6))."""
+        if dtype is None and len(shape) == 1 and _is_dtype(shape[0]):
+            dtype = shape[0]
+        if dtype is not None:
+            return _view_dtype(self, np.dtype(dtype))
+        return _ops.view(self, *shape)
+
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """type(): the type name, ``'minigrad.FloatTensor'`` (PyTorch's ``'torch.FloatTensor'``
+        with the package's name); type(dtype): this tensor cast to ``dtype`` (a dtype, or a name
+        such as ``'minigrad.DoubleTensor'`` / ``'torch.DoubleTensor'``); itself when already so."""
+        if dtype is None:
+            name = _TYPE_NAMES.get(self._data.dtype)
+            if name is None:
+                raise TypeError(f"type: no tensor type name for dtype {self._data.dtype}")
+            return "minigrad." + name
+        if isinstance(dtype, str):
+            pkg, _, tname = dtype.rpartition(".")
+            target = {v: k for k, v in _TYPE_NAMES.items()}.get(tname)
+            if target is None or pkg not in ("minigrad", "torch"):
+                raise ValueError(f"type: invalid type {dtype!r} (expected e.g. 'minigrad.FloatTensor'; "
+                                 f"minigrad has CPU tensors only)")
+            dtype = target
+        return _ops.cast(self, dtype)
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        """A new tensor of ``data`` (copied) with this tensor's dtype unless ``dtype`` is given."""
+        _check_cpu(device, "Tensor.new_tensor")
+        arr = np.array(data._data if isinstance(data, Tensor) else data, dtype=dtype or self._data.dtype)
+        return Tensor(arr, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype unless given."""
+        _check_cpu(device, "Tensor.new_full")
+        return Tensor(np.full(tuple(size), fill_value, dtype=dtype or self._data.dtype), requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        """Zeros of ``size`` (``new_zeros(2, 3)`` or ``new_zeros((2, 3))``), this tensor's dtype unless given."""
+        return self.new_full(_size_args(size), 0, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        """Ones of ``size``, with this tensor's dtype unless ``dtype`` is given."""
+        return self.new_full(_size_args(size), 1, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        """An uninitialised tensor of ``size``, with this tensor's dtype unless ``dtype`` is given."""
+        _check_cpu(device, "Tensor.new_empty")
+        return Tensor(np.empty(_size_args(size), dtype=dtype or self._data.dtype), requires_grad=requires_grad)
 
     # -- in-place -------------------------------------------------------------------------------
     def add_(self, other, alpha=1): return _ops.inplace(self, _ops.add, other if alpha == 1 else other * alpha, name="add_")
@@ -578,6 +504,48 @@ _getframe = sys._getframe
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
+_TYPE_NAMES = {np.dtype(k): v for k, v in (
+    ("float32", "FloatTensor"), ("float64", "DoubleTensor"), ("float16", "HalfTensor"), ("int64", "LongTensor"),
+    ("int32", "IntTensor"), ("int16", "ShortTensor"), ("int8", "CharTensor"), ("uint8", "ByteTensor"),
+    ("bool", "BoolTensor"))}
+
+
+def _is_dtype(a):
+    return isinstance(a, (np.dtype, str)) or (isinstance(a, type) and issubclass(a, (np.generic, float, int, bool)))
+
+
+def _size_args(size):
+    """new_zeros(2, 3) and new_zeros((2, 3)) -> (2, 3)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    return tuple(int(s) for s in size)
+
+
+def _view_dtype(t, dtype):
+    """t's bytes read as dtype (Tensor.view(dtype)): shares memory and version counter, no graph."""
+    arr = t._data
+    old, new = arr.dtype.itemsize, dtype.itemsize
+    if old != new:
+        what = f"to view {arr.dtype} as {dtype} (different element sizes)"
+        if arr.ndim == 0:
+            raise RuntimeError(f"view: self.dim() cannot be 0 {what}")
+        if arr.shape[-1] != 1 and arr.strides[-1] != old:
+            raise RuntimeError(f"view: self.stride(-1) must be 1 {what}, but got {arr.strides[-1] // old}")
+        if new > old and (arr.shape[-1] * old) % new:
+            raise RuntimeError(f"view: self.size(-1) must be divisible by {new // old} {what}, "
+                               f"but got {arr.shape[-1]}")
+        if arr.shape[-1] != 1 and any(st % new for st in arr.strides[:-1]):
+            raise RuntimeError(f"view: self.stride(k) must be divisible by {new // old} for k < self.dim() - 1 "
+                               f"{what} (shape {t.shape})")
+    if arr.ndim and arr.strides[-1] != old and old != new:
+        arr = np.lib.stride_tricks.as_strided(arr, strides=arr.strides[:-1] + (old,))  # a size-1 last dim
+    out = Tensor._make(arr.view(dtype))
+    if t._vc is None:
+        t._vc = [0]
+    out._vc = t._vc
+    return out
+
+
 def _rebuild_leaf(cls, data, requires_grad, grad):
     t = cls(data, requires_grad=requires_grad) if cls is not Tensor else Tensor(data, requires_grad=requires_grad)
     t._grad = grad
@@ -601,6 +569,46 @@ def _retain_hook(t):
 
 from . import ops as _ops  # noqa: E402  (ops import Tensor; the methods above look them up at call time)
 from .autograd import function as _function  # noqa: E402  (its _tracer: the mg.trace hook)
+
+# Methods that are their op with self as `input`: Tensor.sum is mg.sum, so a method takes exactly
+# the function's arguments (PyTorch's keyword names, axis=/keepdims= aliases) and costs no extra call.
+_METHODS = """
+add sub mul div pow neg abs exp log log1p expm1 sqrt rsqrt reciprocal sin cos tan tanh sigmoid relu erf sign floor
+ceil round clamp clip maximum minimum eq ne lt le gt ge logical_and logical_or logical_not logical_xor bitwise_and
+bitwise_or bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift isnan isinf isfinite floor_divide remainder
+fmod equal lerp addcmul addcdiv
+sum mean var std prod max min amax amin argmax argmin logsumexp norm cumsum softmax log_softmax any all
+sort argsort msort topk kthvalue median nanmedian mode unique
+reshape flatten unflatten squeeze unsqueeze transpose swapaxes permute t expand broadcast_to repeat flip narrow
+contiguous clone chunk unbind tril triu
+gather scatter_add index_select masked_fill take_along_dim
+matmul mm bmm dot outer diagonal diag_embed diag trace kron cross
+""".split()
+for _name in _METHODS:
+    setattr(Tensor, _name, getattr(_ops, _name))
+
+# The in-place forms PyTorch has (x.exp_(), x.eq_(y), x.tril_()): op(self, ...) written into self.
+_INPLACE = """
+abs neg exp log log1p expm1 rsqrt reciprocal sin cos tan tanh sigmoid relu erf sign floor ceil round
+atan2 arctan2 floor_divide remainder fmod eq ne lt le gt ge logical_and logical_or logical_not logical_xor
+bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift cumsum tril triu
+""".split()
+
+
+def _inplace_method(name):
+    op = getattr(_ops, name)
+
+    def method(self, *args, **kwargs):
+        return _ops.inplace(self, (lambda a, *r: op(a, *r, **kwargs)) if kwargs else op, *args, name=name + "_")
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"In-place {name}: writes {name}(self, ...) into self."
+    return method
+
+
+for _name in _INPLACE:
+    if not hasattr(Tensor, _name + "_"):
+        setattr(Tensor, _name + "_", _inplace_method(_name))
+del _name
 
 # The hottest operators are bound straight to their op wrappers: one Python call fewer per op.
 Tensor.__add__ = _ops.add

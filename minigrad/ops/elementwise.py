@@ -9,6 +9,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd.function import Function
 from ..tensor import Tensor
+from ..kernels import buffers as _buffers
 
 # the public ops of this family: exported by minigrad.ops and minigrad (ops/__init__.py derives from it)
 __all__ = [
@@ -125,12 +126,14 @@ class Add(Function):
         return tx if ty is None else (ty if tx is None else tx + ty)
 
 
-def add(x, y):
-    if type(y) is float and type(x) is Tensor and x._data.dtype.kind == "f":
-        return Add.apply(x, _scalar(y, x._data.dtype))  # tensor op Python float: the common case
-    if not isinstance(x, Tensor) and isinstance(y, Tensor):
-        return add(y, x)  # 2 + t: the tensor is the first operand (next_functions in PyTorch's order)
-    return Add.apply(*_promote(x, y))
+def add(input, other, *, alpha=1):
+    if alpha != 1:
+        other = mul(other, alpha)  # other * alpha, as PyTorch's add(input, other, alpha=)
+    if type(other) is float and type(input) is Tensor and input._data.dtype.kind == "f":
+        return Add.apply(input, _scalar(other, input._data.dtype))  # tensor op Python float: the common case
+    if not isinstance(input, Tensor) and isinstance(other, Tensor):
+        return add(other, input)  # 2 + t: the tensor is the first operand (next_functions in PyTorch's order)
+    return Add.apply(*_promote(input, other))
 
 
 class Sub(Function):
@@ -168,12 +171,14 @@ class Rsub(Function):
         return -tx if ty is None else (ty if tx is None else ty - tx)
 
 
-def sub(x, y):
-    if not isinstance(x, Tensor) and isinstance(y, Tensor):
-        return Rsub.apply(*_promote(y, x))
-    if type(y) is float and type(x) is Tensor and x._data.dtype.kind == "f":
-        return Sub.apply(x, _scalar(y, x._data.dtype))  # tensor op Python float: the common case
-    return Sub.apply(*_promote(x, y))
+def sub(input, other, *, alpha=1):
+    if alpha != 1:
+        other = mul(other, alpha)
+    if not isinstance(input, Tensor) and isinstance(other, Tensor):
+        return Rsub.apply(*_promote(other, input))
+    if type(other) is float and type(input) is Tensor and input._data.dtype.kind == "f":
+        return Sub.apply(input, _scalar(other, input._data.dtype))  # tensor op Python float: the common case
+    return Sub.apply(*_promote(input, other))
 
 
 class Mul(Function):
@@ -200,12 +205,12 @@ class Mul(Function):
         return b if a is None else (a if b is None else a + b)
 
 
-def mul(x, y):
-    if type(y) is float and type(x) is Tensor and x._data.dtype.kind == "f":
-        return Mul.apply(x, _scalar(y, x._data.dtype))  # tensor op Python float: the common case
-    if not isinstance(x, Tensor) and isinstance(y, Tensor):
-        return mul(y, x)  # 2 * t: the tensor is the first operand (next_functions in PyTorch's order)
-    return Mul.apply(*_promote(x, y))
+def mul(input, other):
+    if type(other) is float and type(input) is Tensor and input._data.dtype.kind == "f":
+        return Mul.apply(input, _scalar(other, input._data.dtype))  # tensor op Python float: the common case
+    if not isinstance(input, Tensor) and isinstance(other, Tensor):
+        return mul(other, input)  # 2 * t: the tensor is the first operand (next_functions in PyTorch's order)
+    return Mul.apply(*_promote(input, other))
 
 
 class Div(Function):
@@ -258,22 +263,22 @@ class DivRounding(Function):
         return (tx if tx is not None else ty) * 0.0
 
 
-def div(x, y, rounding_mode=None):
+def div(input, other, rounding_mode=None):
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
             raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                              f"'{rounding_mode}'")
-        if not isinstance(x, Tensor) and isinstance(y, Tensor):
-            x = Tensor._make(np.asarray(x, dtype=y.dtype if isinstance(x, int) or y.dtype.kind == "f"
+        if not isinstance(input, Tensor) and isinstance(other, Tensor):
+            input = Tensor._make(np.asarray(input, dtype=other.dtype if isinstance(input, int) or other.dtype.kind == "f"
                                         else _dtype.get_default_dtype()))
-        return DivRounding.apply(*_promote(x, y), rounding_mode)
-    if not isinstance(x, Tensor) and isinstance(y, Tensor) and isinstance(x, (int, float)):
-        return mul(reciprocal(y), x)  # 2 / t = reciprocal(t) * 2, as PyTorch records it
-    x, y = _promote(x, y)
-    if not _is_float(x) and not _is_float(y):  # true division of integers gives the default float
-        x = _cast_to(x, _dtype.get_default_dtype())
-        y = _cast_to(y, _dtype.get_default_dtype())
-    return Div.apply(x, y)
+        return DivRounding.apply(*_promote(input, other), rounding_mode)
+    if not isinstance(input, Tensor) and isinstance(other, Tensor) and isinstance(input, (int, float)):
+        return mul(reciprocal(other), input)  # 2 / t = reciprocal(t) * 2, as PyTorch records it
+    input, other = _promote(input, other)
+    if not _is_float(input) and not _is_float(other):  # true division of integers gives the default float
+        input = _cast_to(input, _dtype.get_default_dtype())
+        other = _cast_to(other, _dtype.get_default_dtype())
+    return Div.apply(input, other)
 
 
 def _is_float(v):
@@ -338,8 +343,8 @@ class Neg(Function):
         return -t
 
 
-def neg(x):
-    return Neg.apply(x)
+def neg(input):
+    return Neg.apply(input)
 
 
 class Pow(Function):
@@ -396,15 +401,15 @@ class Pow(Function):
         return b if a is None else (a if b is None else a + b)
 
 
-def pow(x, y):
-    if isinstance(y, (int, float)) and isinstance(x, Tensor):
-        if x.dtype.kind in "iub" and isinstance(y, float):
-            x = cast(x, _dtype.get_default_dtype())
-        return Pow.apply(x, y)
-    x, y = _promote(x, y)
-    if not isinstance(x, Tensor):
-        x = Tensor._make(np.asarray(x, dtype=y.dtype))
-    return Pow.apply(x, y)
+def pow(input, exponent):
+    if isinstance(exponent, (int, float)) and isinstance(input, Tensor):
+        if input.dtype.kind in "iub" and isinstance(exponent, float):
+            input = cast(input, _dtype.get_default_dtype())
+        return Pow.apply(input, exponent)
+    input, exponent = _promote(input, exponent)
+    if not isinstance(input, Tensor):
+        input = Tensor._make(np.asarray(input, dtype=exponent.dtype))
+    return Pow.apply(input, exponent)
 
 
 def _rsqrt_np(x):
@@ -708,7 +713,7 @@ class Relu(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = np.maximum(x, 0)
+        out = np.maximum(x, 0, out=_buffers.like(x))  # recycled when large (kernels/buffers.py)
         ctx.save_for_backward(out)
         return out
 
@@ -723,7 +728,7 @@ class Relu(Function):
 
 
 def _threshold_backward(g, y):
-    return g * (y > 0)
+    return np.multiply(g, np.greater(y, 0, out=_buffers.like(y, dtype=bool)), out=_buffers.like(g, y))
 
 
 class ThresholdBackward(Function):
@@ -777,21 +782,21 @@ class Erf(Function):
         return t * (exp(-(x * x)) * (2.0 / math.sqrt(math.pi)))
 
 
-def exp(x): return Exp.apply(x)
-def log(x): return Log.apply(x)
-def log1p(x): return Log1P.apply(x)
-def expm1(x): return Expm1.apply(x)
-def sqrt(x): return Sqrt.apply(x)
-def rsqrt(x): return Rsqrt.apply(x)
-def reciprocal(x): return Reciprocal.apply(_float(x))
-def sin(x): return Sin.apply(x)
-def cos(x): return Cos.apply(x)
-def tan(x): return Tan.apply(x)
-def tanh(x): return Tanh.apply(x)
-def sigmoid(x): return Sigmoid.apply(x)
-def relu(x): return Relu.apply(x)
-def abs(x): return Abs.apply(x)  # noqa: A001
-def erf(x): return Erf.apply(x)
+def exp(input): return Exp.apply(input)
+def log(input): return Log.apply(input)
+def log1p(input): return Log1P.apply(input)
+def expm1(input): return Expm1.apply(input)
+def sqrt(input): return Sqrt.apply(input)
+def rsqrt(input): return Rsqrt.apply(input)
+def reciprocal(input): return Reciprocal.apply(_float(input))
+def sin(input): return Sin.apply(input)
+def cos(input): return Cos.apply(input)
+def tan(input): return Tan.apply(input)
+def tanh(input): return Tanh.apply(input)
+def sigmoid(input): return Sigmoid.apply(input)
+def relu(input): return Relu.apply(input)
+def abs(input): return Abs.apply(input)  # noqa: A001
+def erf(input): return Erf.apply(input)
 
 
 def _float(x):
@@ -845,10 +850,10 @@ class Round(_Piecewise):
         return np.round(x, decimals)
 
 
-def sign(x): return Sign.apply(x)
-def floor(x): return Floor.apply(x) if x.dtype.kind == "f" else x
-def ceil(x): return Ceil.apply(x) if x.dtype.kind == "f" else x
-def round(x, decimals=0): return Round.apply(x, decimals)  # noqa: A001
+def sign(input): return Sign.apply(input)
+def floor(input): return Floor.apply(input) if input.dtype.kind == "f" else input
+def ceil(input): return Ceil.apply(input) if input.dtype.kind == "f" else input
+def round(input, decimals=0): return Round.apply(input, decimals)  # noqa: A001
 
 
 class Clamp(Function):
@@ -893,10 +898,10 @@ class Clamp(Function):
         return out
 
 
-def clamp(x, min=None, max=None):  # noqa: A002
+def clamp(input, min=None, max=None):  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
-    return Clamp.apply(x, min, max)
+    return Clamp.apply(input, min, max)
 
 
 clip = clamp
@@ -950,14 +955,14 @@ class Minimum(Function):
         return b if a is None else (a if b is None else a + b)
 
 
-def maximum(x, y, *, out=None):
+def maximum(input, other, *, out=None):
     if out is not None:  # PyTorch's out= (the optimizers' running maximum): written in place
         from .inplace import into
-        return into(out, maximum, x, y, name="maximum")
-    return Maximum.apply(*_promote(x, y))
+        return into(out, maximum, input, other, name="maximum")
+    return Maximum.apply(*_promote(input, other))
 
 
-def minimum(x, y): return Minimum.apply(*_promote(x, y))
+def minimum(input, other): return Minimum.apply(*_promote(input, other))
 
 
 class Where(Function):
@@ -981,20 +986,20 @@ class Where(Function):
         return where(cond, 0.0 if tx is None else tx, 0.0 if ty is None else ty)
 
 
-def where(condition, x, y):
+def where(condition, input, other):
     if not isinstance(condition, Tensor):
         condition = Tensor._make(np.asarray(condition))
     if condition.dtype != np.bool_:  # PyTorch refuses a float (or integer) condition too
         raise RuntimeError(f"where: expected condition to be a bool tensor, but got a tensor with dtype "
                            f"{condition.dtype} (shape {condition.shape}); compare it first, e.g. cond != 0")
-    if isinstance(x, Tensor) and not isinstance(y, Tensor):
-        y = Tensor._make(np.asarray(y, dtype=x.dtype))
-    elif isinstance(y, Tensor) and not isinstance(x, Tensor):
-        x = Tensor._make(np.asarray(x, dtype=y.dtype))
-    elif not isinstance(x, Tensor):
-        x, y = Tensor(x), Tensor(y)
-    x, y = _promote(x, y)
-    return Where.apply(condition, x, y)
+    if isinstance(input, Tensor) and not isinstance(other, Tensor):
+        other = Tensor._make(np.asarray(other, dtype=input.dtype))
+    elif isinstance(other, Tensor) and not isinstance(input, Tensor):
+        input = Tensor._make(np.asarray(input, dtype=other.dtype))
+    elif not isinstance(input, Tensor):
+        input, other = Tensor(input), Tensor(other)
+    input, other = _promote(input, other)
+    return Where.apply(condition, input, other)
 
 
 # -- no gradient: integer division, remainder, comparisons, logic, tests -------------------------
@@ -1169,31 +1174,31 @@ class IsFinite(_NonDifferentiable):
         return _no_grad_out(ctx, np.isfinite(x))
 
 
-def floor_divide(x, y): return FloorDivide.apply(*_promote(x, y))
-def remainder(x, y): return Remainder.apply(*_promote(x, y))
-def fmod(x, y): return Fmod.apply(*_promote(x, y))
-def eq(x, y): return Eq.apply(*_promote(x, y))
-def ne(x, y): return Ne.apply(*_promote(x, y))
-def lt(x, y): return Lt.apply(*_promote(x, y))
-def le(x, y): return Le.apply(*_promote(x, y))
-def gt(x, y): return Gt.apply(*_promote(x, y))
-def ge(x, y): return Ge.apply(*_promote(x, y))
-def logical_and(x, y): return LogicalAnd.apply(x, y)
-def logical_or(x, y): return LogicalOr.apply(x, y)
-def logical_xor(x, y): return LogicalXor.apply(x, y)
-def logical_not(x): return LogicalNot.apply(x)
-def isnan(x): return IsNan.apply(x)
-def isinf(x): return IsInf.apply(x)
-def isfinite(x): return IsFinite.apply(x)
+def floor_divide(input, other): return FloorDivide.apply(*_promote(input, other))
+def remainder(input, other): return Remainder.apply(*_promote(input, other))
+def fmod(input, other): return Fmod.apply(*_promote(input, other))
+def eq(input, other): return Eq.apply(*_promote(input, other))
+def ne(input, other): return Ne.apply(*_promote(input, other))
+def lt(input, other): return Lt.apply(*_promote(input, other))
+def le(input, other): return Le.apply(*_promote(input, other))
+def gt(input, other): return Gt.apply(*_promote(input, other))
+def ge(input, other): return Ge.apply(*_promote(input, other))
+def logical_and(input, other): return LogicalAnd.apply(input, other)
+def logical_or(input, other): return LogicalOr.apply(input, other)
+def logical_xor(input, other): return LogicalXor.apply(input, other)
+def logical_not(input): return LogicalNot.apply(input)
+def isnan(input): return IsNan.apply(input)
+def isinf(input): return IsInf.apply(input)
+def isfinite(input): return IsFinite.apply(input)
 
 
-def equal(x, y):
+def equal(input, other):
     """True if x and y have the same shape and elements."""
-    return x.shape == y.shape and bool(np.array_equal(x._data, y._data))
+    return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
 
 
-def allclose(x, y, rtol=1e-5, atol=1e-8, equal_nan=False):
-    return bool(np.allclose(_raw(x), _raw(y), rtol=rtol, atol=atol, equal_nan=equal_nan))
+def allclose(input, other, rtol=1e-5, atol=1e-8, equal_nan=False):
+    return bool(np.allclose(_raw(input), _raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 # -- fused three-operand ops (the optimizers' updates) ----------------------------------------------

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
+from .._aliases import dim_alias as _dim_alias, accepts_axis as _accepts_axis
 
 # the public ops of this family: exported by minigrad.ops and minigrad (ops/__init__.py derives from it)
 __all__ = [
@@ -233,9 +234,10 @@ def _check_index(op, x, dim, index):
     return index, d
 
 
-def gather(x, dim, index):
-    index, d = _check_index("gather", x, dim, index)
-    return Gather.apply(x, d, index)
+@_accepts_axis
+def gather(input, dim, index):
+    index, d = _check_index("gather", input, dim, index)
+    return Gather.apply(input, d, index)
 
 
 class ScatterAdd(Function):
@@ -268,20 +270,22 @@ class ScatterAdd(Function):
         return ScatterAdd.apply(tx, dim, index, ts)
 
 
-def scatter_add(x, dim, index, src):
-    index, d = _check_index("scatter_add", x, dim, index)
-    return ScatterAdd.apply(x, d, index, src)
+@_accepts_axis
+def scatter_add(input, dim, index, src):
+    index, d = _check_index("scatter_add", input, dim, index)
+    return ScatterAdd.apply(input, d, index, src)
 
 
-def index_select(x, dim, index):
+@_accepts_axis
+def index_select(input, dim, index):
     index = index._data if isinstance(index, Tensor) else np.asarray(index)
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector (got shape {index.shape})")
-    d = dim % max(x.ndim, 1)
-    return getitem(x, (slice(None),) * d + (index.reshape(-1).astype(np.int64),))
+    d = dim % max(input.ndim, 1)
+    return getitem(input, (slice(None),) * d + (index.reshape(-1).astype(np.int64),))
 
 
-def masked_fill(x, mask, value):
+def masked_fill(input, mask, value):
     from .elementwise import where
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
@@ -290,29 +294,31 @@ def masked_fill(x, mask, value):
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill: expected a bool mask, got {m.dtype}")
     try:
-        np.broadcast_shapes(m.shape, x.shape)
+        np.broadcast_shapes(m.shape, input.shape)
     except ValueError:
         raise ValueError(f"masked_fill: mask of shape {m.shape} cannot be broadcast to the tensor's "
-                         f"shape {x.shape}") from None
+                         f"shape {input.shape}") from None
     if not isinstance(value, Tensor):
-        value = Tensor._make(np.asarray(value, dtype=x.dtype))
-    return where(Tensor._make(m), value, x)
+        value = Tensor._make(np.asarray(value, dtype=input.dtype))
+    return where(Tensor._make(m), value, input)
 
 
-def take_along_dim(x, indices, dim=None):
+def take_along_dim(input, indices, dim=None, *, axis=None):
+    if axis is not None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("take_along_dim", dim, axis, default=None)[0]
     if not isinstance(indices, Tensor):
         indices = Tensor._make(np.asarray(indices))
     idx = indices._data
     if dim is None:
-        return gather(x.reshape(-1), 0, indices.reshape(-1))
-    d = dim % x.ndim
-    shape = list(np.broadcast_shapes(tuple(1 if i == d else s for i, s in enumerate(x.shape)),
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    d = dim % input.ndim
+    shape = list(np.broadcast_shapes(tuple(1 if i == d else s for i, s in enumerate(input.shape)),
                                      tuple(1 if i == d else s for i, s in enumerate(idx.shape))))
     xs = list(shape)
-    xs[d] = x.shape[d]
+    xs[d] = input.shape[d]
     ishape = list(shape)
     ishape[d] = idx.shape[d]
-    if tuple(xs) != x.shape:
-        x = x.expand(*xs)
+    if tuple(xs) != input.shape:
+        input = input.expand(*xs)
     # index ops, not NumPy on the arrays, so that mg.trace records where the index comes from
-    return gather(x, d, indices.expand(*ishape) if tuple(ishape) != idx.shape else indices)
+    return gather(input, d, indices.expand(*ishape) if tuple(ishape) != idx.shape else indices)

@@ -4,6 +4,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor
 from .elementwise import _promote
+from .._aliases import dim_alias as _dim_alias
 
 
 class MatMul(Function):
@@ -61,37 +62,37 @@ def _check_matmul(x, y, op="matmul"):
                                f"{y.shape[:-2]} cannot be broadcast") from None
 
 
-def matmul(x, y):
-    x, y = _promote(x, y)
-    _check_matmul(x, y)
-    return MatMul.apply(x, y)
+def matmul(input, other):
+    input, other = _promote(input, other)
+    _check_matmul(input, other)
+    return MatMul.apply(input, other)
 
 
-def mm(x, y):
-    if x.ndim != 2 or y.ndim != 2:
-        raise RuntimeError(f"mm: expected 2-D tensors, got shapes {x.shape} and {y.shape}")
-    x, y = _promote(x, y)
-    _check_matmul(x, y, "mm")
-    return MatMul.apply(x, y)
+def mm(input, mat2):
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mm: expected 2-D tensors, got shapes {input.shape} and {mat2.shape}")
+    input, mat2 = _promote(input, mat2)
+    _check_matmul(input, mat2, "mm")
+    return MatMul.apply(input, mat2)
 
 
-def bmm(x, y):
-    if x.ndim != 3 or y.ndim != 3:
-        raise RuntimeError(f"bmm: expected 3-D tensors, got shapes {x.shape} and {y.shape}")
-    if x.shape[0] != y.shape[0]:
-        raise RuntimeError(f"bmm: {x.shape} @ {y.shape}: batch sizes {x.shape[0]} and {y.shape[0]} differ")
-    x, y = _promote(x, y)
-    _check_matmul(x, y, "bmm")
-    return MatMul.apply(x, y)
+def bmm(input, mat2):
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"bmm: expected 3-D tensors, got shapes {input.shape} and {mat2.shape}")
+    if input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"bmm: {input.shape} @ {mat2.shape}: batch sizes {input.shape[0]} and {mat2.shape[0]} differ")
+    input, mat2 = _promote(input, mat2)
+    _check_matmul(input, mat2, "bmm")
+    return MatMul.apply(input, mat2)
 
 
-def dot(x, y):
-    if x.ndim != 1 or y.ndim != 1:
-        raise RuntimeError(f"dot: 1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
-    if x.shape != y.shape:
-        raise RuntimeError(f"dot: inconsistent tensor size, expected tensor [{x.shape[0]}] and src "
-                           f"[{y.shape[0]}] to have the same number of elements")
-    return matmul(x, y)
+def dot(input, tensor):
+    if input.ndim != 1 or tensor.ndim != 1:
+        raise RuntimeError(f"dot: 1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
+    if input.shape != tensor.shape:
+        raise RuntimeError(f"dot: inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
+                           f"[{tensor.shape[0]}] to have the same number of elements")
+    return matmul(input, tensor)
 
 
 class Addmm(Function):
@@ -215,10 +216,10 @@ def linear(x, weight, bias=None):
     return Addmm.apply(x, weight, bias)
 
 
-def outer(x, y):
-    if x.ndim != 1 or y.ndim != 1:
-        raise RuntimeError(f"outer: 1D tensors expected, got shapes {x.shape} and {y.shape}")
-    return x.unsqueeze(1) * y.unsqueeze(0)
+def outer(input, vec2):
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"outer: 1D tensors expected, got shapes {input.shape} and {vec2.shape}")
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
 
 
 class Einsum(Function):
@@ -470,19 +471,21 @@ def tensordot(a, b, dims=2):
     return matmul(A, B).reshape(*([a.shape[d] for d in keep_a] + [b.shape[d] for d in keep_b]))
 
 
-def kron(a, b):
+def kron(input, other):
     """The Kronecker product: out[i*m + k, ...] = a[i, ...] * b[k, ...] over every dim."""
-    n = max(a.ndim, b.ndim)
-    a = a.reshape(*((1,) * (n - a.ndim) + tuple(a.shape)))
-    b = b.reshape(*((1,) * (n - b.ndim) + tuple(b.shape)))
+    n = max(input.ndim, other.ndim)
+    input = input.reshape(*((1,) * (n - input.ndim) + tuple(input.shape)))
+    other = other.reshape(*((1,) * (n - other.ndim) + tuple(other.shape)))
     # interleave: a's dims at even positions, b's at odd, then merge each pair
-    ax = a.reshape(*[s for d in a.shape for s in (d, 1)])
-    bx = b.reshape(*[s for d in b.shape for s in (1, d)])
-    return (ax * bx).reshape(*[sa * sb for sa, sb in zip(a.shape, b.shape)])
+    ax = input.reshape(*[s for d in input.shape for s in (d, 1)])
+    bx = other.reshape(*[s for d in other.shape for s in (1, d)])
+    return (ax * bx).reshape(*[sa * sb for sa, sb in zip(input.shape, other.shape)])
 
 
-def cross(input, other, dim=None):  # noqa: A002
+def cross(input, other, dim=None, *, axis=None):  # noqa: A002
     """The 3-D cross product along dim (the first dim of size 3 when None, as torch.cross)."""
+    if axis is not None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("cross", dim, axis, default=None)[0]
     input, other = _promote(input, other)
     if input.ndim != other.ndim:
         raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions (shapes "

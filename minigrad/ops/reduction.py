@@ -8,6 +8,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from .elementwise import exp, sign, where, abs as _abs, cast
 from .. import _dtype
+from .._aliases import dim_alias as _dim_alias
 
 # the public ops of this family: exported by minigrad.ops and minigrad (ops/__init__.py derives from it)
 __all__ = [
@@ -75,12 +76,14 @@ class Sum(Function):
         return Sum.apply(t, ctx.axes, ctx.keepdim)
 
 
-def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001
+def sum(input, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):  # noqa: A001
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("sum", dim, axis, keepdim, keepdims, None)
     if dtype is not None:
-        x = cast(x, dtype)
-    elif x.dtype.kind in "bu" or x.dtype.kind == "i" and x.dtype != np.int64:
-        x = cast(x, _dtype.int64)  # PyTorch sums bool and small ints as int64
-    return Sum.apply(x, _axes(dim, x.ndim, "sum"), keepdim)
+        input = cast(input, dtype)
+    elif input.dtype.kind in "bu" or input.dtype.kind == "i" and input.dtype != np.int64:
+        input = cast(input, _dtype.int64)  # PyTorch sums bool and small ints as int64
+    return Sum.apply(input, _axes(dim, input.ndim, "sum"), keepdim)
 
 
 class Mean(Function):
@@ -101,11 +104,15 @@ class Mean(Function):
         return Mean.apply(t, ctx.axes, ctx.keepdim)
 
 
-def mean(x, dim=None, keepdim=False):
-    if x.dtype.kind != "f":
+def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("mean", dim, axis, keepdim, keepdims, None)
+    if dtype is not None:
+        input = cast(input, dtype)
+    if input.dtype.kind != "f":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
-                           f"floating point or complex dtype. Got: {x.dtype}")
-    return Mean.apply(x, _axes(dim, x.ndim, "mean"), keepdim)
+                           f"floating point or complex dtype. Got: {input.dtype}")
+    return Mean.apply(input, _axes(dim, input.ndim, "mean"), keepdim)
 
 
 def _correction(unbiased, correction):
@@ -114,11 +121,13 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
-def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
     """var = sum((x - mean)^2) / (n - correction); composite, so twice differentiable."""
-    axes = _axes(dim, x.ndim, "var")
-    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
-    d = x - x.mean(axes, keepdim=True)
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("var", dim, axis, keepdim, keepdims, None)
+    axes = _axes(dim, input.ndim, "var")
+    n = int(np.prod([input.shape[a] for a in axes])) if axes else 1
+    d = input - input.mean(axes, keepdim=True)
     return (d * d).sum(axes, keepdim=keepdim) / builtins.max(n - _correction(unbiased, correction), 0)
 
 
@@ -144,8 +153,10 @@ class Std(Function):
         return where(zero, 0.0, t / where(zero, 1.0, out * 2.0))
 
 
-def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return Std.apply(var(x, dim, unbiased, keepdim, correction=correction))
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("std", dim, axis, keepdim, keepdims, None)
+    return Std.apply(var(input, dim, unbiased, keepdim, correction=correction))
 
 
 class Prod(Function):
@@ -214,10 +225,14 @@ def _prod_others(x, axes):
     return np.moveaxis(res, tuple(range(len(axes))), axes)
 
 
-def prod(x, dim=None, keepdim=False):
-    if x.dtype.kind in "bu" or x.dtype.kind == "i" and x.dtype != np.int64:
-        x = cast(x, _dtype.int64)
-    return Prod.apply(x, _axes(dim, x.ndim, "prod"), keepdim)
+def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("prod", dim, axis, keepdim, keepdims, None)
+    if dtype is not None:
+        input = cast(input, dtype)
+    elif input.dtype.kind in "bu" or input.dtype.kind == "i" and input.dtype != np.int64:
+        input = cast(input, _dtype.int64)
+    return Prod.apply(input, _axes(dim, input.ndim, "prod"), keepdim)
 
 
 class Amax(Function):
@@ -267,14 +282,18 @@ def _check_nonempty(x, op):
                            f"Specify the reduction dim with the 'dim' argument (shape {x.shape})")
 
 
-def amax(x, dim=None, keepdim=False):
-    _check_nonempty(x, "amax")
-    return Amax.apply(x, _axes(dim, x.ndim, "amax"), keepdim)
+def amax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("amax", dim, axis, keepdim, keepdims, None)
+    _check_nonempty(input, "amax")
+    return Amax.apply(input, _axes(dim, input.ndim, "amax"), keepdim)
 
 
-def amin(x, dim=None, keepdim=False):
-    _check_nonempty(x, "amin")
-    return Amin.apply(x, _axes(dim, x.ndim, "amin"), keepdim)
+def amin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("amin", dim, axis, keepdim, keepdims, None)
+    _check_nonempty(input, "amin")
+    return Amin.apply(input, _axes(dim, input.ndim, "amin"), keepdim)
 
 
 def _max_min(x, dim, keepdim, arg, full):
@@ -290,20 +309,24 @@ def _max_min(x, dim, keepdim, arg, full):
     return values_indices(values, idx)
 
 
-def max(x, dim=None, keepdim=False):  # noqa: A001
+def max(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """max(x): the largest element (ties share the gradient); max(x, dim): (values, indices)."""
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("max", dim, axis, keepdim, keepdims, None)
     if isinstance(dim, Tensor):
         from .elementwise import maximum
-        return maximum(x, dim)
-    return _max_min(x, dim, keepdim, argmax, Max)
+        return maximum(input, dim)
+    return _max_min(input, dim, keepdim, argmax, Max)
 
 
-def min(x, dim=None, keepdim=False):  # noqa: A001
+def min(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """min(x): the smallest element (ties share the gradient); min(x, dim): (values, indices)."""
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("min", dim, axis, keepdim, keepdims, None)
     if isinstance(dim, Tensor):
         from .elementwise import minimum
-        return minimum(x, dim)
-    return _max_min(x, dim, keepdim, argmin, Min)
+        return minimum(input, dim)
+    return _max_min(input, dim, keepdim, argmin, Min)
 
 
 class _NoGradReduction(Function):
@@ -359,22 +382,30 @@ def _check_arg_nonempty(x, dim, op):
         raise IndexError(f"{op}(): expected reduction dim {dim} to have non-zero size (shape {x.shape})")
 
 
-def argmax(x, dim=None, keepdim=False):
-    _check_arg_nonempty(x, dim, "argmax")
-    return Argmax.apply(x, dim, keepdim if dim is not None else False)
+def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("argmax", dim, axis, keepdim, keepdims, None)
+    _check_arg_nonempty(input, dim, "argmax")
+    return Argmax.apply(input, dim, keepdim if dim is not None else False)
 
 
-def argmin(x, dim=None, keepdim=False):
-    _check_arg_nonempty(x, dim, "argmin")
-    return Argmin.apply(x, dim, keepdim if dim is not None else False)
+def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("argmin", dim, axis, keepdim, keepdims, None)
+    _check_arg_nonempty(input, dim, "argmin")
+    return Argmin.apply(input, dim, keepdim if dim is not None else False)
 
 
-def any(x, dim=None, keepdim=False):  # noqa: A001
-    return Any.apply(x, None if dim is None else _axes(dim, x.ndim, "any"), keepdim)
+def any(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("any", dim, axis, keepdim, keepdims, None)
+    return Any.apply(input, None if dim is None else _axes(dim, input.ndim, "any"), keepdim)
 
 
-def all(x, dim=None, keepdim=False):  # noqa: A001
-    return All.apply(x, None if dim is None else _axes(dim, x.ndim, "all"), keepdim)
+def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("all", dim, axis, keepdim, keepdims, None)
+    return All.apply(input, None if dim is None else _axes(dim, input.ndim, "all"), keepdim)
 
 
 def _shifted_lse(x, axes):
@@ -410,8 +441,10 @@ class Logsumexp(Function):
         return Sum.apply(t * exp(x - out_kept), ctx.axes, ctx.keepdim)
 
 
-def logsumexp(x, dim, keepdim=False):
-    return Logsumexp.apply(x, _axes(dim, x.ndim, "logsumexp"), keepdim)
+def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("logsumexp", dim, axis, keepdim, keepdims, None)
+    return Logsumexp.apply(input, _axes(dim, input.ndim, "logsumexp"), keepdim)
 
 
 class Softmax(Function):
@@ -468,16 +501,20 @@ def _softmax_dim(x, dim, op):
     return _axes(dim, x.ndim, op)[0]
 
 
-def softmax(x, dim, dtype=None):
+def softmax(input, dim=None, dtype=None, *, axis=None):
+    if axis is not None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("softmax", dim, axis, default=None)[0]
     if dtype is not None:
-        x = cast(x, dtype)
-    return Softmax.apply(x, None if x.ndim == 0 else _softmax_dim(x, dim, "softmax"))
+        input = cast(input, dtype)
+    return Softmax.apply(input, None if input.ndim == 0 else _softmax_dim(input, dim, "softmax"))
 
 
-def log_softmax(x, dim, dtype=None):
+def log_softmax(input, dim=None, dtype=None, *, axis=None):
+    if axis is not None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("log_softmax", dim, axis, default=None)[0]
     if dtype is not None:
-        x = cast(x, dtype)
-    return LogSoftmax.apply(x, None if x.ndim == 0 else _softmax_dim(x, dim, "log_softmax"))
+        input = cast(input, dtype)
+    return LogSoftmax.apply(input, None if input.ndim == 0 else _softmax_dim(input, dim, "log_softmax"))
 
 
 class Norm2(Function):
@@ -502,20 +539,20 @@ class Norm2(Function):
         return Sum.apply(x * t * where(zero, 0.0, 1.0 / where(zero, 1.0, out_kept)), ctx.axes, ctx.keepdim)
 
 
-def norm(x, p="fro", dim=None, keepdim=False):
+def norm(input, p="fro", dim=None, keepdim=False):
     """Vector p-norm over dim (all elements when None); p in {'fro', 2, 1, inf, -inf, 0, any float}."""
-    axes = _axes(dim, x.ndim, "norm")
+    axes = _axes(dim, input.ndim, "norm")
     if p in ("fro", 2, 2.0):
-        return Norm2.apply(x, axes, keepdim)
+        return Norm2.apply(input, axes, keepdim)
     if p == 1:
-        return _abs(x).sum(axes, keepdim=keepdim)
+        return _abs(input).sum(axes, keepdim=keepdim)
     if p == float("inf"):
-        return amax(_abs(x), axes, keepdim)
+        return amax(_abs(input), axes, keepdim)
     if p == float("-inf"):
-        return amin(_abs(x), axes, keepdim)
+        return amin(_abs(input), axes, keepdim)
     if p == 0:
-        return (x != 0).sum(axes, keepdim=keepdim).to(x.dtype)
-    return NormP.apply(x, axes, keepdim, float(p))
+        return (input != 0).sum(axes, keepdim=keepdim).to(input.dtype)
+    return NormP.apply(input, axes, keepdim, float(p))
 
 
 class NormP(Function):
@@ -569,23 +606,33 @@ class Cumsum(Function):
         return Cumsum.apply(t, ctx.dim)
 
 
-def cumsum(x, dim):
-    if x.ndim == 0:
+def cumsum(input, dim=None, *, dtype=None, axis=None):
+    if axis is not None or dim is None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("cumsum", dim, axis, default=None, required=True)[0]
+    if dtype is not None:
+        input = cast(input, dtype)
+    elif input.dtype.kind in "bu" or input.dtype.kind == "i" and input.dtype != np.int64:
+        input = cast(input, _dtype.int64)  # PyTorch accumulates bool and small ints as int64
+    if input.ndim == 0:
         if dim not in (-1, 0):  # a 0-d tensor has dims -1 and 0 only, as in PyTorch
             raise IndexError(f"cumsum: dimension {dim} out of range for a 0-d tensor (expected -1 or 0)")
-        return Cumsum.apply(x, None)
-    return Cumsum.apply(x, _axes(dim, x.ndim, "cumsum")[0])
+        return Cumsum.apply(input, None)
+    return Cumsum.apply(input, _axes(dim, input.ndim, "cumsum")[0])
 
 
 # -- issue 8: the fused statistics (composites of var/std and mean, so twice differentiable) ---------
 __all__ += ["var_mean", "std_mean"]
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):  # noqa: A002
     """(var, mean) over dim in one call (torch.var_mean; correction as var's)."""
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("var_mean", dim, axis, keepdim, keepdims, None)
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):  # noqa: A002
     """(std, mean) over dim in one call (torch.std_mean; correction as std's)."""
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("std_mean", dim, axis, keepdim, keepdims, None)
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
+from .._aliases import dim_alias as _dim_alias
 
 __all__ = ["cumprod", "cummax", "cummin", "logcumsumexp"]
 __methods__ = ["cumprod", "cummax", "cummin", "logcumsumexp", "cumprod_"]
@@ -74,8 +75,10 @@ class Cumprod(Function):
         return where(_upper(n, x.dtype), others * tt, 0.0).sum(-2).transpose(d, -1)
 
 
-def cumprod(input, dim, *, dtype=None):  # noqa: A002
+def cumprod(input, dim=None, *, dtype=None, axis=None):  # noqa: A002
     """Cumulative product along dim (torch.cumprod)."""
+    if axis is not None or dim is None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("cumprod", dim, axis, default=None, required=True)[0]
     d = _scan_dim("cumprod", input, dim)
     x = input if dtype is None else input.to(dtype)
     return Cumprod.apply(x, d)
@@ -147,13 +150,17 @@ def _cum_extreme(cls, result, op, input, dim):  # noqa: A002
     return result(*cls.apply(input, _scan_dim(op, input, dim)))
 
 
-def cummax(input, dim):  # noqa: A002
+def cummax(input, dim=None, *, axis=None):  # noqa: A002
     """(values, indices): the running maximum along dim and where it was reached (torch.cummax)."""
+    if axis is not None or dim is None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("cummax", dim, axis, default=None, required=True)[0]
     return _cum_extreme(Cummax, CummaxResult, "cummax", input, dim)
 
 
-def cummin(input, dim):  # noqa: A002
+def cummin(input, dim=None, *, axis=None):  # noqa: A002
     """(values, indices): the running minimum along dim and where it was reached (torch.cummin)."""
+    if axis is not None or dim is None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("cummin", dim, axis, default=None, required=True)[0]
     return _cum_extreme(Cummin, CumminResult, "cummin", input, dim)
 
 
@@ -200,8 +207,10 @@ class Logcumsumexp(Function):
         return where(up, w * tt, 0.0).sum(-2).transpose(d, -1)
 
 
-def logcumsumexp(input, dim):  # noqa: A002
+def logcumsumexp(input, dim=None, *, axis=None):  # noqa: A002
     """log(cumsum(exp(input), dim)) without overflow (torch.logcumsumexp)."""
+    if axis is not None or dim is None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("logcumsumexp", dim, axis, default=None, required=True)[0]
     d = _scan_dim("logcumsumexp", input, dim)
     if input.dtype.kind != "f":
         raise RuntimeError(f"logcumsumexp: expected a floating point tensor, got {input.dtype}")

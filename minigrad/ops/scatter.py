@@ -10,6 +10,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
+from .._aliases import accepts_axis as _accepts_axis
 from .indexing import IndexAdd, _along_index, _check_index
 
 __all__ = ["scatter", "scatter_reduce", "index_add", "index_copy", "index_fill", "masked_select", "nonzero"]
@@ -31,6 +32,7 @@ def _as_tensor(v, dtype):
     return v if isinstance(v, Tensor) else Tensor._make(np.asarray(v, dtype=dtype))
 
 
+@_accepts_axis
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):  # noqa: A002
     """`out = input` with `out[index[i][j]][j] = src[i][j]` along dim (torch.scatter); `value` writes a
     number instead; reduce='add' / 'multiply' combines with the existing value."""
@@ -173,6 +175,7 @@ class ScatterReduce(Function):
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
 
+@_accepts_axis
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):  # noqa: A002
     """input with src reduced in at index along dim: reduce in 'sum', 'prod', 'mean', 'amax', 'amin'
     (torch.scatter_reduce); include_self=False leaves the written positions' old values out."""
@@ -203,6 +206,7 @@ def _dim_index(op, input, dim, index):
     return d, idx, (slice(None),) * d + (idx,)
 
 
+@_accepts_axis
 def index_add(input, dim, index, source, *, alpha=1):  # noqa: A002
     """input with alpha * source added at index along dim, repeated indices accumulating
     (torch.index_add)."""
@@ -218,6 +222,7 @@ def index_add(input, dim, index, source, *, alpha=1):  # noqa: A002
     return input + IndexAdd.apply(source, full, input.shape)
 
 
+@_accepts_axis
 def index_copy(input, dim, index, source):  # noqa: A002
     """input with the slices at index along dim replaced by source's (torch.index_copy)."""
     from .elementwise import where
@@ -231,6 +236,7 @@ def index_copy(input, dim, index, source):  # noqa: A002
     return where(Tensor._make(m), IndexAdd.apply(source, full, input.shape), input)
 
 
+@_accepts_axis
 def index_fill(input, dim, index, value):  # noqa: A002
     """input with the slices at index along dim set to value (a number or a 0-d tensor; torch.index_fill)."""
     from .elementwise import where

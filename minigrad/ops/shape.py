@@ -3,6 +3,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
+from .._aliases import dim_alias as _dim_alias, accepts_axis as _accepts_axis
 
 # the public ops of this family: exported by minigrad.ops and minigrad (ops/__init__.py derives from it)
 __all__ = [
@@ -53,9 +54,10 @@ class Unsqueeze(View):
     """out = x with a size-1 dim inserted;  dx = g.reshape(x.shape)"""
 
 
-def reshape(x, *shape):
-    shape = _sizes(shape)
-    return View.apply(x, shape if shape == x.shape else _infer_shape(shape, x))
+def reshape(input, *args, shape=None):
+    """reshape(x, 2, 3), reshape(x, (2, 3)) or reshape(x, shape=(2, 3)), as PyTorch."""
+    shape = _sizes(args) if shape is None else tuple(shape)
+    return View.apply(input, shape if shape == input.shape else _infer_shape(shape, input))
 
 
 def _infer_shape(shape, x):
@@ -76,40 +78,45 @@ def _infer_shape(shape, x):
 view = reshape
 
 
-def flatten(x, start_dim=0, end_dim=-1):
-    if x.ndim == 0:
-        return reshape(x, 1)
-    s, e = _dim(start_dim, x.ndim, "flatten"), _dim(end_dim, x.ndim, "flatten")
+def flatten(input, start_dim=0, end_dim=-1):
+    if input.ndim == 0:
+        return reshape(input, 1)
+    s, e = _dim(start_dim, input.ndim, "flatten"), _dim(end_dim, input.ndim, "flatten")
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shape = x.shape[:s] + (int(np.prod(x.shape[s:e + 1])),) + x.shape[e + 1:]
-    return reshape(x, shape)
+    shape = input.shape[:s] + (int(np.prod(input.shape[s:e + 1])),) + input.shape[e + 1:]
+    return reshape(input, shape)
 
 
-def unflatten(x, dim, sizes):
-    d = _dim(dim, x.ndim, "unflatten")
+@_accepts_axis
+def unflatten(input, dim, sizes):
+    d = _dim(dim, input.ndim, "unflatten")
     sizes = tuple(sizes)
     if -1 in sizes:
         known = int(np.prod([s for s in sizes if s != -1]))
-        sizes = tuple(x.shape[d] // known if s == -1 else s for s in sizes)
-    if int(np.prod(sizes)) != x.shape[d]:
+        sizes = tuple(input.shape[d] // known if s == -1 else s for s in sizes)
+    if int(np.prod(sizes)) != input.shape[d]:
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of "
-                           f"dim {dim} ({x.shape[d]}) in the input tensor")
-    return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
+                           f"dim {dim} ({input.shape[d]}) in the input tensor")
+    return reshape(input, input.shape[:d] + sizes + input.shape[d + 1:])
 
 
-def squeeze(x, dim=None):
+def squeeze(input, dim=None, *, axis=None):
+    if axis is not None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("squeeze", dim, axis, default=None)[0]
     if dim is None:
-        shape = tuple(s for s in x.shape if s != 1)
+        shape = tuple(s for s in input.shape if s != 1)
     else:
-        dims = {_dim(d, x.ndim, "squeeze") for d in ((dim,) if isinstance(dim, int) else dim)}
-        shape = tuple(s for i, s in enumerate(x.shape) if not (i in dims and s == 1))
-    return Squeeze.apply(x, shape)
+        dims = {_dim(d, input.ndim, "squeeze") for d in ((dim,) if isinstance(dim, int) else dim)}
+        shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
+    return Squeeze.apply(input, shape)
 
 
-def unsqueeze(x, dim):
-    d = _dim(dim, x.ndim + 1, "unsqueeze")
-    return Unsqueeze.apply(x, x.shape[:d] + (1,) + x.shape[d:])
+def unsqueeze(input, dim=None, *, axis=None):
+    if axis is not None or dim is None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("unsqueeze", dim, axis, default=None, required=True)[0]
+    d = _dim(dim, input.ndim + 1, "unsqueeze")
+    return Unsqueeze.apply(input, input.shape[:d] + (1,) + input.shape[d:])
 
 
 class Permute(Function):
@@ -139,33 +146,35 @@ class T(Permute):
     """out = x.t() (a matrix transposed; a 0-d or 1-d tensor as it is);  dx = g.t()"""
 
 
-def permute(x, *dims):
-    dims = _sizes(dims)
-    if len(dims) != x.ndim:
+def permute(input, *args, dims=None):
+    dims = _sizes(args) if dims is None else tuple(dims)
+    if len(dims) != input.ndim:
         raise RuntimeError(f"permute: number of dims don't match in permute: got {len(dims)} dims "
-                           f"for a tensor of shape {x.shape}")
-    dims = tuple(_dim(d, x.ndim, "permute") for d in dims)
+                           f"for a tensor of shape {input.shape}")
+    dims = tuple(_dim(d, input.ndim, "permute") for d in dims)
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"permute: repeated dim in {dims}")
-    return Permute.apply(x, dims)
+    return Permute.apply(input, dims)
 
 
-def transpose(x, dim0, dim1):
-    if x.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
-        return Transpose.apply(x, tuple(range(x.ndim)))
-    dims = list(range(x.ndim))
-    a, b = _dim(dim0, x.ndim, "transpose"), _dim(dim1, x.ndim, "transpose")
+def transpose(input, dim0, dim1):
+    if input.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
+        return Transpose.apply(input, tuple(range(input.ndim)))
+    dims = list(range(input.ndim))
+    a, b = _dim(dim0, input.ndim, "transpose"), _dim(dim1, input.ndim, "transpose")
     dims[a], dims[b] = dims[b], dims[a]
-    return Transpose.apply(x, tuple(dims))
+    return Transpose.apply(input, tuple(dims))
 
 
-swapaxes = transpose
+def swapaxes(input, axis0, axis1):
+    """transpose under NumPy's names (torch.swapaxes)."""
+    return transpose(input, axis0, axis1)
 
 
-def t(x):
-    if x.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
-    return T.apply(x, (1, 0) if x.ndim == 2 else tuple(range(x.ndim)))
+def t(input):
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return T.apply(input, (1, 0) if input.ndim == 2 else tuple(range(input.ndim)))
 
 
 class Expand(Function):
@@ -187,23 +196,23 @@ class Expand(Function):
         return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
 
 
-def expand(x, *sizes):
-    sizes = _sizes(sizes)
-    lead = len(sizes) - x.ndim
+def expand(input, *args, size=None):
+    sizes = _sizes(args) if size is None else tuple(size)
+    lead = len(sizes) - input.ndim
     if lead < 0:
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or "
-                           f"equal to the number of dimensions in the tensor ({x.ndim})")
-    shape = tuple(x.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
-    for i, s in enumerate(x.shape):
+                           f"equal to the number of dimensions in the tensor ({input.ndim})")
+    shape = tuple(input.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+    for i, s in enumerate(input.shape):
         if s != 1 and s != shape[lead + i]:
             raise RuntimeError(f"expand: the expanded size of the tensor ({shape[lead + i]}) must match "
                                f"the existing size ({s}) at non-singleton dimension {lead + i}. "
-                               f"Target sizes: {list(sizes)}. Tensor sizes: {list(x.shape)}")
-    return Expand.apply(x, shape)
+                               f"Target sizes: {list(sizes)}. Tensor sizes: {list(input.shape)}")
+    return Expand.apply(input, shape)
 
 
-def broadcast_to(x, shape):
-    return expand(x, *shape)
+def broadcast_to(input, shape):
+    return expand(input, *shape)
 
 
 def expand_as(x, other):
@@ -237,12 +246,12 @@ class Repeat(Function):
         return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
 
 
-def repeat(x, *sizes):
-    sizes = _sizes(sizes)
-    if len(sizes) < x.ndim:
+def repeat(input, *args, repeats=None):
+    sizes = _sizes(args) if repeats is None else tuple(repeats)
+    if len(sizes) < input.ndim:
         raise RuntimeError(f"repeat: number of repeat dims ({len(sizes)}) can not be smaller than "
-                           f"number of dimensions of tensor ({x.ndim})")
-    return Repeat.apply(x, sizes)
+                           f"number of dimensions of tensor ({input.ndim})")
+    return Repeat.apply(input, sizes)
 
 
 class Flip(Function):
@@ -262,14 +271,16 @@ class Flip(Function):
         return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
 
 
-def flip(x, dims):
+def flip(input, *args, dims=None):
+    """flip(x, dims) as torch.flip; x.flip(0, 1) as Tensor.flip(*dims)."""
+    dims = _sizes(args) if dims is None else dims
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    ds = tuple(_dim(d, x.ndim, "flip") for d in dims)
+    ds = tuple(_dim(d, input.ndim, "flip") for d in dims)
     if len(set(ds)) != len(ds):
         d = next(d for d in ds if ds.count(d) > 1)
         raise RuntimeError(f"flip: dim {d} appears multiple times in the list of dims {dims} "
-                           f"(tensor of shape {x.shape})")
-    return Flip.apply(x, ds)
+                           f"(tensor of shape {input.shape})")
+    return Flip.apply(input, ds)
 
 
 class Clone(Function):
@@ -288,8 +299,9 @@ class Clone(Function):
         return Clone.apply(t)
 
 
-def clone(x):
-    return Clone.apply(x)
+def clone(input, *, memory_format=None):
+    """A copy (memory_format is accepted and ignored: NumPy copies are C-contiguous)."""
+    return Clone.apply(input)
 
 
 def contiguous(x):
@@ -320,7 +332,9 @@ class Cat(Function):
                                           for t, x in zip(ts, xs)])
 
 
-def cat(tensors, dim=0):
+def cat(tensors, dim=0, *, axis=None):
+    if axis is not None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("cat", dim, axis, default=0)[0]
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("cat(): expected a non-empty list of Tensors")
@@ -346,7 +360,9 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
-def stack(tensors, dim=0):
+def stack(tensors, dim=0, *, axis=None):
+    if axis is not None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("stack", dim, axis, default=0)[0]
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -384,19 +400,20 @@ class Stack(Function):
                                           for t, x in zip(ts, xs)])
 
 
-def narrow(x, dim, start, length):
-    d = _dim(dim, x.ndim, "narrow")
+@_accepts_axis
+def narrow(input, dim, start, length):
+    d = _dim(dim, input.ndim, "narrow")
     if start < 0:
-        start += x.shape[d]
-    if not (0 <= start and start + length <= x.shape[d]):
+        start += input.shape[d]
+    if not (0 <= start and start + length <= input.shape[d]):
         raise IndexError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
-                         f"({x.shape[d]}) of a tensor of shape {x.shape}")
-    return x[(slice(None),) * d + (slice(start, start + length),)]
+                         f"({input.shape[d]}) of a tensor of shape {input.shape}")
+    return input[(slice(None),) * d + (slice(start, start + length),)]
 
 
-def split(x, split_size_or_sections, dim=0):
-    d = _dim(dim, x.ndim, "split")
-    n = x.shape[d]
+def split(tensor, split_size_or_sections, dim=0):
+    d = _dim(dim, tensor.ndim, "split")
+    n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
         if s <= 0:
@@ -409,20 +426,24 @@ def split(x, split_size_or_sections, dim=0):
                                f"tensor's size at dimension {d}), but got split_sizes={sizes}")
     out, start = [], 0
     for s in sizes:
-        out.append(narrow(x, d, start, s))
+        out.append(narrow(tensor, d, start, s))
         start += s
     return tuple(out)
 
 
-def chunk(x, chunks, dim=0):
-    d = _dim(dim, x.ndim, "chunk")
-    size = -(-x.shape[d] // chunks)
-    return split(x, max(size, 1), d)
+def chunk(input, chunks, dim=0, *, axis=None):
+    if axis is not None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("chunk", dim, axis, default=0)[0]
+    d = _dim(dim, input.ndim, "chunk")
+    size = -(-input.shape[d] // chunks)
+    return split(input, max(size, 1), d)
 
 
-def unbind(x, dim=0):
-    d = _dim(dim, x.ndim, "unbind")
-    return tuple(x[(slice(None),) * d + (i,)] for i in range(x.shape[d]))
+def unbind(input, dim=0, *, axis=None):
+    if axis is not None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("unbind", dim, axis, default=0)[0]
+    d = _dim(dim, input.ndim, "unbind")
+    return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
 
 
 class Tril(Function):
@@ -459,16 +480,16 @@ class Triu(Function):
         return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
 
 
-def tril(x, diagonal=0):
-    if x.ndim < 2:
-        raise RuntimeError(f"tril: input tensor must have at least 2 dimensions (shape {x.shape})")
-    return Tril.apply(x, diagonal)
+def tril(input, diagonal=0):
+    if input.ndim < 2:
+        raise RuntimeError(f"tril: input tensor must have at least 2 dimensions (shape {input.shape})")
+    return Tril.apply(input, diagonal)
 
 
-def triu(x, diagonal=0):
-    if x.ndim < 2:
-        raise RuntimeError(f"triu: input tensor must have at least 2 dimensions (shape {x.shape})")
-    return Triu.apply(x, diagonal)
+def triu(input, diagonal=0):
+    if input.ndim < 2:
+        raise RuntimeError(f"triu: input tensor must have at least 2 dimensions (shape {input.shape})")
+    return Triu.apply(input, diagonal)
 
 
 # -- issue 8: roll, repeat_interleave, meshgrid, Tensor.unfold (composites of the ops above and of
@@ -499,10 +520,12 @@ def roll(input, shifts, dims=None):  # noqa: A002
     return out
 
 
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):  # noqa: A002
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None, axis=None):  # noqa: A002
     """Each element (slice along dim) repeated `repeats` times, an int or one count per element
     (torch.repeat_interleave); dim None flattens first. repeat_interleave(counts) alone gives the
     indices 0, 0, 1, ... repeated by the counts."""
+    if axis is not None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("repeat_interleave", dim, axis, default=None)[0]
     from .indexing import index_select
     if repeats is None:  # torch.repeat_interleave(repeats)
         counts = input._data if isinstance(input, Tensor) else np.asarray(input)

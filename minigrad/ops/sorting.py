@@ -14,6 +14,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
+from .._aliases import dim_alias as _dim_alias
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique"]
 
@@ -92,14 +93,18 @@ def _take_tangent(ctx, t):
     return t if t.ndim == 0 else Gather.apply(t, ctx.dim, ctx.idx)
 
 
-def sort(input, dim=-1, descending=False, stable=False):  # noqa: A002
+def sort(input, dim=-1, descending=False, stable=False, *, axis=None):  # noqa: A002
     """Sorted values and their indices along dim (ascending unless descending); a stable sort always."""
+    if axis is not None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("sort", dim, axis, default=-1)[0]
     d = _dim(input, dim, "sort")
     return SortResult(*Sort.apply(input, d, bool(descending)))
 
 
-def argsort(input, dim=-1, descending=False, stable=False):  # noqa: A002
+def argsort(input, dim=-1, descending=False, stable=False, *, axis=None):  # noqa: A002
     """The indices that sort input along dim."""
+    if axis is not None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("argsort", dim, axis, default=-1)[0]
     return sort(input, dim, descending, stable).indices
 
 
@@ -124,8 +129,10 @@ class Topk(Function):
         return _take_tangent(ctx, t), None
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+def topk(input, k, dim=-1, largest=True, sorted=True, *, axis=None):  # noqa: A002
     """The k largest elements along dim (the k smallest when largest=False), with their indices."""
+    if axis is not None:  # NumPy's name, as PyTorch accepts
+        dim = _dim_alias("topk", dim, axis, default=-1)[0]
     d = _dim(input, dim, "topk")
     size = input.shape[d] if input.ndim else 1
     if not 0 <= k <= size:
@@ -225,8 +232,10 @@ class Mode(_Select):
         return out.reshape(xs.shape[:-1])
 
 
-def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
+def kthvalue(input, k, dim=-1, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
     """The k-th smallest element of each slice along dim, and its index."""
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("kthvalue", dim, axis, keepdim, keepdims, -1)
     d = _dim(input, dim, "kthvalue")
     size = input.shape[d] if input.ndim else 1
     if not 1 <= k <= size:
@@ -274,8 +283,10 @@ class MedianAll(Function):
         return (t * share).sum()
 
 
-def median(input, dim=None, keepdim=False):  # noqa: A002
+def median(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
     """median() of all elements (a tensor), or median(dim) -> (values, indices): the lower median."""
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("median", dim, axis, keepdim, keepdims, None)
     if dim is None:
         return MedianAll.apply(input, False)
     d = _dim(input, dim, "median")
@@ -283,8 +294,10 @@ def median(input, dim=None, keepdim=False):  # noqa: A002
     return MedianResult(*Median.apply(input, d, bool(keepdim), False))
 
 
-def nanmedian(input, dim=None, keepdim=False):  # noqa: A002
+def nanmedian(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
     """median ignoring NaN values."""
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("nanmedian", dim, axis, keepdim, keepdims, None)
     if dim is None:
         return MedianAll.apply(input, True)
     d = _dim(input, dim, "nanmedian")
@@ -292,8 +305,10 @@ def nanmedian(input, dim=None, keepdim=False):  # noqa: A002
     return MedianResult(*Median.apply(input, d, bool(keepdim), True))
 
 
-def mode(input, dim=-1, keepdim=False):  # noqa: A002
+def mode(input, dim=-1, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
     """The most frequent value of each slice along dim (smallest among ties) and its index."""
+    if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
+        dim, keepdim = _dim_alias("mode", dim, axis, keepdim, keepdims, -1)
     d = _dim(input, dim, "mode")
     _nonempty(input, d, "mode")
     return ModeResult(*Mode.apply(input, d, bool(keepdim), None))
