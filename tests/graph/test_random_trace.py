@@ -144,3 +144,18 @@ def test_in_place_inits_draw_at_each_run(init, prim):
     got = [g(x).numpy(), g(x).numpy()]
     assert not np.array_equal(want[0], want[1])
     assert all(np.array_equal(a, b) for a, b in zip(want, got))
+
+
+def test_loaded_graph_with_a_user_generator_needs_it_bound(tmp_path):
+    gen = mg.Generator().manual_seed(5)
+    fn = lambda x: x + mg.rand(4, generator=gen)  # noqa: E731
+    x = mg.zeros(4)
+    mg.trace(fn, x).save(tmp_path / "u.mgg")
+    h = mg.load_graph(tmp_path / "u.mgg")
+    with pytest.raises(RuntimeError, match="'gen'.*not bound"):
+        h(x)
+    gen.manual_seed(5)
+    want = [fn(x).numpy(), fn(x).numpy()]
+    h = mg.load_graph(tmp_path / "u.mgg", bind={"gen": mg.Generator().manual_seed(5)})
+    got = [h(x).numpy(), h(x).numpy()]
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))
