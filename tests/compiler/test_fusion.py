@@ -217,3 +217,13 @@ def test_fused_training_step_equals_eager_bitwise(name, backend):
     assert l1 == l2
     for (k, a), (_, b) in zip(snapshot(m1, opt1), snapshot(m2, opt2)):
         assert same_bits(a, b), k
+
+
+@pytest.mark.skipif(kernels.numba_or_none() is None, reason="numba is an optional extra")
+def test_an_unwritable_cache_directory_falls_back_to_a_private_temporary_one(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("MINIGRAD_CACHE", str(blocker))   # <file>/kernels cannot be created
+    g = mg.trace(lambda a: (a * 5.0 - 2.0).relu(), mg.randn(33))
+    h = fuse_elementwise(g, backend="numba", min_size=1)
+    assert h.eqns[0].prim == "fused" and same_bits(h(mg.ones(33)).numpy(), g(mg.ones(33)).numpy())

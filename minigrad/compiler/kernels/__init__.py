@@ -23,6 +23,7 @@ import hashlib
 import importlib.util
 import os
 import sys
+import tempfile
 
 import numpy as np
 
@@ -177,14 +178,22 @@ def _load_numba_kernel(src):
     fn = _loaded.get(key)
     if fn is not None:
         return fn
-    d = cache_dir()
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, f"k_{key}.py")
-    if not os.path.exists(path):  # written once: numba's cache is keyed on the file's time stamp
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            f.write(src)
-        os.replace(tmp, path)
+    path = None
+    for d in (cache_dir(), os.path.join(tempfile.gettempdir(), f"minigrad-kernels-{os.getuid()}")):
+        try:  # the cache directory, or (not writable) a private one under the temporary directory
+            os.makedirs(d, exist_ok=True)
+            path = os.path.join(d, f"k_{key}.py")
+            if not os.path.exists(path):  # written once: numba's cache is keyed on the file's time stamp
+                tmp = f"{path}.{os.getpid()}.tmp"
+                with open(tmp, "w") as f:
+                    f.write(src)
+                os.replace(tmp, path)
+            break
+        except OSError:
+            path = None
+    if path is None:
+        raise OSError(f"fused kernels: cannot write a kernel module to {cache_dir()} or the temporary "
+                      f"directory; set MINIGRAD_CACHE to a writable directory")
     name = f"minigrad_kernel_{key}"
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
