@@ -12,6 +12,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..autograd.function import Function
+from ..kernels import buffers
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
 
@@ -114,11 +115,15 @@ def _channel_major(a):
 
 
 def _alloc(shape, dtype, channel_major, zeros=False):
-    """An (N, C, ...) array, laid out C-major when asked (then a transposed view)."""
-    make = np.zeros if zeros else np.empty
+    """An (N, C, ...) array, laid out C-major when asked (then a transposed view); recycled
+    (kernels/buffers.py)."""
     if not channel_major:
-        return make(shape, dtype=dtype)
-    return make((shape[1], shape[0]) + tuple(shape[2:]), dtype=dtype).swapaxes(0, 1)
+        a = buffers.empty(shape, dtype)
+    else:
+        a = buffers.empty((shape[1], shape[0]) + tuple(shape[2:]), dtype).swapaxes(0, 1)
+    if zeros:
+        a.fill(0)
+    return a
 
 
 def _padded(x, geo, value=0):
@@ -146,7 +151,9 @@ def _im2col(x, geo):
     s0, s1, s2, s3 = xp.strides
     view = as_strided(xp, (geo.C, geo.kh, geo.kw, geo.N, geo.OH, geo.OW),
                       (s1, geo.dh * s2, geo.dw * s3, s0, geo.sh * s2, geo.sw * s3), writeable=False)
-    return view.reshape(geo.C * geo.kh * geo.kw, geo.N * geo.OH * geo.OW)
+    cols = buffers.empty((geo.C * geo.kh * geo.kw, geo.N * geo.OH * geo.OW), xp.dtype)
+    np.copyto(cols.reshape(view.shape), view)
+    return cols
 
 
 def _col2im(cols, geo):
@@ -155,7 +162,8 @@ def _col2im(cols, geo):
     Hp, Wp = H + geo.pt + geo.pb, W + geo.pl + geo.pr
     c6 = cols.reshape(C, geo.kh, geo.kw, N, geo.OH, geo.OW)
     # accumulate in (C, N, ...) order, matching cols' layout, and hand back a transposed view
-    dxp = np.zeros((C, N, Hp, Wp), dtype=cols.dtype)
+    dxp = buffers.empty((C, N, Hp, Wp), cols.dtype)
+    dxp.fill(0)
     for i in range(geo.kh):
         h0 = i * geo.dh
         hs = slice(h0, h0 + geo.sh * (geo.OH - 1) + 1, geo.sh)
@@ -187,7 +195,7 @@ def _conv_dx_flat(g, w3, geo):
     grid[:, :, :geo.OH, :geo.OW] = g.transpose(1, 0, 2, 3)
     taps = geo.kh * geo.kw
     offs = [(k // geo.kw) * geo.dh * Wp + (k % geo.kw) * geo.dw for k in range(taps)]
-    dxp = np.empty((C, T), g.dtype)
+    dxp = buffers.empty((C, T), g.dtype)
     if G == 1:
         # a valid position's taps land inside its own image's grid, so the work splits by images:
         # chunks whose columns (~1 MiB) stay in cache between the GEMM and the adds (measured 1.5 ->
@@ -264,10 +272,12 @@ class Convolution(Function):
         O = w.shape[0]
         cols = _im2col(x, geo)
         L = geo.N * geo.OH * geo.OW
+        out = buffers.empty((O, L), np.result_type(w.dtype, cols.dtype))
         if groups == 1:
-            out = np.matmul(w.reshape(O, -1), cols)
+            np.matmul(w.reshape(O, -1), cols, out=out)
         else:
-            out = np.matmul(w.reshape(groups, O // groups, -1), cols.reshape(groups, -1, L)).reshape(O, L)
+            np.matmul(w.reshape(groups, O // groups, -1), cols.reshape(groups, -1, L),
+                      out=out.reshape(groups, O // groups, L))
         if b is not None:
             out += b[:, None]  # on the contiguous (O, N*L) buffer, before the transposed view
         need = ctx.needs_input_grad
@@ -280,7 +290,8 @@ class Convolution(Function):
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         need = tuple(ctx.needs_input_grad[:3])
-        grads = ConvolutionBackward.apply(g, x, w, ctx.cols, ctx.geo, ctx.groups, need)
+        cols, ctx.cols = ctx.cols, None  # freed as saved tensors are (a second backward makes them again)
+        grads = ConvolutionBackward.apply(g, x, w, cols, ctx.geo, ctx.groups, need)
         return _spread(grads, need) + (None, None)
 
 

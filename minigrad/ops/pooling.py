@@ -5,7 +5,9 @@ window's maximum), whose own backward gathers at the same positions (MaxPoolDoub
 """
 import numpy as np
 
+from .. import kernels
 from ..autograd.function import Function
+from ..kernels import buffers
 from .conv import _alloc, _channel_major, _padded, _window
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
@@ -72,19 +74,22 @@ def _mem_order(a):
 def _max_2x2(x, geo):
     """2x2 / stride-2 max pooling as two pairwise maxima over flat memory-order views: first across each
     horizontal pair (a 1-D stride-2 loop), then across the two rows of each window, so no padded copy and
-    long inner loops. ih / iv record "the second of the pair is strictly greater", which makes the first
+    long inner loops (or, with numba, minigrad/kernels/pool.py in one pass). ih / iv record "the second of the pair is strictly greater", which makes the first
     maximum in row-major window order win ties, as PyTorch (and the general path).
     Returns (out, (ih, iv, channel_major))."""
     xm, cm = _mem_order(x)
+    if kernels.available():  # numba: the same three results in one pass over x
+        out, ih, iv = kernels.load("pool").forward(xm, geo.OH, geo.OW)
+        return (out.transpose(1, 0, 2, 3) if cm else out), (ih, iv, cm)
     A, B = xm.shape[:2]
     p = xm.reshape(-1, 2)
     a, b = p[:, 0], p[:, 1]
     hm = np.maximum(a, b)                    # (A*B*H*OW,)
-    ih = np.greater(b, a)
+    ih = np.greater(b, a, out=buffers.empty(hm.shape, np.bool_))
     q = hm.reshape(-1, 2, geo.OW)            # (A*B*OH, top/bottom row, OW)
     t, u = q[:, 0], q[:, 1]
-    out = np.maximum(t, u)
-    iv = np.greater(u, t)
+    out = np.maximum(t, u, out=buffers.empty((A, B, geo.OH, geo.OW), x.dtype).reshape(t.shape))
+    iv = np.greater(u, t, out=buffers.empty(t.shape, np.bool_))
     out = out.reshape(A, B, geo.OH, geo.OW)
     return (out.transpose(1, 0, 2, 3) if cm else out), (ih, iv, cm)
 
@@ -101,11 +106,11 @@ def _max_2x2_scatter(g, ih, iv, cm, geo):
     """dx for the 2x2 path: g routed down the two pairwise choices, in x's memory order (so a
     channel-major conv output gets a channel-major gradient, which conv2d's backward uses as is)."""
     gm = np.ascontiguousarray(g.transpose(1, 0, 2, 3) if cm else g).reshape(-1, geo.OW)
-    dh = np.empty((gm.shape[0], 2, geo.OW), g.dtype)
+    dh = buffers.empty((gm.shape[0], 2, geo.OW), g.dtype)
     np.multiply(gm, iv, out=dh[:, 1])
     np.multiply(gm, ~iv, out=dh[:, 0])
     dh = dh.reshape(-1)
-    dx = np.empty((dh.shape[0], 2), g.dtype)
+    dx = buffers.empty((dh.shape[0], 2), g.dtype)
     np.multiply(dh, ih, out=dx[:, 1])
     np.multiply(dh, ~ih, out=dx[:, 0])
     if cm:

@@ -1,0 +1,44 @@
+"""Optional numba kernels for eager ops that NumPy cannot do in one pass (2x2 max pooling with its
+argmax, its gradient scatter, im2col with the padding folded in).
+
+numba is an optional extra (``pip install minigrad[jit]``). It is imported lazily, on the first op
+that could use a kernel; without it (or with ``MINIGRAD_NUMBA=0`` in the environment, or
+``minigrad.kernels.set_enabled(False)``) every op runs its pure-NumPy path, which the kernels are
+tested against. Kernels are compiled with ``cache=True``: the first process compiles (about a
+second per kernel and signature), later ones load the machine code from ``__pycache__``.
+"""
+import importlib
+import os
+
+__all__ = ["available", "load", "set_enabled"]
+
+_enabled = os.environ.get("MINIGRAD_NUMBA", "1") not in ("0", "false", "False", "")
+_numba = None  # None: not tried yet; False: not importable; else the module
+
+
+def available():
+    """True when the numba kernels are used: numba imports and they are not switched off."""
+    global _numba
+    if not _enabled:
+        return False
+    if _numba is None:
+        try:
+            import numba
+        except ImportError:  # the pure-NumPy paths serve
+            numba = False
+        _numba = numba
+    return _numba is not False
+
+
+def set_enabled(flag):
+    """Use the numba kernels where numba is installed (True, the default) or always the NumPy paths
+    (False). Returns the previous setting."""
+    global _enabled
+    old, _enabled = _enabled, bool(flag)
+    return old
+
+
+def load(name):
+    """The kernel module minigrad.kernels.<name> ("pool", "im2col"), which imports numba: call only
+    when available() is True."""
+    return importlib.import_module(f"{__name__}.{name}")

@@ -1,0 +1,82 @@
+"""Recycled arrays for the large results and temporaries the conv and pooling ops make every step.
+
+A training step makes the same large arrays step after step (im2col columns, conv outputs, pooling
+outputs and masks, their gradients). Fresh ones cost page faults: glibc hands memory of that size
+back to the system when it is freed and maps it again, zero-filled, on the next request. Here an
+op asks ``empty(shape, dtype)`` instead of ``np.empty``: a pool per thread keeps every array it
+handed out, and hands one out again only once nothing else references it -- no Tensor, graph node,
+view or caller: ``sys.getrefcount`` counts them all (a view holds its base) -- so a result is never
+overwritten while anything can still read it. Pure NumPy (no numba needed); arrays under
+``MIN_BYTES`` go to np.empty (malloc reuses small blocks without faults), and the pool holds at most
+``MAX_BYTES`` per thread (beyond it, np.empty).
+"""
+import sys
+import threading
+
+import numpy as np
+
+__all__ = ["empty", "like", "clear"]
+
+MIN_BYTES = 1 << 18    # 256 KiB
+MAX_BYTES = 512 << 20  # per thread
+_local = threading.local()
+
+
+def _refs(items, i):
+    return sys.getrefcount(items[i])
+
+
+# the count of an array only the pool's list references, measured through the very call that tests it
+_FREE = _refs([np.empty(0)], 0)
+
+
+def empty(shape, dtype):
+    """An uninitialised array like np.empty(shape, dtype), recycled when nothing else holds it."""
+    dtype = np.dtype(dtype)
+    shape = tuple(shape)
+    n = dtype.itemsize
+    for d in shape:
+        n *= d
+    if n < MIN_BYTES:
+        return np.empty(shape, dtype)
+    pools = getattr(_local, "pools", None)
+    if pools is None:
+        pools = _local.pools = {}
+        _local.held = 0
+    key = (shape, dtype)
+    items = pools.get(key)
+    if items is None:
+        items = pools[key] = []
+    for i in range(len(items)):
+        if _refs(items, i) == _FREE:
+            return items[i]
+    a = np.empty(shape, dtype)
+    if _local.held + n <= MAX_BYTES:
+        items.append(a)
+        _local.held += n
+    return a
+
+
+def clear():
+    """Drop this thread's pool (the arrays still in use elsewhere live on as ordinary arrays)."""
+    _local.pools = {}
+    _local.held = 0
+
+
+def like(a, *others, dtype=None):
+    """A recycled array of a's shape and memory layout (C order, or channel-major as conv2d's
+    output) and of dtype (default a's), to pass as a ufunc's ``out=``: or None -- the ufunc then
+    allocates as usual -- when a is small, not a float array, laid out otherwise, or when one of
+    others has another shape (the result would broadcast)."""
+    if a.dtype.kind != "f" or a.nbytes < MIN_BYTES:
+        return None
+    for o in others:
+        if getattr(o, "shape", None) != a.shape:
+            return None
+    dtype = a.dtype if dtype is None else dtype
+    if a.flags.c_contiguous:
+        return empty(a.shape, dtype)
+    if a.ndim == 4 and a.transpose(1, 0, 2, 3).flags.c_contiguous:
+        s = a.shape
+        return empty((s[1], s[0], s[2], s[3]), dtype).transpose(1, 0, 2, 3)
+    return None
