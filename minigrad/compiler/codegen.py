@@ -34,14 +34,14 @@ def _do_assign(arr, value, objs, name):
     return arr
 
 
-def _do_set_grad(value, objs, name):
+def _do_set_grad(value, objs, name, copy=True):
     p = objs.get(name)
     if not isinstance(p, Tensor):
         raise RuntimeError(f"compiled graph: set_grad on {name!r}, which is not a bound parameter")
     if value is None:
         p._grad = None
         return None
-    arr = value.copy()
+    arr = value.copy() if copy else value  # not copied: a fresh array nothing else reads (memory.py)
     p._grad = Tensor._make(arr)
     return arr
 
@@ -103,7 +103,8 @@ def generate(graph, plan=None):
                 val = e.args[0]
                 lhs = f"v_{e.outvars[0].name} = " if e.outvars else ""
                 arg = "None" if val is None else f"v_{val.name}"
-                lines.append(f"    {lhs}_set_grad({arg}, _objs, {e.target!r}){where}")
+                own = ", copy=False" if val is not None and plan is not None and val.name in plan.donated else ""
+                lines.append(f"    {lhs}_set_grad({arg}, _objs, {e.target!r}{own}){where}")
             else:
                 raise NotImplementedError(f"codegen: unknown effect {e.prim!r}")
         else:

@@ -5,7 +5,9 @@ into a given buffer (`np.add(a, b, out=buf)`: the same loop, bit for bit); their
 candidates. Any other equation's results are assumed to be views of its inputs (conservative:
 reshape and transpose are), so a buffer stays busy until the last read of anything that may alias
 it. A buffer never backs a graph output (the caller keeps it); `set_grad` and `assign` copy their
-values out, so values they read may live in buffers.
+values out, so values they read may live in buffers. A fresh result whose only and last reader is
+a `set_grad` is instead donated: the gradient takes that array without a copy (it is in no buffer
+and nothing reads it afterwards).
 
 The pool is a list of byte arenas: a value takes the smallest free arena at least its size (or the
 largest free one, grown), whatever its shape and dtype, and reads it through a view made once. The
@@ -43,8 +45,8 @@ class MemoryPlan:
     bytes) per call, before -> after."""
 
     def __init__(self, slot_of, arenas, peak_held, peak_live, peak_after, allocs_before, allocs_after,
-                 bytes_before, bytes_after):
-        self.slot_of, self.arenas = slot_of, arenas
+                 bytes_before, bytes_after, donated=frozenset()):
+        self.slot_of, self.arenas, self.donated = slot_of, arenas, donated
         self.peak_held, self.peak_live, self.peak_after = peak_held, peak_live, peak_after
         self.allocs_before, self.allocs_after = allocs_before, allocs_after
         self.bytes_before, self.bytes_after = bytes_before, bytes_after
@@ -105,7 +107,14 @@ def plan_memory(graph):
         t = last.get(name, defined_at.get(name, -1))
         for c in rs:
             end[c] = max(end.get(c, -1), t)
-    planned = [v for v in cands if v.name not in escaped]
+    # donated to a gradient: read once, by a set_grad, and by nothing (not even a view) afterwards
+    readers = {}
+    for i, e in enumerate(eqns):
+        for v in e.invars:
+            readers.setdefault(v.name, []).append(i)
+    donated = frozenset(v.name for v in cands if v.name not in escaped and len(readers.get(v.name, ())) == 1
+                        and eqns[readers[v.name][0]].prim == "set_grad" and end.get(v.name) == readers[v.name][0])
+    planned = [v for v in cands if v.name not in escaped and v.name not in donated]
     by_def = {defined_at[v.name]: v for v in planned}
     free, arenas, slot_of, busy = [], [], {}, []  # busy: (end, arena index)
     for i in range(len(eqns)):
@@ -160,7 +169,7 @@ def plan_memory(graph):
     peak_live, peak_unplanned = _peak(inter, len(eqns), False), _peak(inter, len(eqns), True)
     held = sum(n for _, _, n, _ in inter)
     return MemoryPlan(slot_of, arenas, held, peak_live, peak_unplanned + sum(arenas), len(inter),
-                      len(inter) - len(slot_of), held, sum(n for _, _, n, p in inter if not p))
+                      len(inter) - len(slot_of), held, sum(n for _, _, n, p in inter if not p), donated)
 
 
 def _peak(inter, n, unplanned_only):
