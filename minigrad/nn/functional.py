@@ -118,8 +118,12 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
-    """out = clamp(x, min_val, max_val)."""
-    return _inplace_result(input, mg.clamp(input, min_val, max_val), inplace)
+    """out = clamp(x, min_val, max_val);  dx = g where min_val < x < max_val, else 0 (PyTorch's
+    hardtanh_backward: 0 at the two ends, where clamp would pass the gradient); NaN stays NaN."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+    out = mg.where(input <= min_val, min_val, mg.where(input >= max_val, max_val, input))
+    return _inplace_result(input, out, inplace)
 
 
 def sigmoid(input: Tensor) -> Tensor:

@@ -128,9 +128,10 @@ functional_ops = [
     fcase("relu", "", [_away(0.0)(_X23)], lambda F, x: F.relu(x), lambda x: np.maximum(x, 0),
           grad_fn="Relu", kinks=[([-1.0, 0.0, 2.0],)]),
     fcase("relu6", "", [_away(0.0, 6.0, low=-2.0, high=8.0)(_X23)], lambda F, x: F.relu6(x),
-          lambda x: np.clip(x, 0, 6), grad_fn=None),
+          lambda x: np.clip(x, 0, 6), grad_fn=None, kinks=[([-1.0, 0.0, 3.0, 6.0, 7.0],)]),
+    # the kink samples: gradient 0 at both ends, as PyTorch's hardtanh_backward (clamp passes it there)
     fcase("hardtanh", "", [_away(-1.0, 1.0)(_X23)], lambda F, x: F.hardtanh(x),
-          lambda x: np.clip(x, -1, 1), grad_fn=None),
+          lambda x: np.clip(x, -1, 1), grad_fn=None, kinks=[([-2.0, -1.0, 0.0, 1.0, 2.0],)]),
     fcase("sigmoid", "", [_X23], lambda F, x: F.sigmoid(x), _np_sigmoid, grad_fn="Sigmoid"),
     fcase("tanh", "", [_X23], lambda F, x: F.tanh(x), np.tanh, grad_fn="Tanh"),
     fcase("softmax", "", [_X23], lambda F, x: F.softmax(x, dim=1), lambda x: _np_softmax(x, 1), grad_fn=None),

@@ -343,3 +343,19 @@ def test_empty_batch_forward_and_backward(fn):
     assert y.shape[0] == 0
     y.sum().backward()
     assert x.grad.shape == (0, 3, 6)
+
+
+def test_hardtanh_gradient_is_zero_at_both_ends_as_torch():
+    """PyTorch's hardtanh_backward passes the gradient only strictly inside (min_val, max_val);
+    relu6 is hardtanh(0, 6). NaN stays NaN with gradient 1, as PyTorch."""
+    torch = pytest.importorskip("torch", reason="PyTorch is the oracle")
+    x = [-3.0, -2.0, -0.5, 0.0, 1.5, 2.0, 6.0, float("nan")]
+    for ours, theirs in ((lambda t: F.hardtanh(t, -2.0, 2.0), lambda t: torch.nn.functional.hardtanh(t, -2.0, 2.0)),
+                         (lambda t: nn.Hardtanh(-2.0, 2.0)(t), lambda t: torch.nn.Hardtanh(-2.0, 2.0)(t)),
+                         (F.relu6, torch.nn.functional.relu6)):
+        a, t = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        ya, yt = ours(a), theirs(t)
+        np.testing.assert_array_equal(ya.detach().numpy(), yt.detach().numpy())
+        ya.sum().backward()
+        yt.sum().backward()
+        np.testing.assert_array_equal(a.grad.numpy(), t.grad.numpy())
