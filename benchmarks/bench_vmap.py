@@ -7,12 +7,14 @@ Two workloads (float32, the default dtype):
 * mnist: the MNIST MLP 784-128-10 (ReLU, cross entropy), a batch of 64 -- bounded by writing the
   64 copies of the gradients (64 x 100k floats) either way (target: >= 2x).
 
-Candidates: `vmap` (functional_call + grad inside vmap: one batched forward and one backward),
-`loop` (the model called on each sample, backward, each parameter's .grad collected and stacked),
+Candidates: `minigrad-vmap` (functional_call + grad inside vmap: one batched forward and one
+backward), `minigrad-loop` (the model called on each sample, backward, each parameter's .grad
+collected and stacked),
 and `torch-vmap` (torch.func's vmap(grad(...)) with functional_call, for reference, when torch is
 installed). All three give the (n, *param.shape) per-sample gradients; the parent checks that they
-agree before timing. Ratios: `vmap / loop` (the target is loop/vmap >= 20 resp. 2, i.e. this ratio
-<= 0.05 resp. 0.5) and `loop / vmap` (the speed-up).
+agree before timing. Ratios: vmap / loop (the target is loop/vmap >= 20 resp. 2, i.e. this ratio
+<= 0.05 resp. 0.5) and loop / vmap (the speed-up). `--before <older checkout>` adds both minigrad
+candidates run from that tree.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/bench_vmap.py
 """
@@ -26,9 +28,11 @@ import _harness as H  # noqa: E402
 
 CONFIGS = {
     "mlp-16-32-1-n1000": {"sizes": (16, 32, 1), "n": 1000, "classify": False, "repeats": 5, "warmup": 1,
-                          "ratios": [("vmap", "loop", 0.05), ("loop", "vmap", None), ("vmap", "torch-vmap", None)]},
+                          "ratios": [("minigrad-vmap", "minigrad-loop", 0.05), ("minigrad-loop", "minigrad-vmap", None),
+                                    ("minigrad-vmap", "torch-vmap", None)]},
     "mnist-784-128-10-b64": {"sizes": (784, 128, 10), "n": 64, "classify": True, "repeats": 20, "warmup": 2,
-                             "ratios": [("vmap", "loop", 0.5), ("loop", "vmap", None), ("vmap", "torch-vmap", None)]},
+                             "ratios": [("minigrad-vmap", "minigrad-loop", 0.5), ("minigrad-loop", "minigrad-vmap", None),
+                                        ("minigrad-vmap", "torch-vmap", None)]},
 }
 
 
@@ -117,7 +121,7 @@ def make_torch(cfg):
 
 
 if __name__ == "__main__":
-    H.main(H.Bench(title=__doc__.splitlines()[0], configs=CONFIGS, rounds=3, check_steps=1, reference="loop",
+    H.main(H.Bench(title=__doc__.splitlines()[0], configs=CONFIGS, rounds=3, check_steps=1, reference="minigrad-loop",
                    tol=1e-4, unit="ms", candidates={
-                       "vmap": H.Candidate(make_vmap), "loop": H.Candidate(make_loop),
+                       "minigrad-vmap": H.Candidate(make_vmap), "minigrad-loop": H.Candidate(make_loop),
                        "torch-vmap": H.Candidate(make_torch, needs="torch")}))

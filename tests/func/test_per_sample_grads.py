@@ -109,3 +109,73 @@ def test_per_sample_gradients_of_plain_functions_with_a_tuple_of_parameters():
             ps = tuple(q.detach().requires_grad_(True) for q in (W1, b1, W2, b2))
             loss(ps, x[i], y[i]).backward()
             np.testing.assert_allclose(got[j].numpy()[i], ps[j].grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("rows", [None, 3], ids=["vector-sample", "3-rows-per-sample"])
+def test_per_sample_gradients_of_linear_with_a_vector_or_several_rows_per_sample(rows):
+    """The fused per-sample linear: one row per sample (the outer product), a 1-D sample, N rows."""
+    rng = np.random.default_rng(9)
+    W, b = mg.tensor(rng.standard_normal((5, 4))), mg.tensor(rng.standard_normal(5))
+    shape = (6, 4) if rows is None else (6, rows, 4)
+    x = mg.tensor(rng.standard_normal(shape))
+
+    def loss(p, xi):
+        return (F.linear(xi, p[0], p[1]).tanh() ** 2).sum()
+    got = _vmapped_fn(loss, (W, b), x)
+    for i in range(6):
+        ps = (W.detach().requires_grad_(True), b.detach().requires_grad_(True))
+        loss(ps, x[i]).backward()
+        for k in range(2):
+            np.testing.assert_allclose(got[k].numpy()[i], ps[k].grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _vmapped_fn(loss, params, x):
+    saved = _vm._fallback
+    _vm._fallback = lambda cls, level, args: (_ for _ in ()).throw(AssertionError(f"fallback for {cls.__name__}"))
+    try:
+        return vmap(grad(loss), in_dims=(None, 0))(params, x)
+    finally:
+        _vm._fallback = saved
+
+
+def test_the_fused_per_sample_linear_is_differentiable_twice_and_in_forward_mode():
+    from minigrad.autograd import forward_ad as fwAD
+    from minigrad.func.batching_rules import PerSampleLinear
+    rng = np.random.default_rng(4)
+    for n in (1, 3):
+        x = mg.tensor(rng.standard_normal((2, n, 4)), requires_grad=True)
+        w = mg.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True)
+        b = mg.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+        assert mg.autograd.gradcheck(PerSampleLinear.apply, (x, w, b))
+        assert mg.autograd.gradgradcheck(PerSampleLinear.apply, (x, w, b))
+        np.testing.assert_allclose(PerSampleLinear.apply(x, w, b).detach().numpy(),
+                                   np.matmul(x.detach().numpy(), np.swapaxes(w.detach().numpy(), 1, 2))
+                                   + b.detach().numpy()[:, None], rtol=1e-12)
+        tans = [rng.standard_normal(a.shape) for a in (x, w, b)]
+        res = []
+        for rules in (True, False):
+            fwAD._use_rules[0] = rules
+            try:
+                with fwAD.dual_level():
+                    duals = [fwAD.make_dual(a.detach(), mg.tensor(t)) for a, t in zip((x, w, b), tans)]
+                    res.append(fwAD.unpack_dual(PerSampleLinear.apply(*duals)).tangent.numpy())
+            finally:
+                fwAD._use_rules[0] = True
+        np.testing.assert_allclose(res[0], res[1], rtol=1e-12, atol=1e-12)
+
+
+def test_per_sample_gradients_under_an_outer_vmap():
+    """vmap(vmap(grad)): the fused op meets an outer level and goes through its own batching rule."""
+    rng = np.random.default_rng(2)
+    W = mg.tensor(rng.standard_normal((3, 4)))
+    x = mg.tensor(rng.standard_normal((2, 5, 4)))
+
+    def loss(w, xi):
+        return F.linear(xi.unsqueeze(0), w).sin().sum()
+    got = vmap(vmap(grad(loss), in_dims=(None, 0)), in_dims=(None, 0))(W, x)
+    assert tuple(got.shape) == (2, 5, 3, 4)
+    for i in range(2):
+        for j in range(5):
+            w = W.detach().requires_grad_(True)
+            loss(w, x[i, j]).backward()
+            np.testing.assert_allclose(got.numpy()[i, j], w.grad.numpy(), rtol=1e-10, atol=1e-12)
