@@ -1328,6 +1328,7 @@ ONNX_NO_MAPPING = {
     "nn.functional.interpolate.bilinear_align_corners": _ONNX_ND,
     "nn.functional.interpolate.bilinear_recompute_down": _ONNX_ND,
     "nn.functional.interpolate.trilinear": _ONNX_ND,
+    "nn.functional.interpolate.bicubic": _ONNX_ND, "nn.functional.interpolate.bicubic_align_corners": _ONNX_ND,
 }
 
 
