@@ -8,7 +8,8 @@ handed out, and hands one out again only once nothing else references it -- no T
 view or caller: ``sys.getrefcount`` counts them all (a view holds its base) -- so a result is never
 overwritten while anything can still read it. Pure NumPy (no numba needed); arrays under
 ``MIN_BYTES`` go to np.empty (malloc reuses small blocks without faults), and the pool holds at most
-``MAX_BYTES`` per thread (beyond it, np.empty).
+``MAX_BYTES`` per thread: past it, arrays no longer in use are dropped (oldest shapes first), and
+if none is, the new array is an ordinary one.
 """
 import sys
 import threading
@@ -51,10 +52,26 @@ def empty(shape, dtype):
         if _refs(items, i) == _FREE:
             return items[i]
     a = np.empty(shape, dtype)
+    if _local.held + n > MAX_BYTES:
+        _evict(pools, n)
     if _local.held + n <= MAX_BYTES:
-        items.append(a)
+        pools.setdefault(key, items).append(a)  # (_evict drops empty lists, this one too)
         _local.held += n
     return a
+
+
+def _evict(pools, n):
+    """Drop arrays nothing else holds (other shapes: a workload that changed) until n bytes fit."""
+    for key in list(pools):
+        items = pools[key]
+        i = 0
+        while i < len(items) and _local.held + n > MAX_BYTES:
+            if _refs(items, i) == _FREE:
+                _local.held -= items.pop(i).nbytes
+            else:
+                i += 1
+        if not items:
+            del pools[key]
 
 
 def clear():

@@ -100,6 +100,23 @@ def test_an_array_in_use_is_never_handed_out_again():
     assert buffers.empty((3,), np.float32) is not buffers.empty((3,), np.float32)  # small: np.empty
 
 
+def test_the_pool_stays_under_its_budget_dropping_arrays_no_longer_used(monkeypatch):
+    buffers.clear()
+    n = buffers.MIN_BYTES // 4
+    monkeypatch.setattr(buffers, "MAX_BYTES", 3 * 4 * n + 64)
+    a = buffers.empty((n,), np.float32)
+    b = buffers.empty((n + 1,), np.float32)
+    del b
+    c = buffers.empty((n + 2,), np.float32)
+    d = buffers.empty((n + 3,), np.float32)  # over budget: b's array (free) is dropped for it
+    held = sum(x.nbytes for items in buffers._local.pools.values() for x in items)
+    assert held == buffers._local.held <= buffers.MAX_BYTES
+    assert (n + 1,) not in [k[0] for k in buffers._local.pools] and (n + 3,) in [k[0] for k in buffers._local.pools]
+    e = buffers.empty((n + 4,), np.float32)  # nothing free: an ordinary array, the pool unchanged
+    assert buffers._local.held == held and all(x is not e for items in buffers._local.pools.values() for x in items)
+    assert a.size + c.size + d.size > 0
+
+
 def test_like_keeps_the_layout():
     x = np.empty((8, 16, 32, 32), np.float32)
     cm = x.transpose(1, 0, 2, 3).copy().transpose(1, 0, 2, 3)
