@@ -537,6 +537,61 @@ def _avg_pool(e, c):
     return c.add("Div", [total, c.operand(div, dt)], _out(e))
 
 
+def _nd_pads(geo):
+    return [lo for lo, _ in geo.pads] + [hi for _, hi in geo.pads]
+
+
+def _conv_nd(e, c):
+    x, w, b, geo, groups = e.args[:5]
+    ins = [x.name, w.name] + ([b.name] if isinstance(b, Var) else [])
+    return c.add("Conv", ins, _out(e), kernel_shape=list(geo.kernel), strides=list(geo.stride),
+                 dilations=list(geo.dilation), pads=_nd_pads(geo), group=int(groups))
+
+
+def _conv_transpose_nd(e, c):
+    # geo is the forward convolution's (input size -> out); the transposed one maps out -> size, so
+    # output_padding makes up what the strided windows do not reach
+    g, w, b, geo, groups = e.args[:5]
+    extra = [n - (s * (o - 1) + d * (k - 1) + 1 - lo - hi) for n, o, k, s, d, (lo, hi) in
+             zip(geo.size, geo.out, geo.kernel, geo.stride, geo.dilation, geo.pads)]
+    attrs = dict(kernel_shape=list(geo.kernel), strides=list(geo.stride), dilations=list(geo.dilation),
+                 pads=_nd_pads(geo), group=int(groups))
+    if all(x < s for x, s in zip(extra, geo.stride)):
+        ins = [g.name, w.name] + ([b.name] if isinstance(b, Var) else [])
+        return c.add("ConvTranspose", ins, _out(e), output_padding=extra, **attrs)
+    # onnxruntime wants output_padding < stride (PyTorch allows < dilation too): the positions no
+    # window reaches get no contribution, so pad them with zeros, then add the bias
+    res = c.add("ConvTranspose", [g.name, w.name], **attrs)
+    n = len(extra)
+    res = c.add("Pad", [res, c.ints([0] * (n + 2) + [0, 0] + extra), _scalar(c, 0, g.dtype)], mode="constant")
+    if isinstance(b, Var):
+        res = c.add("Add", [res, c.reshape(b.name, [1, -1] + [1] * n)])
+    return c.add("Identity", [res], _out(e))
+
+
+def _max_pool_nd(e, c):
+    geo = e.args[1]
+    outs = [_out(e), c.tmp()]
+    c.add("MaxPool", [_x(e)], outs, kernel_shape=list(geo.kernel), strides=list(geo.stride),
+          dilations=list(geo.dilation), pads=_nd_pads(geo))
+    if len(e.outvars) > 1:  # ONNX's index runs over the whole tensor; minigrad's within each plane
+        plane = c.const(np.asarray(int(np.prod(geo.size)), np.int64))
+        c.add("Mod", [outs[1], plane], _out(e, 1))
+    return outs[0]
+
+
+def _avg_pool_nd(e, c):
+    x, geo, div = e.args[:3]
+    dt = x.dtype
+    name = x.name
+    if any(lo or hi for lo, hi in geo.pads):
+        pads = [0, 0] + [lo for lo, _ in geo.pads] + [0, 0] + [hi for _, hi in geo.pads]
+        name = c.add("Pad", [name, c.ints(pads), _scalar(c, 0, dt)], mode="constant")
+    mean = c.add("AveragePool", [name], kernel_shape=list(geo.kernel), strides=list(geo.stride))
+    total = c.add("Mul", [mean, _scalar(c, int(np.prod(geo.kernel)), dt)])
+    return c.add("Div", [total, c.operand(div, dt)], _out(e))
+
+
 def _layer_norm(e, c):
     x, w, b, axes, eps = e.args[:5]
     axes = sorted(int(a) % len(x.shape) for a in axes)
@@ -610,7 +665,8 @@ TABLE = {
     # matmul and nn
     "matmul": _binary("MatMul"), "einsum": _einsum, "linear": _linear, "conv2d": _conv,
     "max_pool2d": _max_pool, "avg_pool2d": _avg_pool, "layer_norm": _layer_norm,
-    "embedding": _embedding,
+    "embedding": _embedding, "convolution": _conv_nd, "conv_transpose": _conv_transpose_nd,
+    "max_pool": _max_pool_nd, "avg_pool": _avg_pool_nd,
 }
 
 

@@ -1244,7 +1244,7 @@ _ONNX_DIAG = "diagonals (a Gather of computed indices; not mapped yet)"
 _ONNX_LINALG = "matrix decompositions and solvers have no ONNX operator"
 _ONNX_SCAN = "ONNX has no cumulative op besides CumSum"
 _ONNX_PYVALUE = "returns a Python bool, not a tensor"
-_ONNX_ND = "issue 8's 1-d/3-d convolutions and pools, unpooling and interpolation: not mapped yet"
+_ONNX_ND = "issue 8's unpooling, adaptive max pooling and interpolation: not mapped yet"
 
 ONNX_NO_MAPPING = {
     "getitem.bool_mask_full": _ONNX_DATA_SHAPE, "getitem.bool_mask_tensor": _ONNX_DATA_SHAPE,
@@ -1303,19 +1303,6 @@ ONNX_NO_MAPPING = {
     "cumprod": _ONNX_SCAN, "cumprod.method": _ONNX_SCAN, "cumprod.inplace": _ONNX_SCAN,
     "cummax": _ONNX_SCAN, "cummin": _ONNX_SCAN, "cummax.method": _ONNX_SCAN,
     "logcumsumexp": _ONNX_SCAN, "logcumsumexp.method": _ONNX_SCAN,
-    "nn.functional.conv1d": _ONNX_ND, "nn.functional.conv1d.same_even": _ONNX_ND,
-    "nn.functional.conv3d": _ONNX_ND, "nn.functional.conv3d.groups_dilation": _ONNX_ND,
-    "nn.functional.conv_transpose1d": _ONNX_ND,
-    "nn.functional.conv_transpose1d.dilation_output_padding": _ONNX_ND,
-    "nn.functional.conv_transpose2d": _ONNX_ND,
-    "nn.functional.conv_transpose2d.groups_dilation": _ONNX_ND,
-    "nn.functional.conv_transpose3d": _ONNX_ND, "nn.functional.max_pool1d": _ONNX_ND,
-    "nn.functional.max_pool1d.ceil_pad_indices": _ONNX_ND,
-    "nn.functional.max_pool1d.dilation": _ONNX_ND, "nn.functional.max_pool3d": _ONNX_ND,
-    "nn.functional.max_pool3d.ceil_pad_indices": _ONNX_ND, "nn.functional.avg_pool1d": _ONNX_ND,
-    "nn.functional.avg_pool1d.ceil_pad": _ONNX_ND, "nn.functional.avg_pool3d": _ONNX_ND,
-    "nn.functional.avg_pool3d.ceil_pad": _ONNX_ND,
-    "nn.functional.avg_pool3d.exclude_pad_divisor": _ONNX_ND,
     "nn.functional.max_unpool1d": _ONNX_ND, "nn.functional.max_unpool2d": _ONNX_ND,
     "nn.functional.max_unpool2d.stride_padding": _ONNX_ND, "nn.functional.max_unpool3d": _ONNX_ND,
     "nn.functional.adaptive_max_pool1d": _ONNX_ND, "nn.functional.adaptive_max_pool2d": _ONNX_ND,
@@ -1327,8 +1314,8 @@ ONNX_NO_MAPPING = {
     "nn.functional.interpolate.linear": _ONNX_ND, "nn.functional.interpolate.bilinear": _ONNX_ND,
     "nn.functional.interpolate.bilinear_align_corners": _ONNX_ND,
     "nn.functional.interpolate.bilinear_recompute_down": _ONNX_ND,
-    "nn.functional.interpolate.trilinear": _ONNX_ND,
-    "nn.functional.interpolate.bicubic": _ONNX_ND, "nn.functional.interpolate.bicubic_align_corners": _ONNX_ND,
+    "nn.functional.interpolate.trilinear": _ONNX_ND, "nn.functional.interpolate.bicubic": _ONNX_ND,
+    "nn.functional.interpolate.bicubic_align_corners": _ONNX_ND,
 }
 
 
