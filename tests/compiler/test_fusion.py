@@ -128,7 +128,7 @@ def test_effects_and_their_order_stay_and_no_read_moves_past_a_write():
         return v, u * u
     a = mg.randn(100)
     g = mg.trace(f, a)
-    h = fuse_elementwise(g, backend="numpy", min_size=1)
+    h = fuse_elementwise(g, backend="numpy", min_size=1, min_ops=2)
     assert [e.prim for e in h.eqns] == ["fused", "add", "assign", "fused", "mul"]
     state.zero_()
     ref = [t.numpy() for t in g(a)]
@@ -153,7 +153,7 @@ def test_a_result_read_outside_leaves_the_group_and_an_outside_reader_splits_it(
 
 def test_groups_of_another_shape_or_too_small_are_left_alone():
     g = mg.trace(lambda a, b: (a * 2.0).sum(0) * b + 1.0, mg.randn(8, 4), mg.randn(4))
-    h = fuse_elementwise(g, backend="numpy", min_size=1)
+    h = fuse_elementwise(g, backend="numpy", min_size=1, min_ops=2)
     assert h.count()["fused"] == 1 and h.count()["mul"] == 1  # a*2 alone; (.*b + 1) fused
     assert fuse_elementwise(g, backend="numpy", min_size=1000).pass_details == "0 groups"
 
@@ -164,11 +164,10 @@ def test_without_numba_the_numpy_backend_runs(monkeypatch):
     x, y, b = mg.randn(40, 30), mg.randn(40, 30), mg.randn(30)
     g = mg.trace(arith, x, y, b)
     h, reports = optimize(g, FUSED)
-    h = fuse_elementwise(h, min_size=1)
-    assert "numpy kernels" in h.pass_details
+    assert reports[-1].details == "2 groups of 7, 6 equations (numpy kernels)"  # split at the bool z > b
     assert same_bits(compile_graph(h)(x, y, b).numpy(), g(x, y, b).numpy())
     with pytest.raises(ImportError, match=r"pip install 'minigrad\[jit\]'"):
-        kernels.build(h.eqns[-1].fn.group, [()] * 20, "numba")
+        kernels.build([e for e in h.eqns if e.prim == "fused"][-1].fn.group, [()] * 20, "numba")
 
 
 @pytest.mark.skipif(kernels.numba_or_none() is None, reason="numba is an optional extra")
@@ -209,7 +208,7 @@ def test_fused_training_step_equals_eager_bitwise(name, backend):
     mg.manual_seed(5)
     g = mg.trace(step2, x, y)
     h, _ = optimize(g)
-    h = fuse_elementwise(h, backend=backend, min_size=1)
+    h = fuse_elementwise(h, backend=backend, min_size=1, min_ops=2)
     assert h.count()["fused"] >= 3
     assert [(e.prim, e.target) for e in h.effects] == [(e.prim, e.target) for e in g.effects]
     c = compile_graph(h)
@@ -227,3 +226,9 @@ def test_an_unwritable_cache_directory_falls_back_to_a_private_temporary_one(tmp
     g = mg.trace(lambda a: (a * 5.0 - 2.0).relu(), mg.randn(33))
     h = fuse_elementwise(g, backend="numba", min_size=1)
     assert h.eqns[0].prim == "fused" and same_bits(h(mg.ones(33)).numpy(), g(mg.ones(33)).numpy())
+
+
+def test_a_pair_is_not_worth_a_kernel_by_default():
+    g = mg.trace(lambda a: (a * 2.0 + 1.0).sum(), mg.randn(5000))   # a pair, then a reduction
+    assert fuse_elementwise(g, backend="numpy").pass_details == "0 groups"
+    assert fuse_elementwise(g, backend="numpy", min_ops=2).pass_details == "1 groups of 2 equations (numpy kernels)"

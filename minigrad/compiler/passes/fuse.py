@@ -9,7 +9,8 @@ groups merge), or opens a new one. A group closes when any other equation reads 
 and all groups close at an effect (`assign`, `set_grad`) or an equation with dict sinks: the fused
 equation runs where its last member ran, so no read moves past a write and every result is there
 before its first outside reader. The fused equation's outputs are the members' results read outside
-the group (or returned); the others never reach memory. A group of one is left alone.
+the group (or returned); the others never reach memory. A group of fewer than `min_ops` (3)
+equations is left alone.
 """
 import numpy as np
 
@@ -86,11 +87,13 @@ def _counter():
         i += 1
 
 
-def fuse_elementwise(graph, backend=None, min_size=1024, transcendentals=False):
+def fuse_elementwise(graph, backend=None, min_size=1024, min_ops=3, transcendentals=False):
     """Fuse elementwise groups. backend: "numba", "numpy" or None (numba when installed); min_size:
-    the fewest elements a result needs to be worth a kernel call; transcendentals: put exp, log,
-    tanh, ... into numba groups too (within kernels.ULPS_PER_TRANSCENDENTAL ulp, and slower than
-    NumPy's SIMD versions where numba has no SVML)."""
+    the fewest elements a result needs to be worth a kernel call; min_ops: the fewest equations a
+    group needs (a pair saves one pass over memory, less than a numba compile costs on a first
+    call: ~1 s here); transcendentals: put exp, log, tanh, ... into numba groups too (within
+    kernels.ULPS_PER_TRANSCENDENTAL ulp, and slower than NumPy's SIMD versions where numba has no
+    SVML)."""
     backend = kernels.resolve_backend(backend)
     exclude = kernels.TRANSCENDENTAL if backend == "numba" and not transcendentals else ()
     eqns = graph.eqns
@@ -141,7 +144,7 @@ def fuse_elementwise(graph, backend=None, min_size=1024, transcendentals=False):
                 close(k)
     for k in list(open_groups):
         close(k)
-    groups = [sorted(m) for m in done if len(m) > 1]
+    groups = [sorted(m) for m in done if len(m) >= max(2, min_ops)]
     if not groups:
         g = copy_graph(graph)
         g.pass_details = "0 groups"
