@@ -592,6 +592,24 @@ def _avg_pool_nd(e, c):
     return c.add("Div", [total, c.operand(div, dt)], _out(e))
 
 
+def _topk(x, k, dim, largest, e, c):
+    if not x.shape:  # 0-d: the value itself, index 0
+        c.add("Identity", [x.name], _out(e))
+        return c.add("Identity", [c.const(np.zeros((), np.int64))], _out(e, 1))
+    return c.add("TopK", [x.name, c.ints([k])], [_out(e), _out(e, 1)], axis=int(dim), largest=int(bool(largest)),
+                 sorted=1)
+
+
+def _sort(e, c):
+    x, dim, descending = e.args[:3]
+    return _topk(x, x.shape[int(dim)] if x.shape else 1, dim, descending, e, c)
+
+
+def _topk_eqn(e, c):
+    x, k, dim, largest = e.args[:4]
+    return _topk(x, int(k), dim, largest, e, c)
+
+
 def _layer_norm(e, c):
     x, w, b, axes, eps = e.args[:5]
     axes = sorted(int(a) % len(x.shape) for a in axes)
@@ -666,7 +684,7 @@ TABLE = {
     "matmul": _binary("MatMul"), "einsum": _einsum, "linear": _linear, "conv2d": _conv,
     "max_pool2d": _max_pool, "avg_pool2d": _avg_pool, "layer_norm": _layer_norm,
     "embedding": _embedding, "convolution": _conv_nd, "conv_transpose": _conv_transpose_nd,
-    "max_pool": _max_pool_nd, "avg_pool": _avg_pool_nd,
+    "max_pool": _max_pool_nd, "avg_pool": _avg_pool_nd, "sort": _sort, "topk": _topk_eqn,
 }
 
 

@@ -1239,7 +1239,7 @@ _ONNX_SHIFT = "ONNX BitShift takes unsigned integers only; minigrad's shifts are
 _ONNX_LOSS = "a training loss: export inference graphs (model.eval(), the loss left out)"
 _ONNX_IM2COL = "im2col/col2im have no ONNX operator"
 _ONNX_BN_TRAIN = "batch norm with batch statistics (training=True); in eval it is elementwise and maps"
-_ONNX_SORT = "sorting and selection (TopK's tie order differs; not mapped yet)"
+_ONNX_SORT = "order statistics (kthvalue, median, mode): not mapped yet (sort and topk map to TopK)"
 _ONNX_DIAG = "diagonals (a Gather of computed indices; not mapped yet)"
 _ONNX_LINALG = "matrix decompositions and solvers have no ONNX operator"
 _ONNX_SCAN = "ONNX has no cumulative op besides CumSum"
@@ -1291,9 +1291,8 @@ ONNX_NO_MAPPING = {
     "nn.functional.binary_cross_entropy_with_logits.pos_weight": _ONNX_LOSS,
     "nn.functional.unfold": _ONNX_IM2COL, "nn.functional.fold": _ONNX_IM2COL,
     "nn.functional.batch_norm": _ONNX_BN_TRAIN,
-    "sort": _ONNX_SORT, "sort.descending": _ONNX_SORT, "argsort": _ONNX_SORT, "msort": _ONNX_SORT,
-    "topk": _ONNX_SORT, "kthvalue": _ONNX_SORT, "median": _ONNX_SORT, "median.dim": _ONNX_SORT,
-    "nanmedian": _ONNX_SORT, "mode": _ONNX_SORT,
+    "kthvalue": _ONNX_SORT, "median": _ONNX_SORT, "median.dim": _ONNX_SORT, "nanmedian": _ONNX_SORT,
+    "mode": _ONNX_SORT,
     "diagonal": _ONNX_DIAG, "diagonal.offset": _ONNX_DIAG, "diag": _ONNX_DIAG, "trace": _ONNX_DIAG,
     "linalg.diagonal": _ONNX_DIAG, "diag_embed": _ONNX_DIAG,
     "linalg.inv": _ONNX_LINALG, "linalg.det": _ONNX_LINALG, "linalg.slogdet": _ONNX_LINALG,

@@ -176,3 +176,15 @@ def test_an_output_that_is_an_input_or_repeated(tmp_path):
     close(a, x.numpy())
     close(b, x.exp().numpy())
     close(c, x.exp().sum().numpy())
+
+
+def test_sort_and_topk_break_ties_as_minigrad(tmp_path):
+    x = mg.tensor([[1.0, 3.0, 1.0, 3.0, 2.0, 1.0, 3.0], [0.0, 0.0, -1.0, 5.0, 5.0, 0.0, 2.0]])
+    for i, f in enumerate([lambda x: mg.sort(x, 1), lambda x: mg.sort(x, 1, descending=True),
+                           lambda x: mg.topk(x, 3), lambda x: mg.topk(x, 2, largest=False)]):
+        path = tmp_path / f"s{i}.onnx"
+        mg.onnx.export(f, x, path)
+        values, indices = _session(path).run(None, {"input_0": x.numpy()})
+        want = f(x)
+        close(values, want[0].numpy())
+        close(indices, want[1].numpy())
