@@ -16,6 +16,8 @@ hand-written NumPy version, PyTorch, JAX, ...) and calls ``main(bench)``. The pa
 * prints, per candidate, the median over rounds of each process's median step time, the spread
   (min-max of those medians), p95/median of the step times within a process, the minor page
   faults per step (memory mapped afresh every step: a figure load on the machine does not move),
+  the process's CPU time per step (all its threads; waiting for a busy core does not count, so
+  on a loaded machine it is steadier than the wall time -- compare with the same thread counts),
   and the ratios the file asks for, each with its per-round range.
 
 Before timing, each child of the first round runs a few steps from the same start and hands back
@@ -135,17 +137,21 @@ def _child(bench, args):
     step = made[0] if isinstance(made, tuple) else made
     for _ in range(bench.warmup):
         step()
-    times = []
-    clock = time.perf_counter
+    times, cpu = [], []
+    clock, cpu_clock = time.perf_counter, time.process_time
     n = args.repeats or bench.repeats
     faults0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     for _ in range(n):
+        c0 = cpu_clock()
         t0 = clock()
         dt = step()
-        times.append(dt if bench.self_timed else clock() - t0)
+        t1 = clock()
+        cpu.append(cpu_clock() - c0 if not bench.self_timed else float("nan"))  # nan: not the timed part
+        times.append(dt if bench.self_timed else t1 - t0)
     # minor page faults per step: memory the step maps afresh (deterministic, unlike the times)
     out["faults"] = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults0) / n
     out["times"] = times
+    out["cpu"] = cpu
     out["blas"] = blas_info()   # after the run: libraries a framework loads lazily are in by now
     print(json.dumps(out))
 
@@ -248,6 +254,7 @@ def main(bench):
               + (f"; {', '.join(n for n in names if n in skip)}: no version of this workload" if set(skip) & set(names) else ""))
         runs = {n: [] for n in cnames}
         faults = {}
+        cpus = {}
         info = {}
         tmp = tempfile.mkdtemp(prefix="mgbench-")
         for r in range(args.rounds):
@@ -259,6 +266,7 @@ def main(bench):
                     continue
                 info.setdefault(n, res)
                 runs[n].append(np.asarray(res["times"]) * bench.scale / bench.per)
+                cpus.setdefault(n, []).append(float(np.median(res["cpu"])) * bench.scale / bench.per)
                 faults.setdefault(n, []).append(res["faults"])
         if bench.check_steps and bench.reference in runs and runs[bench.reference]:
             ref = np.load(os.path.join(tmp, f"{bench.reference}.npz"))
@@ -281,7 +289,9 @@ def main(bench):
             ver = f" {res['version']}" if "version" in res else ""
             print(f"  {n}{ver}: {res['threads']}; BLAS: {_blas_line(res['blas'])}")
         print(f"  {'candidate':<16s} {'median':>9s} {'spread (min-max)':>20s} {'p95/median':>10s} "
-              f"{'faults/step':>11s}  [{bench.unit} per {bench.per_name}; page faults per step]")
+              f"{'faults/step':>11s} {'cpu median':>10s} {'cpu spread':>14s}  [{bench.unit} per {bench.per_name}; "
+              f"page faults per step; cpu: the process's CPU time per {bench.per_name} (all its threads), "
+              f"which waiting for a busy core does not inflate]")
         meds = {}
         for n in cnames:
             if not runs[n]:
@@ -291,17 +301,23 @@ def main(bench):
             meds[n] = per_run
             med = statistics.median(per_run)
             flt = statistics.median(faults[n])
+            c = cpus[n]
             print(f"  {n:<16s} {_fmt(med):>9s} {_fmt(min(per_run)) + '-' + _fmt(max(per_run)):>20s} "
-                  f"{p95:10.2f} {flt:11.0f}")
+                  f"{p95:10.2f} {flt:11.0f} {_fmt(statistics.median(c)):>10s} {_fmt(min(c)) + '-' + _fmt(max(c)):>14s}")
             results.setdefault(config, {})[n] = {"median": med, "runs": per_run, "p95_over_median": p95,
-                                                 "faults_per_step": flt}
+                                                 "faults_per_step": flt, "cpu_median": statistics.median(c),
+                                                 "cpu_runs": c}
         for a, b, target in bench.ratios:
             if a in meds and b in meds:
                 per = [x / y for x, y in zip(meds[a], meds[b])]
                 r = statistics.median(meds[a]) / statistics.median(meds[b])
                 t = f"; target <= {target}: {'met' if r <= target else 'NOT met'}" if target else ""
-                print(f"  {a} / {b} = {r:.2f} (per round {min(per):.2f}-{max(per):.2f}){t}")
+                cper = [x / y for x, y in zip(cpus[a], cpus[b])]
+                cr = statistics.median(cpus[a]) / statistics.median(cpus[b])
+                print(f"  {a} / {b} = {r:.2f} (per round {min(per):.2f}-{max(per):.2f}){t}; "
+                      f"cpu time {cr:.2f} (per round {min(cper):.2f}-{max(cper):.2f})")
                 results[config][f"{a}/{b}"] = r
+                results[config][f"{a}/{b} cpu"] = cr
     print(f"\nload average (1, 5, 15 min) at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
