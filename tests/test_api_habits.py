@@ -53,8 +53,34 @@ def _names(params):
     return names
 
 
+# where torch's docstring gives no signature line, or a name the parser can't trust (Tensor.div's
+# says `value`; the keyword PyTorch accepts is `other`): candidates, kept only where PyTorch accepts them
+HAND_OVERLOADS = {
+    "relu": [["input"]], "lerp": [["input", "end", "weight"]], "masked_fill": [["input", "mask", "value"]],
+    "log_softmax": [["input", "dim", "dtype"]], "logsumexp": [["input", "dim", "keepdim"]],
+    "index_fill": [["input", "dim", "index", "value"]], "broadcast_to": [["input", "size"]],
+    "unique": [["input", "sorted", "return_inverse", "return_counts", "dim"]], "where": [["input", "condition", "other"]],
+    "narrow": [["input", "dim", "start", "length"]], "permute": [["input", "dims"]], "reshape": [["input", "shape"]],
+    "index_copy": [["input", "dim", "index", "source"]],
+    **{n: [["input", "other"]] for n in ("div", "mul", "matmul", "fmod", "remainder", "floor_divide", "logical_and",
+                                         "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor")},
+    "bmm": [["input", "mat2"]], "dot": [["input", "tensor"]],
+}
+
+
 def torch_overloads(torch, name, method=False):
     """The parameter-name lists of torch.<name> (or torch.Tensor.<name>), one per overload."""
+    found = _parsed_overloads(torch, name, method)
+    for names in HAND_OVERLOADS.get(name, ()):
+        names = names[1:] if method and name != "where" else names
+        if method and name == "where":
+            names = ["condition", "other"]
+        if names not in found:
+            found.append(names)
+    return found
+
+
+def _parsed_overloads(torch, name, method):
     fn = getattr(torch.Tensor if method else torch, name)
     try:
         sig = inspect.signature(fn)

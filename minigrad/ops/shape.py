@@ -211,8 +211,8 @@ def expand(input, *args, size=None):
     return Expand.apply(input, shape)
 
 
-def broadcast_to(input, shape):
-    return expand(input, *shape)
+def broadcast_to(input, size):
+    return expand(input, *size)
 
 
 def expand_as(x, other):
