@@ -47,13 +47,15 @@ def _geom_nd(op, shape, kernel, stride, dilation, pads, ceil_mode=False):
         raise RuntimeError(f"{op}: padding must be non-negative, got {pads}")
     out, new_pads = [], []
     for n, k, s, d, (lo, hi) in zip(size, kernel, stride, dilation, pads):
+        # PyTorch's pooling_output_shape: in ceil_mode the (dilated) kernel may overhang the end
         span = n + lo + hi - d * (k - 1) - 1
-        if span < 0:
-            raise RuntimeError(f"{op}: input of spatial size {size} with padding {pads} is smaller than the "
-                             f"(dilated) kernel {tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))}")
-        o = (-(-span // s) if ceil_mode else span // s) + 1
+        o = (span + (s - 1 if ceil_mode else 0)) // s + 1
         if ceil_mode and (o - 1) * s >= n + lo:
             o -= 1
+        if o < 1:
+            raise RuntimeError(f"{op}: input of spatial size {size} with padding {pads} is smaller than the "
+                               f"(dilated) kernel {tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))}: "
+                               f"the output would be empty")
         hi = max(hi, (o - 1) * s + d * (k - 1) + 1 - n - lo)
         out.append(o)
         new_pads.append((lo, hi))

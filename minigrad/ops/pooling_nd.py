@@ -36,9 +36,35 @@ def _gather_at(t, idx):
     return t.reshape(N, C, S).gather(2, Tensor._make(idx.reshape(N, C, P))).reshape(*idx.shape)
 
 
+def _pick_max(flat):
+    """PyTorch's choice in each window (..., K): the last NaN if any (each NaN replaces the running
+    maximum), else the first maximum; `none` marks windows whose maximum is the lowest value (all -inf
+    or padding), where PyTorch keeps its initial index, the window's first element in the input."""
+    k = flat.argmax(axis=-1)  # the first maximum (or the first NaN)
+    val = np.take_along_axis(flat, k[..., None], -1)[..., 0]
+    if flat.dtype.kind == "f":
+        isn = np.isnan(flat)
+        has_nan = isn.any(axis=-1)
+        if has_nan.any():
+            k = np.where(has_nan, flat.shape[-1] - 1 - isn[..., ::-1].argmax(axis=-1), k)
+        none = ~has_nan & (val == _lowest(flat.dtype))
+    else:
+        none = val == _lowest(flat.dtype)
+    return k, val, none
+
+
+def _scatter_masked(g, idx, valid, in_shape):
+    """dx: g added at the flat indices idx where valid (PyTorch's index of a window with no input
+    element points outside the input: that gradient has nowhere to go)."""
+    if valid is None:
+        return _scatter_to(g, idx, in_shape)
+    v = Tensor._make(valid.astype(g.dtype))
+    return _scatter_to(g * v, np.where(valid, idx, 0), in_shape)
+
+
 class MaxPoolNd(Function):
-    """out = max over each window (NaN propagates, the first maximum wins ties), idx = its flat index in
-    the input plane;  dx = g scattered (added) to idx"""
+    """out = max over each window (NaN propagates: the last NaN wins, else the first maximum, as
+    PyTorch), idx = its flat index in the input plane;  dx = g scattered (added) to idx"""
 
     op_name = "max_pool"
 
@@ -50,26 +76,35 @@ class MaxPoolNd(Function):
         n = len(geo.size)
         win = _windows(_padded(x, geo, _lowest(x.dtype)), geo)
         flat = win.reshape(win.shape[:2 + n] + (int(np.prod(geo.kernel)),))  # explicit: N or C may be 0
-        k = flat.argmax(axis=-1)  # argmax: the first maximum, and the first NaN if any
-        out = np.take_along_axis(flat, k[..., None], -1)[..., 0]
-        # window offset -> input coordinate per dimension -> flat index in the (unpadded) plane
+        k, out, none = _pick_max(flat)
+        # window offset -> input coordinate per dimension -> flat index in the (unpadded) plane;
+        # a window without a maximum above -inf takes PyTorch's initial index: its first element
+        # at or after 0 (which dilation may push past the input when the window is all padding)
         offs = np.unravel_index(k, geo.kernel)
         idx = np.zeros(k.shape, np.int64)
+        valid = np.ones(k.shape, bool)
         for d in range(n):
             o = np.arange(geo.out[d]).reshape((-1,) + (1,) * (n - 1 - d))
-            coord = o * geo.stride[d] + offs[d] * geo.dilation[d] - geo.pads[d][0]
+            start = o * geo.stride[d] - geo.pads[d][0]
+            first = np.where(start < 0, start + (-start + geo.dilation[d] - 1) // geo.dilation[d] * geo.dilation[d],
+                             start)
+            coord = np.where(none, first, start + offs[d] * geo.dilation[d])
+            valid &= (coord >= 0) & (coord < geo.size[d])
             idx = idx * geo.size[d] + coord
         ctx.geo, ctx.idx, ctx.in_shape = geo, idx, x.shape
+        ctx.valid = None if valid.all() else valid
         ctx.mark_non_differentiable(idx)
         return out, idx
 
     @staticmethod
     def backward(ctx, g, _):
-        return _scatter_to(g, ctx.idx, ctx.in_shape), None
+        return _scatter_masked(g, ctx.idx, ctx.valid, ctx.in_shape), None
 
     @staticmethod
     def jvp(ctx, t, _geo):
-        return _gather_at(t, ctx.idx), None
+        if ctx.valid is None:
+            return _gather_at(t, ctx.idx), None
+        return _gather_at(t, np.where(ctx.valid, ctx.idx, 0)) * Tensor._make(ctx.valid.astype(t.dtype)), None
 
 
 class AvgPoolNd(Function):
@@ -137,7 +172,7 @@ def adaptive_bins(n, m):
 
 
 class AdaptiveMaxPoolNd(Function):
-    """out = max over each adaptive bin (NaN propagates, first maximum wins), idx = its flat index in
+    """out = max over each adaptive bin (the last NaN, else the first maximum wins), idx = its flat index in
     the input plane;  dx = g scattered (added) to idx"""
 
     op_name = "adaptive_max_pool"
@@ -156,8 +191,7 @@ class AdaptiveMaxPoolNd(Function):
             b = [bins[d][pos[d]] for d in range(n)]
             win = x[(Ellipsis,) + tuple(slice(s, e) for s, e in b)]
             flat = win.reshape(win.shape[:2] + (int(np.prod(win.shape[2:])),))
-            k = flat.argmax(axis=-1)
-            out[(Ellipsis,) + pos] = np.take_along_axis(flat, k[..., None], -1)[..., 0]
+            k, out[(Ellipsis,) + pos], _ = _pick_max(flat)  # all -inf: the first element, as PyTorch
             offs = np.unravel_index(k, tuple(e - s for s, e in b))
             i = np.zeros(k.shape, np.int64)
             for d in range(n):

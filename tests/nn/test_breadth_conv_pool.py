@@ -359,3 +359,107 @@ def test_hardtanh_gradient_is_zero_at_both_ends_as_torch():
         ya.sum().backward()
         yt.sum().backward()
         np.testing.assert_array_equal(a.grad.numpy(), t.grad.numpy())
+
+
+def test_max_pool_nan_minus_inf_and_padding_only_windows_as_torch():
+    """PyTorch's max pooling: the last NaN of a window wins (each NaN replaces the running max); a
+    window whose values are all -inf keeps its first element's index; a window of padding only
+    (dilation over a tiny input) gives -inf and PyTorch's index, and passes no gradient."""
+    torch = pytest.importorskip("torch", reason="PyTorch is the oracle")
+    nan, inf = float("nan"), float("inf")
+    x = [[[nan, 1.0, nan, 2.0, -inf, -inf, 3.0, nan, nan, 0.0, -inf, -inf]]]
+    for ours, theirs in ((lambda t: F.max_pool1d(t, 4, return_indices=True),
+                          lambda t: torch.nn.functional.max_pool1d(t, 4, return_indices=True)),
+                         (lambda t: F.max_pool1d(t, 3, 2, 1, return_indices=True),
+                          lambda t: torch.nn.functional.max_pool1d(t, 3, 2, 1, return_indices=True)),
+                         (lambda t: F.adaptive_max_pool1d(t, 5, return_indices=True),
+                          lambda t: torch.nn.functional.adaptive_max_pool1d(t, 5, return_indices=True))):
+        (a, ia), (b, ib) = ours(mg.tensor(x)), theirs(torch.tensor(x))
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        np.testing.assert_array_equal(ia.numpy(), ib.numpy())
+    # the window at -1, 1 (dilation 2, padding 1) of a length-1 input holds padding only
+    t = mg.tensor([[[1.0]]], requires_grad=True)
+    out, idx = F.max_pool1d(t, 2, 1, 1, 2, return_indices=True)
+    tout, tidx = torch.nn.functional.max_pool1d(torch.tensor([[[1.0]]]), 2, 1, 1, 2, return_indices=True)
+    np.testing.assert_array_equal(out.detach().numpy(), tout.numpy())
+    np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
+    out.sum().backward()
+    assert t.grad.tolist() == [[[0.0]]]
+
+
+def test_ceil_mode_kernel_may_overhang_a_short_input_as_torch():
+    """PyTorch's pooling_output_shape: with ceil_mode a (dilated) kernel longer than the padded
+    input still gives one window when its start is inside the input."""
+    torch = pytest.importorskip("torch", reason="PyTorch is the oracle")
+    x = np.arange(1.0, 9.0).reshape(1, 2, 4)
+    cases = [(F.max_pool1d, torch.nn.functional.max_pool1d, (3, 3, 0, 2, True), 4),  # dilated kernel 5 > 4
+             (F.avg_pool1d, torch.nn.functional.avg_pool1d, (3, 2, 0, True), 2),
+             (F.avg_pool1d, torch.nn.functional.avg_pool1d, (3, 2, 1, True, False), 2)]
+    for ours, theirs, args, L in cases:
+        a = mg.tensor(x[..., :L], requires_grad=True)
+        t = torch.tensor(x[..., :L], requires_grad=True)
+        ya, yt = ours(a, *args), theirs(t, *args)
+        np.testing.assert_allclose(ya.detach().numpy(), yt.detach().numpy(), rtol=1e-12)
+        ya.sum().backward()
+        yt.sum().backward()
+        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="max_pool1d: .*the output would be empty"):
+        F.max_pool1d(mg.zeros(1, 1, 4), 3, 3, 0, 2)  # without ceil_mode: no window fits
+
+
+def test_random_configurations_match_torch():
+    """A seeded sweep of conv/conv_transpose (1-3 d, groups, stride, padding, dilation,
+    output_padding) and 1-d/3-d max/avg/adaptive-max pools (ceil_mode, padding, dilation): values,
+    indices and gradients equal PyTorch's wherever PyTorch accepts the configuration."""
+    torch = pytest.importorskip("torch", reason="PyTorch is the oracle")
+    TF = torch.nn.functional
+    rng = np.random.default_rng(123)
+    checked = 0
+
+    def compare(ours, theirs, arrays):
+        ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+        try:
+            tout = theirs(*ts)
+        except RuntimeError:
+            return 0
+        ms = [mg.tensor(a, requires_grad=True) for a in arrays]
+        out = ours(*ms)
+        (o, i), (to, ti) = (out, tout) if isinstance(out, tuple) else ((out, None), (tout, None))
+        np.testing.assert_allclose(o.detach().numpy(), to.detach().numpy(), rtol=1e-10, atol=1e-12)
+        if i is not None:
+            np.testing.assert_array_equal(i.numpy(), ti.numpy())
+        if getattr(o.grad_fn, "valid", None) is not None:
+            return 1  # a window of padding only: PyTorch's backward writes out of bounds there
+        g = rng.standard_normal(tuple(to.shape))
+        gm = mg.autograd.grad(o, ms, mg.tensor(g))
+        gt = torch.autograd.grad(to, ts, torch.tensor(g))
+        for a, b in zip(gm, gt):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-12)
+        return 1
+
+    for _ in range(60):
+        n, N, G = int(rng.integers(1, 4)), int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        Cin, Cout = G * int(rng.integers(1, 3)), G * int(rng.integers(1, 3))
+        k, s, d = (tuple(int(v) for v in rng.integers(lo, hi, n)) for lo, hi in ((1, 4), (1, 4), (1, 3)))
+        p, size = tuple(int(v) for v in rng.integers(0, 3, n)), tuple(int(v) for v in rng.integers(1, 7, n))
+        op = tuple(int(rng.integers(0, max(a, b))) for a, b in zip(s, d))
+        x = rng.standard_normal((N, Cin) + size)
+        conv, convt = ("conv1d", "conv2d", "conv3d")[n - 1], ("conv_transpose1d", "conv_transpose2d", "conv_transpose3d")[n - 1]
+        wc, wt, b = rng.standard_normal((Cout, Cin // G) + k), rng.standard_normal((Cin, Cout // G) + k), rng.standard_normal(Cout)
+        checked += compare(lambda x, w, b: getattr(F, conv)(x, w, b, s, p, d, G),
+                           lambda x, w, b: getattr(TF, conv)(x, w, b, s, p, d, G), [x, wc, b])
+        checked += compare(lambda x, w, b: getattr(F, convt)(x, w, b, s, p, op, G, d),
+                           lambda x, w, b: getattr(TF, convt)(x, w, b, s, p, op, G, d), [x, wt, b])
+        if n == 2:
+            continue
+        pk = tuple(int(v) for v in rng.integers(1, 4, n))
+        pp, cm = tuple(int(rng.integers(0, kk // 2 + 1)) for kk in pk), bool(rng.integers(0, 2))
+        xd = rng.permutation(x.size).reshape(x.shape) * 0.1  # no ties
+        mp, ap, amp = (f"max_pool{n}d", f"avg_pool{n}d", f"adaptive_max_pool{n}d")
+        checked += compare(lambda x: getattr(F, mp)(x, pk, s, pp, d, cm, True),
+                           lambda x: getattr(TF, mp)(x, pk, s, pp, d, cm, True), [xd])
+        checked += compare(lambda x: getattr(F, ap)(x, pk, s, pp, cm, bool(d[0] - 1)),
+                           lambda x: getattr(TF, ap)(x, pk, s, pp, cm, bool(d[0] - 1)), [x])
+        osz = tuple(int(v) for v in rng.integers(1, 6, n))
+        checked += compare(lambda x: getattr(F, amp)(x, osz, True), lambda x: getattr(TF, amp)(x, osz, True), [xd])
+    assert checked > 150
