@@ -569,6 +569,7 @@ def _retain_hook(t):
 
 from . import ops as _ops  # noqa: E402  (ops import Tensor; the methods above look them up at call time)
 from .autograd import function as _function  # noqa: E402  (its _tracer: the mg.trace hook)
+from .autograd import grad_mode as _grad_mode  # noqa: E402
 
 # Methods that are their op with self as `input`: Tensor.sum is mg.sum, so a method takes exactly
 # the function's arguments (PyTorch's keyword names, axis=/keepdims= aliases) and costs no extra call.
@@ -608,6 +609,33 @@ def _inplace_method(name):
 for _name in _INPLACE:
     if not hasattr(Tensor, _name + "_"):
         setattr(Tensor, _name + "_", _inplace_method(_name))
+
+
+def _shape_inplace_method(name):
+    """x.unsqueeze_(0), x.t_(), ...: x becomes the view op(x, ...) (same memory, new shape) and takes its
+    place in the graph, as PyTorch's in-place shape ops."""
+    op = getattr(_ops, name)
+
+    def method(self, *args, **kwargs):
+        if _function._tracer is not None:
+            _function._tracer.convert(self, f"Tensor.{name}_ (an in-place change of shape)")
+        if self.requires_grad and self.grad_fn is None and _grad_mode.is_grad_enabled():
+            raise RuntimeError(f"{name}_: a leaf Variable that requires grad is being used in an in-place "
+                               f"operation (shape {self.shape}).")
+        res = op(self, *args, **kwargs)
+        self._data = res._data
+        if res.grad_fn is not None:
+            from .ops.inplace import _rebase
+            _rebase(self, res)
+        self._bump_version()  # a backward that saved self sees the change
+        return self
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"In-place {name}: self takes the shape of {name}(self, ...) (its data is not copied)."
+    return method
+
+
+for _name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes"):
+    setattr(Tensor, _name + "_", _shape_inplace_method(_name))
 del _name
 
 # The hottest operators are bound straight to their op wrappers: one Python call fewer per op.
