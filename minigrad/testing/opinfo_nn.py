@@ -426,8 +426,6 @@ def _np_avg_pool1d(x, k):
     return x[..., :n * k].reshape(x.shape[:-1] + (n, k)).mean(-1)
 
 
-_ONNX_RESIZE = "interpolate's bicubic mode: not mapped to ONNX Resize yet"
-
 # N-d convolution / transposed convolution, 1-d and 3-d pooling, unpooling, adaptive max pooling and
 # interpolate (minigrad/ops/conv_nd.py, pooling_nd.py, resize.py). The 1-d pools' grad_fn is None:
 # PyTorch's is a Squeeze (it runs them as 2-d pools); ours is the n-d op's node.
@@ -521,11 +519,10 @@ conv_pool_ops = [
           lambda F, x: F.interpolate(x, scale_factor=0.6, mode="bilinear", recompute_scale_factor=True), None,
           grad_fn="UpsampleBilinear2D"),
     fcase("interpolate", "bicubic", [(1, 2, 4, 5)],
-          lambda F, x: F.interpolate(x, scale_factor=(1.7, 0.6), mode="bicubic"), None, grad_fn="UpsampleBicubic2D",
-          onnx=_ONNX_RESIZE),
+          lambda F, x: F.interpolate(x, scale_factor=(1.7, 0.6), mode="bicubic"), None, grad_fn="UpsampleBicubic2D"),
     fcase("interpolate", "bicubic_align_corners", [(1, 1, 3, 4)],
           lambda F, x: F.interpolate(x, size=(5, 7), mode="bicubic", align_corners=True), None,
-          grad_fn="UpsampleBicubic2D", onnx=_ONNX_RESIZE),
+          grad_fn="UpsampleBicubic2D"),
     fcase("interpolate", "trilinear", [(1, 1, 2, 3, 2)],
           lambda F, x: F.interpolate(x, scale_factor=2, mode="trilinear", align_corners=False), None,
           grad_fn="UpsampleTrilinear3D"),
