@@ -151,7 +151,7 @@ def _hand_samples():
         "swapaxes": [S(bat, 0, 2)], "t": [S(a)], "take_along_dim": [S(a, idx, 1)], "topk": [S(a, 2, 1, False)],
         "transpose": [S(bat, 0, 2)], "tril": [S(m, 1)], "triu": [S(m, -1)], "unbind": [S(a, 1)],
         "unflatten": [S(bat, 2, (2, 2))], "unsqueeze": [S(a, 1)], "cumsum": [S(a, 1)], "softmax": [S(a, 1)],
-        "log_softmax": [S(a, 1)], "max": [S(a, 1, True)], "min": [S(a, 1, True)], "sum": [S(a, 1, True)],
+        "log_softmax": [S(a, 1)], "max": [S(a, 1, True), S(a, b)], "min": [S(a, 1, True), S(a, b)], "sum": [S(a, 1, True)],
         "std": [S(a, 1)], "var": [S(a, 1)], "argmax": [S(a, 1, True)], "cumprod": [S(a, 1)],
         "matmul": [S(m.T, a.T)], "median": [S(a, 1, True)], "nanmedian": [S(a, 1, True)], "all": [S(a > 0, 1, True)],
         "any": [S(a > 0, 1, True)], "amin": [S(a, 1, True)], "argmin": [S(a, 1, True)], "div": [S(a, b + 3.0, "floor")],

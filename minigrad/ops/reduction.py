@@ -309,23 +309,25 @@ def _max_min(x, dim, keepdim, arg, full):
     return values_indices(values, idx)
 
 
-def max(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
-    """max(x): the largest element (ties share the gradient); max(x, dim): (values, indices)."""
+def max(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):  # noqa: A001
+    """max(x): the largest element (ties share the gradient); max(x, dim): (values, indices);
+    max(x, other) (or other=): the elementwise maximum, as PyTorch's overload."""
     if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
         dim, keepdim = _dim_alias("max", dim, axis, keepdim, keepdims, None)
-    if isinstance(dim, Tensor):
+    if other is not None or isinstance(dim, Tensor):
         from .elementwise import maximum
-        return maximum(input, dim)
+        return maximum(input, dim if other is None else other)
     return _max_min(input, dim, keepdim, argmax, Max)
 
 
-def min(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
-    """min(x): the smallest element (ties share the gradient); min(x, dim): (values, indices)."""
+def min(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):  # noqa: A001
+    """min(x): the smallest element (ties share the gradient); min(x, dim): (values, indices);
+    min(x, other) (or other=): the elementwise minimum, as PyTorch's overload."""
     if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
         dim, keepdim = _dim_alias("min", dim, axis, keepdim, keepdims, None)
-    if isinstance(dim, Tensor):
+    if other is not None or isinstance(dim, Tensor):
         from .elementwise import minimum
-        return minimum(input, dim)
+        return minimum(input, dim if other is None else other)
     return _max_min(input, dim, keepdim, argmin, Min)
 
 
