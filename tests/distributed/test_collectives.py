@@ -148,3 +148,44 @@ def test_launcher_dry_run_and_run(capsys, tmp_path):
                           capture_output=True, text=True, timeout=120, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     assert sorted(proc.stdout.split("\n")[:2]) == ["hello 0 2", "hello 1 2"]
+
+
+class _FakeRequest:
+    """An MPI request that completes on its n-th Test() (or never, n=None)."""
+
+    def __init__(self, n):
+        self.n, self.tests = n, 0
+
+    def Test(self):
+        self.tests += 1
+        return self.n is not None and self.tests >= self.n
+
+
+class _FakeGroup:
+    rank, size = 1, 2
+
+
+def test_poll_spins_without_napping_while_a_collective_progresses(monkeypatch):
+    """Open MPI advances a non-blocking collective only inside MPI calls (each Test): napping
+    between Tests would stretch the transfer itself. Within the spin window no sleep happens."""
+    from minigrad.distributed import distributed_c10d as c10d
+    naps = []
+    monkeypatch.setattr(c10d.time, "sleep", naps.append)
+    clock = iter(np.arange(0.0, 1.0, 1e-6))  # each monotonic() call: 1 us later (no real timing)
+    monkeypatch.setattr(c10d.time, "monotonic", lambda: float(next(clock)))
+    req = _FakeRequest(5000)  # 5 ms of polling: a 0.8 MB all-reduce needs hundreds of Tests
+    c10d._poll(_FakeGroup(), req, "all_reduce", 7, timeout=60)
+    assert req.tests == 5000 and naps == []
+
+
+def test_poll_backs_off_after_the_spin_window_and_times_out(monkeypatch):
+    from minigrad.distributed import distributed_c10d as c10d
+    monkeypatch.setattr(c10d, "_SPIN_S", 0.0)
+    naps = []
+    monkeypatch.setattr(c10d.time, "sleep", naps.append)  # no real sleeping: the test stays fast
+    clock = iter(np.arange(0.0, 1e6, 0.25))  # each monotonic() call: 0.25 s later
+    monkeypatch.setattr(c10d.time, "monotonic", lambda: float(next(clock)))
+    with pytest.raises(dist.DistTimeoutError, match=r"all_reduce \(collective #7.*rank 1 of 2"):
+        c10d._poll(_FakeGroup(), _FakeRequest(None), "all_reduce", 7, timeout=5)
+    assert naps[0] == c10d._NAP_MIN_S and max(naps) == c10d._NAP_MAX_S
+    assert naps == sorted(naps)  # doubling up to the cap

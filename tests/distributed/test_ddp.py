@@ -30,6 +30,17 @@ def test_two_ranks_batch_32_equal_one_process_batch_64(ddp, model, opt):
 
 
 @requires_mpi
+def test_bucket_buffers_are_reused_and_never_aliased_by_grad(ddp):
+    """DDP flattens into one buffer per bucket allocated once; the average is divided into .grad
+    (in place when .grad exists), never left as a view of the buffer the next step overwrites."""
+    for res in ddp:
+        assert res["bucket_buffers_reused"] is True
+        assert res["grad_aliases_bucket_buffer"] is False
+        assert res["grad_arrays_kept"] is True
+        assert res["set_to_none_false_vs_reference"] < TOL64
+
+
+@requires_mpi
 def test_no_sync_accumulates_locally_then_reduces_the_sum(ddp):
     for res in ddp:
         assert res["no_sync_local_grads_differ"] > 1e-3   # inside no_sync: not reduced

@@ -39,16 +39,23 @@ _DEFAULT_BUCKET_CAP_MB = 25  # as PyTorch
 
 
 class _Bucket:
-    __slots__ = ("index", "params", "pending", "work", "flat", "ready")
+    """Parameters reduced together. ``buffer`` (allocated at the first launch, reused every step)
+    holds their gradients flattened, ``spans[i]`` the slice of ``params[i]`` in it."""
+    __slots__ = ("index", "params", "spans", "pending", "work", "buffer", "flat", "ready")
 
     def __init__(self, index, params):
         self.index, self.params = index, params
+        self.spans, offset = [], 0
+        for p in params:
+            self.spans.append((offset, offset + p._data.size))
+            offset += p._data.size
+        self.buffer = self.flat = None
         self.reset()
 
     def reset(self):
         self.pending = len(self.params)
         self.ready = set()
-        self.work = self.flat = None
+        self.work = None
 
 
 class DistributedDataParallel(Module):
@@ -110,7 +117,7 @@ class DistributedDataParallel(Module):
         self._next_bucket = 0      # buckets start in order: the next one to launch
         self._in_backward = False  # a finalize callback is queued for the running backward
         self._unused = ()          # parameters the last forward did not reach (find_unused_parameters)
-        self._comm_wait_s = 0.0    # time backward spent blocked on communication (for benchmarks)
+        self._comm_wait_s = 0.0    # seconds blocked on communication: buffer broadcasts + backward's final wait
         self._handles = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for p in self._params]
 
     # ---- construction ---------------------------------------------------------------------------
@@ -145,7 +152,9 @@ class DistributedDataParallel(Module):
             raise RuntimeError("DistributedDataParallel: forward called while the previous backward's "
                                "gradient reduction has not finished")
         if self.require_forward_param_sync and self.broadcast_buffers and self.world_size > 1:
-            self._sync_buffers()
+            t0 = time.perf_counter()
+            self._sync_buffers()  # a collective: it also waits for a rank that is behind
+            self._comm_wait_s += time.perf_counter() - t0
         out = self.module(*inputs, **kwargs)
         if self.find_unused_parameters and self.require_backward_grad_sync and is_grad_enabled():
             self._unused = self._find_unused(out)
@@ -212,14 +221,19 @@ class DistributedDataParallel(Module):
             self._next_bucket += 1
 
     def _launch(self, b):
-        parts = []
-        for p in b.params:
+        # copy the gradients into the bucket's own buffer (no allocation per step), then start
+        # the non-blocking all-reduce on it
+        dtype = b.params[0]._data.dtype
+        if b.buffer is None or b.buffer.dtype != dtype:  # first step, or the model changed dtype
+            b.buffer = np.empty(b.spans[-1][1], dtype)
+            b.flat = Tensor._make(b.buffer)
+        buf = b.buffer
+        for p, (lo, hi) in zip(b.params, b.spans):
             g = p._grad
             if g is None:  # unused here: contributes zeros
-                parts.append(np.zeros(p._data.size, p._data.dtype))
+                buf[lo:hi] = 0
             else:
-                parts.append(g._data.reshape(-1))
-        b.flat = Tensor._make(np.concatenate(parts) if len(parts) > 1 else parts[0].copy())
+                np.copyto(buf[lo:hi].reshape(g._data.shape), g._data)
         b.work = dist.all_reduce(b.flat, dist.ReduceOp.SUM, async_op=True)
 
     def _progress(self):
@@ -247,17 +261,13 @@ class DistributedDataParallel(Module):
             self._comm_wait_s += time.perf_counter() - t0
             unused = {id(p) for p in self._unused}
             used_any = self._globally_used(unused) if self.find_unused_parameters else None
+            ws = self.world_size
             for b in self._buckets:
-                flat = b.flat._data
-                flat /= self.world_size
-                offset = 0
-                for p in b.params:
-                    n = p._data.size
-                    avg = flat[offset:offset + n].reshape(p._data.shape)
-                    offset += n
+                buf = b.buffer
+                for p, (lo, hi) in zip(b.params, b.spans):
                     if used_any is not None and not used_any[id(p)]:
                         continue  # no rank used it: its .grad stays as it was (PyTorch's rule)
-                    _set_grad(p, avg)
+                    _set_grad(p, buf[lo:hi].reshape(p._data.shape), ws)
         finally:
             for b in self._buckets:
                 b.reset()
@@ -278,15 +288,17 @@ class DistributedDataParallel(Module):
                 f"find_unused_parameters={self.find_unused_parameters}")
 
 
-def _set_grad(p, avg):
+def _set_grad(p, total, world_size):
+    """p.grad = total / world_size: divided straight into the existing .grad (one pass, no
+    allocation) when it is a plain writeable array of the right shape, else into a new one (never
+    a view of the bucket's buffer, which the next backward overwrites)."""
     g = p._grad
-    if g is None:
-        p._grad = Tensor._make(avg.copy())
-    elif g._data.flags.writeable and g.grad_fn is None:
-        g._data[...] = avg
+    if (g is not None and g.grad_fn is None and g._data.flags.writeable
+            and g._data.shape == total.shape and g._data.dtype == total.dtype):
+        np.divide(total, world_size, out=g._data)
         g._bump_version()
     else:
-        p._grad = Tensor._make(avg.copy())
+        p._grad = Tensor._make(total / world_size)
 
 
 def _broadcast_coalesced(tensors, src=0):

@@ -190,6 +190,30 @@ for shape in ((8, 3), (8, 3, 5), (8, 3, 4, 4)):
         "num_batches_tracked": int(sbn.num_batches_tracked.item()),
     }
 
+# ---- 6. bucket buffers: allocated once and reused; .grad never aliases them; zero_grad(set_to_none=False)
+# (the averaged gradient is divided straight into the existing .grad array) still matches batch 64
+xs, ys = data("mlp", 5, np.float64, seed=11)
+ref = build(mlp, np.float64, 2)
+ref_opt = mg.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+model = DDP(build(mlp, np.float64, 2), bucket_cap_mb=0.0005)
+opt = mg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+buffer_ids, aliased, grad_arrays_kept = set(), False, True
+for step, (x, y) in enumerate(zip(xs, ys)):
+    for m_, o_, shard in ((ref, ref_opt, slice(0, 64)), (model, opt, sl)):
+        o_.zero_grad(set_to_none=False)
+        F.cross_entropy(m_(mg.from_numpy(x[shard])), mg.from_numpy(y[shard])).backward()
+        o_.step()
+    grads = [p.grad._data for p in model.parameters()]
+    if step > 0:  # zero_grad(set_to_none=False) keeps the arrays; DDP writes the average into them
+        grad_arrays_kept &= all(a is b for a, b in zip(grads, prev))
+    prev = grads
+    buffer_ids.update(id(b.buffer) for b in model._buckets)
+    aliased |= any(np.shares_memory(g, b.buffer) for g in grads for b in model._buckets)
+res["bucket_buffers_reused"] = len(buffer_ids) == len(model._buckets)
+res["grad_aliases_bucket_buffer"] = bool(aliased)
+res["grad_arrays_kept"] = bool(grad_arrays_kept)
+res["set_to_none_false_vs_reference"] = float(np.abs(flat_state(ref) - flat_state(model.module)).max())
+
 with open(f"{out_dir}/ddp_rank{rank}.json", "w") as f:
     json.dump(res, f)
 dist.destroy_process_group()
