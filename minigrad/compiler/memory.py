@@ -81,7 +81,7 @@ def last_reads(graph):
 def plan_memory(graph):
     eqns = graph.eqns
     outputs = {v.name for v in graph.outvars if isinstance(v, Var)}
-    roots, cands, defined_at = {}, [], {}
+    roots, cands, defined_at, fresh = {}, [], {}, []
     last = last_reads(graph)
     for i, e in enumerate(eqns):
         if e.prim == "set_grad":
@@ -94,6 +94,11 @@ def plan_memory(graph):
             roots[v.name] = frozenset([v.name])
             cands.append(v)
             defined_at[v.name] = i
+            continue
+        if hasattr(e.fn, "group"):  # a fused kernel with several results: each a fresh array
+            for v in e.outvars:
+                roots[v.name] = frozenset([v.name])
+                fresh.append(v)
             continue
         r = frozenset().union(*(roots.get(v.name, frozenset()) for v in e.invars)) if e.invars else frozenset()
         for v in e.outvars + [s[1] for s in e.side]:
@@ -112,7 +117,7 @@ def plan_memory(graph):
     for i, e in enumerate(eqns):
         for v in e.invars:
             readers.setdefault(v.name, []).append(i)
-    donated = frozenset(v.name for v in cands if v.name not in escaped and len(readers.get(v.name, ())) == 1
+    donated = frozenset(v.name for v in cands + fresh if v.name not in escaped and len(readers.get(v.name, ())) == 1
                         and eqns[readers[v.name][0]].prim == "set_grad" and end.get(v.name) == readers[v.name][0])
     planned = [v for v in cands if v.name not in escaped and v.name not in donated]
     by_def = {defined_at[v.name]: v for v in planned}

@@ -129,3 +129,24 @@ def test_a_fresh_gradient_is_handed_over_without_a_copy_and_never_reused():
     compiled = x.grad
     step()                                                          # eager, for the reference
     assert same_bits(compiled.numpy(), x.grad.numpy())
+
+
+def test_a_fused_kernels_results_are_donated_to_gradients_too():
+    from minigrad.compiler.passes.fuse import fuse_elementwise
+    x, y = mg.randn(5000, requires_grad=True), mg.randn(5000, requires_grad=True)
+
+    def step():
+        x.grad = None
+        y.grad = None
+        ((x * y + 1.0) * x - y).relu().sum().backward()
+        return x.grad * 1.0
+    g = mg.trace(step)
+    h = fuse_elementwise(g, backend="numpy", min_size=1)
+    fused = [e for e in h.eqns if e.prim == "fused"]
+    assert any(len(e.outvars) > 1 for e in fused)
+    c = compile_graph(h)
+    assert c.code.count("copy=False") == 2
+    c()
+    gx, gy = x.grad.numpy().copy(), y.grad.numpy().copy()
+    step()
+    assert same_bits(gx, x.grad.numpy()) and same_bits(gy, y.grad.numpy())

@@ -1,10 +1,12 @@
 """Constant folding: an equation whose tensor inputs are all constants runs once, now.
 
 Its results become constants of the graph (owned copies: nothing at run time writes into them).
-Not folded: effects, random ops, ops with side outputs (their sinks are filled per run), a user's
-own Function (it runs as often as traced), values an `assign` writes into, and anything reading a
-named input (parameters, state, gradients are read at each run unless the user declared them
-constant: mg.trace(..., constants=...) or mg.compile(model, freeze=True)).
+Not folded: an equation whose results are bigger than its inputs (over 4096 elements: an expand
+of a scalar stays a broadcast view instead of a baked array), effects, random ops, ops with side
+outputs (their sinks are filled per run), a user's own Function (it runs as often as traced),
+values an `assign` writes into, and anything reading a named input (parameters, state, gradients
+are read at each run unless the user declared them constant: mg.trace(..., constants=...) or
+mg.compile(model, freeze=True)).
 """
 import numpy as np
 
@@ -34,6 +36,14 @@ def _resolve(a, env):
     return a
 
 
+def _inflates(e, const):
+    """Whether folding e would bake a big array made from small ones (expand(1.0) to a million
+    elements is a free broadcast view at run time; baked, it is 4 MB read at every call)."""
+    out = sum(int(np.prod(v.shape, dtype=np.int64)) for v in e.outvars if v.shape is not None)
+    ins = sum(const[v.name].size for v in e.invars)
+    return out > 4096 and out > ins
+
+
 def fold_constants(graph):
     const = {v.name: a for v, a in graph.consts}
     consts = list(graph.consts)
@@ -43,7 +53,7 @@ def fold_constants(graph):
     for e in graph.eqns:
         ins = e.invars
         if (pure(e) and ins and all(v.name in const and v.name not in written for v in ins)
-                and not any(v.name in written for v in e.outvars)):
+                and not any(v.name in written for v in e.outvars) and not _inflates(e, const)):
             try:
                 outs = eval_eqn(e, [_resolve(a, const) for a in e.args])
             except Exception:  # noqa: BLE001 - an op that fails here fails at run time, where it says so
