@@ -1652,7 +1652,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         >>> F.interpolate(x, scale_factor=2, mode="linear")
         tensor([[[1.0000, 1.2500, 1.7500, 2.0000]]])
     """
-    from ..ops.resize import Interpolate, cubic_matrix, linear_matrix, nearest_matrix
+    from ..ops.resize import Interpolate, cubic_taps, linear_taps, nearest_taps
     op = "interpolate"
     dim = input.ndim - 2
     if dim not in (1, 2, 3):
@@ -1711,12 +1711,12 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, out_size)
     scales = scales or (None,) * dim
     if mode in ("nearest", "nearest-exact"):
-        mats = tuple(nearest_matrix(n, m, s, mode == "nearest-exact", dim == 2)
+        taps = tuple(nearest_taps(n, m, s, mode == "nearest-exact", dim == 2)
                      for n, m, s in zip(input.shape[2:], out_size, scales))
     else:
-        make = cubic_matrix if mode == "bicubic" else linear_matrix
-        mats = tuple(make(n, m, align_corners, s) for n, m, s in zip(input.shape[2:], out_size, scales))
-    return Interpolate.apply(input, mats, mode)
+        make = cubic_taps if mode == "bicubic" else linear_taps
+        taps = tuple(make(n, m, align_corners, s) for n, m, s in zip(input.shape[2:], out_size, scales))
+    return Interpolate.apply(input, taps, mode, False)
 
 
 __all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",

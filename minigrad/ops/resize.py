@@ -1,10 +1,13 @@
-"""Resizing (F.interpolate): nearest, nearest-exact, linear, bilinear, bicubic and trilinear are each a linear
-map per spatial dimension, so one Function applies one (out, in) matrix per dimension; its VJP is
-the same Function with the transposed matrices, so it is differentiable to any order.
+"""Resizing (F.interpolate): nearest, nearest-exact, linear, bilinear, bicubic and trilinear are each a
+linear map per spatial dimension, out[..., j] = sum over taps t of w[t, j] * x[..., idx[t, j]], with
+1 (nearest), 2 (linear) or 4 (cubic) taps. One Function applies the maps (a gather per tap) or their
+adjoints (a grouped sum: every tap's idx is non-decreasing in j); the VJP of one is the other, so the
+op is differentiable to any order.
 
-The matrices follow PyTorch's source-index rules (aten/src/ATen/native/UpSample.h): nearest
+The taps follow PyTorch's source-index rules (aten/src/ATen/native/UpSample.h): nearest
 src = min(floor(dst * scale), in - 1) computed in float32; linear src = scale * (dst + 0.5) - 0.5
-clamped at 0 (the half-pixel rule), or src = dst * (in - 1) / (out - 1) with align_corners.
+clamped at 0 (the half-pixel rule), or src = dst * (in - 1) / (out - 1) with align_corners; cubic
+as linear without the clamp, Keys' kernel (A = -0.75), taps clamped to the edges.
 """
 import numpy as np
 
@@ -20,39 +23,35 @@ def _scale(n_in, n_out, align_corners, scale):
     return 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
 
 
-def nearest_matrix(n_in, n_out, scale, exact=False, shortcuts=False):
-    """(n_out, n_in) 0/1 matrix of nearest (floor) or nearest-exact (round half up) sampling.
+def nearest_taps(n_in, n_out, scale, exact=False, shortcuts=False):
+    """(idx, w, n_in) of nearest (floor) or nearest-exact (round half up) sampling: one tap.
     shortcuts: PyTorch's 2-D nearest kernel copies when out == in and halves when out == 2 in,
-    whatever the scale (its 1-D and 3-D kernels apply the scale: measured on torch 2.13)."""
+    whatever the scale (its 1-D and 3-D forward kernels apply the scale: measured on torch 2.13; their
+    backward takes the shortcuts, so there PyTorch's gradient is not its forward's adjoint; ours is)."""
     s = np.float32(1.0 / scale if scale is not None and scale > 0 else n_in / n_out)
     dst = np.arange(n_out, dtype=np.float32)
     src = np.floor((dst + np.float32(0.5)) * s if exact else dst * s).astype(np.int64)
     src = np.minimum(src, n_in - 1)
     if shortcuts and not exact and n_out in (n_in, 2 * n_in):
         src = np.arange(n_out) // (n_out // n_in)
-    A = np.zeros((n_out, n_in))
-    A[np.arange(n_out), src] = 1.0
-    return A
+    return src[None], np.ones((1, n_out)), n_in
 
 
-def linear_matrix(n_in, n_out, align_corners, scale):
-    """(n_out, n_in) matrix of linear interpolation weights (two per row)."""
+def linear_taps(n_in, n_out, align_corners, scale):
+    """(idx, w, n_in) of linear interpolation: two taps per output position."""
     if n_in == n_out:  # PyTorch copies, whatever the scale
-        return np.eye(n_in)
+        return np.arange(n_in)[None], np.ones((1, n_in)), n_in
     s = _scale(n_in, n_out, align_corners, scale)
     dst = np.arange(n_out, dtype=np.float64)
     src = dst * s if align_corners else np.maximum(s * (dst + 0.5) - 0.5, 0.0)
     i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
     i1 = i0 + (i0 < n_in - 1)
     l1 = np.clip(src - i0, 0.0, 1.0)
-    A = np.zeros((n_out, n_in))
-    np.add.at(A, (np.arange(n_out), i0), 1.0 - l1)
-    np.add.at(A, (np.arange(n_out), i1), l1)
-    return A
+    return np.stack([i0, i1]), np.stack([1.0 - l1, l1]), n_in
 
 
-def cubic_matrix(n_in, n_out, align_corners, scale, A=-0.75):
-    """(n_out, n_in) matrix of cubic convolution (Keys, A = -0.75) weights, four taps per row at
+def cubic_taps(n_in, n_out, align_corners, scale, A=-0.75):
+    """(idx, w, n_in) of cubic convolution (Keys, A = -0.75): four taps per output position at
     floor(src) - 1 ... floor(src) + 2 clamped to the edges; src is the linear rule's without the clamp
     at 0 (PyTorch's cubic source index)."""
     s = _scale(n_in, n_out, align_corners, scale)
@@ -66,10 +65,51 @@ def cubic_matrix(n_in, n_out, align_corners, scale, A=-0.75):
 
     def far(x):  # 1 < |x| < 2
         return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
-    M = np.zeros((n_out, n_in))
-    for j, w in enumerate((far(t + 1), near(t), near(1 - t), far(2 - t))):
-        np.add.at(M, (np.arange(n_out), np.clip(i0 + j - 1, 0, n_in - 1)), w)
+    idx = np.stack([np.clip(i0 + j - 1, 0, n_in - 1) for j in range(4)])
+    return idx, np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)]), n_in
+
+
+def taps_matrix(taps):
+    """The dense (out, in) matrix of one dimension's taps (for tests and references)."""
+    idx, w, n_in = taps
+    M = np.zeros((idx.shape[1], n_in))
+    for t in range(idx.shape[0]):
+        np.add.at(M, (np.arange(idx.shape[1]), idx[t]), w[t])
     return M
+
+
+def _weight(w, ax, ndim, dtype):
+    return w.astype(dtype, copy=False).reshape((-1,) + (1,) * (ndim - 1 - ax))
+
+
+def _gather(x, ax, taps):
+    """out[..., j, ...] = sum over taps of w[t, j] * x[..., idx[t, j], ...] along axis ax."""
+    idx, w, _ = taps
+    out = None
+    for t in range(idx.shape[0]):
+        v = np.take(x, idx[t], axis=ax)
+        if not (w[t] == 1).all():
+            v *= _weight(w[t], ax, x.ndim, x.dtype)
+        out = v if out is None else np.add(out, v, out=out)
+    return out
+
+
+def _scatter(g, ax, taps):
+    """The adjoint of _gather: g's entries, weighted, summed into their source positions along ax.
+    Each tap's idx is non-decreasing, so equal sources are runs: one np.add.reduceat per tap."""
+    idx, w, n_in = taps
+    shape = list(g.shape)
+    shape[ax] = n_in
+    out = np.zeros(shape, g.dtype)
+    for t in range(idx.shape[0]):
+        v = g if (w[t] == 1).all() else g * _weight(w[t], ax, g.ndim, g.dtype)
+        src, starts = np.unique(idx[t], return_index=True)
+        if v.shape[ax] == 0:
+            continue
+        sel = [slice(None)] * g.ndim
+        sel[ax] = src
+        out[tuple(sel)] += np.add.reduceat(v, starts, axis=ax)
+    return out
 
 
 _NAMES = {"nearest": "UpsampleNearest", "nearest-exact": "UpsampleNearestExact",
@@ -78,37 +118,27 @@ _NAMES = {"nearest": "UpsampleNearest", "nearest-exact": "UpsampleNearestExact",
 
 
 class Interpolate(Function):
-    """out = x with each spatial dimension d mapped by its matrix A_d (out_d, in_d);
-    dx = Interpolate(g) with the transposed matrices"""
+    """out = x with each spatial dimension d mapped by its taps (a gather per tap), or by their
+    adjoint (a grouped sum) when adjoint;  dx = Interpolate(g) with the other direction"""
 
     op_name = "interpolate"
 
     def name(self):
-        return f"{_NAMES.get(self.mode, 'Upsample')}{len(self.mats)}DBackward0"
+        return f"{_NAMES.get(self.mode, 'Upsample')}{len(self.taps)}DBackward0"
 
     @staticmethod
-    def forward(ctx, x, mats, mode):
-        ctx.mats, ctx.mode = mats, mode
+    def forward(ctx, x, taps, mode, adjoint=False):
+        ctx.taps, ctx.mode, ctx.adjoint = taps, mode, adjoint
         out = x
-        for d, A in enumerate(mats):
-            if A is None:
-                continue
-            # contract dimension ax with A's columns as one batched GEMM (tensordot + moveaxis was
-            # ~100x slower: measured 114 ms -> 1 ms on (8, 16, 32, 32) x2 bilinear)
-            A, ax = A.astype(x.dtype, copy=False), 2 + d
-            if ax == out.ndim - 1:
-                out = np.matmul(out, A.T)
-            elif ax == out.ndim - 2:
-                out = np.matmul(A, out)
-            else:
-                out = np.matmul(out.swapaxes(ax, -1), A.T).swapaxes(ax, -1)
+        for d, tp in enumerate(taps):
+            if tp is not None:
+                out = (_scatter if adjoint else _gather)(out, 2 + d, tp)
         return np.ascontiguousarray(out)
 
     @staticmethod
     def backward(ctx, g):
-        return Interpolate.apply(g, tuple(None if A is None else np.ascontiguousarray(A.T) for A in ctx.mats),
-                                 ctx.mode), None, None
+        return Interpolate.apply(g, ctx.taps, ctx.mode, not ctx.adjoint), None, None, None
 
     @staticmethod
     def jvp(ctx, t, *_):
-        return Interpolate.apply(t, ctx.mats, ctx.mode)  # linear: the op itself on the tangent
+        return Interpolate.apply(t, ctx.taps, ctx.mode, ctx.adjoint)  # linear: the op itself on the tangent

@@ -463,3 +463,18 @@ def test_random_configurations_match_torch():
         osz = tuple(int(v) for v in rng.integers(1, 6, n))
         checked += compare(lambda x: getattr(F, amp)(x, osz, True), lambda x: getattr(TF, amp)(x, osz, True), [xd])
     assert checked > 150
+
+
+def test_nearest_1d_3d_scale_near_one_values_as_torch_gradient_is_the_adjoint():
+    """With scale_factor 1.0001 (out == in) PyTorch's 1-D/3-D nearest forward applies the scale
+    (output j reads floor(j / 1.0001)) but its backward copies: not the forward's adjoint. Values
+    equal PyTorch's; the gradient is the adjoint (gradcheck)."""
+    torch = pytest.importorskip("torch", reason="PyTorch is the oracle")
+    x = np.arange(5.0).reshape(1, 1, 5)
+    np.testing.assert_array_equal(F.interpolate(mg.tensor(x), scale_factor=1.0001).numpy(),
+                                  torch.nn.functional.interpolate(torch.tensor(x), scale_factor=1.0001).numpy())
+    assert F.interpolate(mg.tensor(x), scale_factor=1.0001).numpy().ravel().tolist() == [0, 0, 1, 2, 3]
+    t = mg.tensor(x, requires_grad=True)
+    F.interpolate(t, scale_factor=1.0001).sum().backward()
+    assert t.grad.numpy().ravel().tolist() == [2, 1, 1, 1, 0]
+    assert mg.autograd.gradcheck(lambda a: F.interpolate(a, scale_factor=1.0001), (mg.tensor(x, requires_grad=True),))
