@@ -102,3 +102,28 @@ def test_convert_sync_batchnorm_shares_parameters_and_buffers():
 def test_ddp_needs_a_process_group():
     with pytest.raises(RuntimeError, match="Default process group has not been initialized"):
         nn.parallel.DistributedDataParallel(nn.Linear(2, 2))
+
+
+def test_bench_ddp_report_prints_spreads_and_bounds():
+    """benchmarks/bench_ddp.py's table: per-rank compute and wait share with min-max, and the bound
+    lines computed per round (T(batch 64) / T(batch 32); no-communication and DDP speed-ups)."""
+    import importlib.util
+    from mpi_helpers import REPO
+    spec = importlib.util.spec_from_file_location("bench_ddp", REPO / "benchmarks" / "bench_ddp.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    def run(ips, step_ms, share=(0.0,), compute=(10.0,)):
+        return {"images_per_s": ips, "step_ms": step_ms, "comm_share": list(share),
+                "compute_ms": list(compute), "cpu_ms": [c + 1 for c in compute], "blas": [], "buckets": 0}
+    results = {name: [run(100, 40), run(100, 40)] for name in bench.CONFIGS}
+    results["1 rank (1 thread)"] = [run(100, 40), run(110, 44)]
+    results["1 rank, batch 32"] = [run(160, 20), run(150, 22)]
+    results["2 ranks, no communication"] = [run(190, 20, (0, 0), (19, 21)), run(198, 20, (0, 0), (20, 22))]
+    results["2 ranks, DDP"] = [run(170, 22, (0.10, 0.20), (18, 19)), run(176, 22, (0.05, 0.15), (18, 20))]
+    text = bench.report(results)
+    assert "T(batch 64) / T(batch 32) on 1 rank = 2.00 [2.00-2.00]x" in text
+    assert "(no communication): 1.85 [1.80-1.90]x" in text
+    assert "DDP on 2 ranks vs 1 rank: 1.65 [1.60-1.70]x" in text
+    ddp_row = next(line for line in text.splitlines() if line.startswith("2 ranks, DDP "))
+    assert "12.5 [5.0-20.0]%" in ddp_row and "18.5 [18.0-20.0]" in ddp_row
