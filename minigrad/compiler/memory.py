@@ -79,6 +79,7 @@ def last_reads(graph):
 
 
 def plan_memory(graph):
+    """The MemoryPlan of a graph: which values live in which arena of the pool, and the figures."""
     eqns = graph.eqns
     outputs = {v.name for v in graph.outvars if isinstance(v, Var)}
     roots, cands, defined_at, fresh = {}, [], {}, []

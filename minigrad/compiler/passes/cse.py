@@ -13,6 +13,7 @@ from ._util import alias_roots, copy_graph, pure, static_key, substitute, with_a
 
 
 def eliminate_common_subexpressions(graph):
+    """graph with repeated pure equations (same op, inputs, parameters) computed once."""
     roots = alias_roots(graph)
     written = frozenset().union(*(hit for _, hit in writes(graph, roots)))
 

@@ -11,6 +11,7 @@ from ._util import copy_graph, pure
 
 
 def eliminate_dead_code(graph):
+    """graph without the equations whose results nobody reads (effects and draws kept)."""
     live = {v.name for v in graph.outvars if hasattr(v, "name")}
     kept = []
     for e in reversed(graph.eqns):

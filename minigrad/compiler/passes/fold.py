@@ -45,6 +45,7 @@ def _inflates(e, const):
 
 
 def fold_constants(graph):
+    """graph with the equations on constants only run now, their results constants."""
     const = {v.name: a for v, a in graph.consts}
     consts = list(graph.consts)
     # memory an `assign` writes is not constant, nor is anything computed to be written into

@@ -138,6 +138,7 @@ def _broadcast_sum(e, d, out, same):
 
 
 def simplify(graph):
+    """graph with the IEEE-exact algebraic identities rewritten (see the module docstring)."""
     const = {v.name: a for v, a in graph.consts}
     outputs = {v.name for v in graph.outvars if isinstance(v, Var)}
     roots = alias_roots(graph)
