@@ -41,6 +41,15 @@ def test_bucket_buffers_are_reused_and_never_aliased_by_grad(ddp):
 
 
 @requires_mpi
+def test_coalesced_broadcast_is_one_collective_and_exact(ddp):
+    """Parameters and buffers of mixed dtypes (BatchNorm's int64 counter beside float statistics)
+    go out in one broadcast of their bytes; every rank gets rank 0's values bit for bit."""
+    for res in ddp:
+        assert res["coalesced_broadcast_collectives"] == 1
+        assert res["coalesced_broadcast_exact"] is True
+
+
+@requires_mpi
 def test_no_sync_accumulates_locally_then_reduces_the_sum(ddp):
     for res in ddp:
         assert res["no_sync_local_grads_differ"] > 1e-3   # inside no_sync: not reduced

@@ -302,19 +302,20 @@ def _set_grad(p, total, world_size):
 
 
 def _broadcast_coalesced(tensors, src=0):
-    """Broadcast tensors from rank `src`, flattened into one buffer per dtype."""
-    by_dtype = {}
-    for t in tensors:
-        by_dtype.setdefault(t.dtype, []).append(t)
-    for dtype, ts in by_dtype.items():
-        flat = Tensor._make(np.concatenate([t._data.reshape(-1) for t in ts]))
-        dist.broadcast(flat, src)
-        offset = 0
-        for t in ts:
-            n = t._data.size
-            t._data[...] = flat._data[offset:offset + n].reshape(t._data.shape)
-            t._bump_version()
-            offset += n
+    """Broadcast tensors from rank `src` as ONE collective: their bytes packed into one buffer
+    (BatchNorm's float running statistics and int64 counters alike; a broadcast copies bits), so a
+    forward with ``broadcast_buffers`` pays one latency, not one per dtype."""
+    if not tensors:
+        return
+    ts = sorted(tensors, key=lambda t: -t._data.itemsize)  # keeps every slice aligned for its dtype
+    flat = np.concatenate([np.ascontiguousarray(t._data).reshape(-1).view(np.uint8) for t in ts])
+    dist.broadcast(Tensor._make(flat), src)
+    offset = 0
+    for t in ts:
+        n = t._data.nbytes
+        t._data[...] = flat[offset:offset + n].view(t._data.dtype).reshape(t._data.shape)
+        t._bump_version()
+        offset += n
 
 
 def _tensors_in(obj):

@@ -214,6 +214,24 @@ res["grad_aliases_bucket_buffer"] = bool(aliased)
 res["grad_arrays_kept"] = bool(grad_arrays_kept)
 res["set_to_none_false_vs_reference"] = float(np.abs(flat_state(ref) - flat_state(model.module)).max())
 
+# ---- 7. the coalesced broadcast (construction and buffers): one collective for mixed dtypes, and
+# every rank ends with rank 0's exact values, whatever the dtypes and shapes
+from minigrad.nn.parallel.distributed import _broadcast_coalesced  # noqa: E402
+
+
+def mixed(r):
+    return [mg.tensor(np.arange(3) * (r + 1), dtype=mg.int64), mg.tensor(np.full((2, 3), 0.1 * (r + 1)), dtype=mg.float32),
+            mg.tensor(np.float64(r) - 0.3, dtype=mg.float64), mg.tensor([r == 0, r == 1]),
+            mg.tensor(np.arange(5.0) / (r + 3), dtype=mg.float64)]
+
+
+ts = mixed(rank)
+seq_before = dist.distributed_c10d._group.seq
+_broadcast_coalesced(ts)
+res["coalesced_broadcast_collectives"] = dist.distributed_c10d._group.seq - seq_before
+res["coalesced_broadcast_exact"] = all(t.dtype == w.dtype and t.shape == w.shape and np.array_equal(t.numpy(), w.numpy())
+                                       for t, w in zip(ts, mixed(0)))
+
 with open(f"{out_dir}/ddp_rank{rank}.json", "w") as f:
     json.dump(res, f)
 dist.destroy_process_group()
