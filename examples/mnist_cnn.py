@@ -2,6 +2,7 @@
 
     python examples/mnist_cnn.py                       # ../shared/data/mnist-10k, default settings
     python examples/mnist_cnn.py --epochs 1 --limit 2000 --out /tmp/cnn   # a quick smoke run
+    python examples/mnist_cnn.py --jit                 # the training step compiled with mg.jit
 
 Two conv blocks (3x3 conv -> BatchNorm -> ReLU -> 2x2 max-pool; 16 then 32 channels), then
 dropout and a 128-unit hidden layer. Trained on the 10,000-image training subset with inputs

@@ -266,10 +266,16 @@ class Tracer:
     def inplace(self, x, name, compute):
         """Wrap an in-place op's compute so the write is recorded as an `assign` effect."""
         def traced(alias):
-            if alias is not x:  # the op's snapshot of x: the same value
+            if alias is not x:  # the op's snapshot of x (a copy: its backward may read it after the write)
+                from ..ops.shape import Clone
                 v = self.var_of(x)
-                self.tmap[id(alias)] = v
+                snap = Var(next(self.newname), v.shape, v.dtype)
+                # an explicit copy: `assign` overwrites v's memory, so v itself would read the new value
+                self.eqns.append(Eqn(_function._op_name(Clone), Clone, [v], [snap], source=user_frame()))
+                self.tmap[id(alias)] = snap
+                self.amap[id(alias._data)] = snap
                 self.keep.append(alias)
+                self.keep.append(alias._data)
             res = compute(alias)
             self.assign(x, res, name)
             return res
