@@ -106,16 +106,25 @@ def _max_2x2_scatter(g, ih, iv, cm, geo):
     """dx for the 2x2 path: g routed down the two pairwise choices, in x's memory order (so a
     channel-major conv output gets a channel-major gradient, which conv2d's backward uses as is)."""
     gm = np.ascontiguousarray(g.transpose(1, 0, 2, 3) if cm else g).reshape(-1, geo.OW)
-    dh = buffers.empty((gm.shape[0], 2, geo.OW), g.dtype)
-    np.multiply(gm, iv, out=dh[:, 1])
-    np.multiply(gm, ~iv, out=dh[:, 0])
-    dh = dh.reshape(-1)
-    dx = buffers.empty((dh.shape[0], 2), g.dtype)
-    np.multiply(dh, ih, out=dx[:, 1])
-    np.multiply(dh, ~ih, out=dx[:, 0])
+    if kernels.available():  # numba: the same products in one pass
+        dx = kernels.load("pool").backward(gm, ih, iv.reshape(gm.shape))
+    else:
+        dx = _scatter_pairs(gm, ih, iv, geo)
     if cm:
         return dx.reshape(geo.C, geo.N, geo.H, geo.W).transpose(1, 0, 2, 3)
     return dx.reshape(geo.N, geo.C, geo.H, geo.W)
+
+
+def _scatter_pairs(gm, ih, iv, geo):
+    """The NumPy path of _max_2x2_scatter: dx in memory order, flat pairs (rows * W / 2, 2)."""
+    dh = buffers.empty((gm.shape[0], 2, geo.OW), gm.dtype)
+    np.multiply(gm, iv, out=dh[:, 1])
+    np.multiply(gm, ~iv, out=dh[:, 0])
+    dh = dh.reshape(-1)
+    dx = buffers.empty((dh.shape[0], 2), gm.dtype)
+    np.multiply(dh, ih, out=dx[:, 1])
+    np.multiply(dh, ~ih, out=dx[:, 0])
+    return dx
 
 
 def _max_windows(x, geo):

@@ -50,6 +50,29 @@ def test_numba_max2x2_forward_equals_numpy_path_bitwise(shape, dtype):
         assert np.array_equal(ih, ih_ref) and np.array_equal(iv, iv_ref.reshape(iv.shape))
 
 
+@pytest.mark.parametrize("shape", [(4, 3, 6, 8), (2, 1, 2, 2), (64, 8, 28, 28)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numba_max2x2_backward_equals_numpy_path_bitwise(shape, dtype):
+    pytest.importorskip("numba", reason="the numba kernels are an optional extra")
+    rng = np.random.default_rng(2)
+    for x in _inputs(shape, dtype):
+        geo = _geo(x)
+        _, (ih, iv, cm) = P._max_2x2(x, geo)
+        g = rng.standard_normal((geo.N, geo.C, geo.OH, geo.OW)).astype(dtype)
+        g[0, 0, 0, 0] = np.inf
+        for gg in (g, g.transpose(1, 0, 2, 3).copy().transpose(1, 0, 2, 3)):
+            got = P._max_2x2_scatter(gg, ih, iv, cm, geo)
+            old = kernels.set_enabled(False)
+            try:
+                with np.errstate(invalid="ignore"):  # inf * 0 = nan, on both paths
+                    ref = P._max_2x2_scatter(gg, ih, iv, cm, geo)
+            finally:
+                kernels.set_enabled(old)
+            assert np.array_equal(got, ref, equal_nan=True)
+            assert np.array_equal(np.signbit(got), np.signbit(ref))  # even the zeros' signs
+            assert P._channel_major(got) == P._channel_major(ref)
+
+
 @pytest.mark.parametrize("use_numba", [True, False])
 def test_max_pool2d_gradcheck_and_indices_on_both_paths(use_numba):
     if use_numba:
