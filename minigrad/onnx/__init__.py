@@ -66,10 +66,12 @@ class _Ctx:
             raise _Unmapped("an optional operand is absent")
         return self.const(np.asarray(a, dtype=dtype))
 
-    def reshape(self, x, shape, out=None):
-        """Reshape to a static shape; allowzero=1 so a 0 in it means an empty axis, not "copy"."""
+    def reshape(self, x, shape, out=None, copy_zeros=False):
+        """Reshape to a static shape; allowzero=1 so a 0 in it means an empty axis, not "copy" (unless
+        copy_zeros: then a 0 copies that axis' run-time size, for a dynamic batch)."""
         shape = [int(s) for s in shape]
-        return self.add("Reshape", [x, self.ints(shape)], out, **({"allowzero": 1} if 0 in shape else {}))
+        zeros = {"allowzero": 1} if 0 in shape and not copy_zeros else {}
+        return self.add("Reshape", [x, self.ints(shape)], out, **zeros)
 
     def add(self, op, ins, outs=None, **attrs):
         """Append a node; returns its output name (a new temporary unless `outs` is given)."""
@@ -391,7 +393,12 @@ def _permute(e, c):
 
 
 def _expand(e, c):
-    return c.add("Expand", [_x(e), c.ints(e.outvars[0].shape)], _out(e))
+    # a target size equal to the input's is written as 1: Expand broadcasts both ways, so the result
+    # is the same, and an axis left dynamic (the batch) keeps whatever size it has at run time
+    out, inp = list(e.outvars[0].shape), e.args[0].shape
+    k = len(out) - len(inp)
+    shape = [1 if i >= k and inp[i - k] == n else n for i, n in enumerate(out)]
+    return c.add("Expand", [_x(e), c.ints(shape)], _out(e))
 
 
 def _cat(e, c):
@@ -476,7 +483,11 @@ def _getitem(e, c):
     name = x.name
     if axes:
         name = c.add("Slice", [name, c.ints(starts), c.ints(ends), c.ints(axes), c.ints(steps)])
-    return c.reshape(name, e.outvars[0].shape, _out(e))
+    shape = list(e.outvars[0].shape)
+    if c.dynamic_batch and shape and 0 not in axes and items[0] == slice(None) and 0 not in shape:
+        shape[0] = 0  # axis 0 untouched (the batch): Reshape's 0 copies its run-time size
+        return c.reshape(name, shape, _out(e), copy_zeros=True)
+    return c.reshape(name, shape, _out(e))
 
 
 def _pad(e, c):

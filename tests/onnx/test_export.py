@@ -188,3 +188,17 @@ def test_sort_and_topk_break_ties_as_minigrad(tmp_path):
         want = f(x)
         close(values, want[0].numpy())
         close(indices, want[1].numpy())
+
+
+def test_dynamic_batch_through_slicing_and_expand(tmp_path):
+    mg.manual_seed(3)
+    lin = nn.Linear(5, 4)
+
+    def f(x):
+        h = lin(x[:, 1:6])                              # basic indexing keeps the batch axis
+        return (h.unsqueeze(1).expand(-1, 3, -1) * mg.arange(3.0).reshape(1, 3, 1)).sum(2)
+    path = tmp_path / "dyn.onnx"
+    mg.onnx.export(f, mg.randn(2, 8), path, input_names=["x"], output_names=["y"],
+                   dynamic_axes={"x": {0: "n"}, "y": {0: "n"}})
+    x = mg.randn(64, 8)
+    close(_run(path, x.numpy()), f(x).detach().numpy())
