@@ -195,6 +195,8 @@ def compile_cost():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([H.REPO.as_posix(), os.environ.get("PYTHONPATH", "")]))
     for v in H.UNSET:
         env.pop(v, None)
+    if "--threads" in sys.argv:  # the thread count the timed candidates ran with
+        env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = sys.argv[sys.argv.index("--threads") + 1]
     with tempfile.TemporaryDirectory() as cache:
         env["MINIGRAD_CACHE"] = cache
         rows = []

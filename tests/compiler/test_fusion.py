@@ -232,3 +232,14 @@ def test_a_pair_is_not_worth_a_kernel_by_default():
     g = mg.trace(lambda a: (a * 2.0 + 1.0).sum(), mg.randn(5000))   # a pair, then a reduction
     assert fuse_elementwise(g, backend="numpy").pass_details == "0 groups"
     assert fuse_elementwise(g, backend="numpy", min_ops=2).pass_details == "1 groups of 2 equations (numpy kernels)"
+
+
+def test_the_pass_does_not_import_numba_when_there_is_nothing_to_fuse():
+    code = ("import sys, minigrad as mg\n"
+            "from minigrad.compiler.pipeline import FUSED, optimize\n"
+            "g = mg.trace(lambda a: a.sum() * 2.0, mg.randn(10))\n"
+            "h, _ = optimize(g, FUSED)\n"
+            "print('numba' in sys.modules)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False"]

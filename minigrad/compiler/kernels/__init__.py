@@ -293,10 +293,17 @@ class NumpyKernel:
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+def numba_installed():
+    """Whether numba can be imported, without importing it (0.3-1.5 s; only a kernel needs it)."""
+    if "numba" in sys.modules:
+        return sys.modules["numba"] is not None
+    return importlib.util.find_spec("numba") is not None
+
+
 def resolve_backend(backend=None):
     """"numba" or "numpy": None picks numba when it is installed."""
     if backend is None:
-        return "numba" if numba_or_none() is not None else "numpy"
+        return "numba" if numba_installed() else "numpy"
     if backend not in ("numba", "numpy"):
         raise ValueError(f"fused kernels: unknown backend {backend!r} (numba or numpy)")
     return backend
