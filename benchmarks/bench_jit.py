@@ -171,22 +171,22 @@ import json, sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, {bench_dir!r})
 import minigrad as mg
-import bench_mlp
+import bench_jit
 from minigrad.compiler.codegen import compile_graph
 from minigrad.compiler.pipeline import FUSED, optimize
 t_import = time.perf_counter() - t0
-step, _ = bench_mlp.minigrad_step({{}})
+make = {make}
+step, _ = make()
 t = time.perf_counter(); g = mg.trace(step); t_trace = time.perf_counter() - t
 t = time.perf_counter(); h, _ = optimize(g, FUSED); t_opt = time.perf_counter() - t
 t = time.perf_counter(); c = compile_graph(h); t_cg = time.perf_counter() - t
 t = time.perf_counter(); c(); t_first = time.perf_counter() - t
 t = time.perf_counter(); c(); t_second = time.perf_counter() - t
-step2, _ = bench_mlp.minigrad_step({{}})
-j = mg.jit(step2, passes=FUSED)
-t = time.perf_counter(); j(); t_jit = time.perf_counter() - t
 print(json.dumps(dict(imports=t_import, trace=t_trace, optimize=t_opt, codegen=t_cg, first_run=t_first,
-                      second_run=t_second, jit_first_call_after=t_jit, fused=h.count()["fused"])))
+                      second_run=t_second, fused=h.count()["fused"])))
 """
+WORKLOADS = {"MLP training step": "lambda: bench_jit.bench_mlp.minigrad_step({})",
+             "elementwise chain (arith)": "lambda: bench_jit._chain_mg({'arith': True}, False)"}
 
 
 def compile_cost():
@@ -197,26 +197,25 @@ def compile_cost():
         env.pop(v, None)
     if "--threads" in sys.argv:  # the thread count the timed candidates ran with
         env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = sys.argv[sys.argv.index("--threads") + 1]
-    with tempfile.TemporaryDirectory() as cache:
-        env["MINIGRAD_CACHE"] = cache
-        rows = []
-        for label in ("cold (empty kernel cache)", "warm (a new process, kernel cache filled)"):
-            p = subprocess.run([sys.executable, "-c", COST.format(bench_dir=bench_dir)], env=env,
-                               capture_output=True, text=True)
-            if p.returncode:
-                print(f"compile cost: failed\n{p.stderr[-2000:]}")
-                return
-            rows.append((label, json.loads(p.stdout.strip().splitlines()[-1])))
-    print("\ncompile cost of the MLP training step, seconds (a process each; under the machine's load):")
-    print(f"  {'':44s} {'imports':>8s} {'trace':>7s} {'optimize':>8s} {'codegen':>8s} {'1st run':>8s} "
+    print("\ncompile cost, seconds (a process each; first call = trace + optimize + codegen + 1st run, "
+          "where numba compiles or loads the kernels; under the machine's load):")
+    print(f"  {'':76s} {'imports':>8s} {'trace':>7s} {'optimize':>8s} {'codegen':>8s} {'1st run':>8s} "
           f"{'first call':>10s} {'2nd run':>8s}")
-    for label, r in rows:
-        first = r["trace"] + r["optimize"] + r["codegen"] + r["first_run"]
-        print(f"  {label:44s} {r['imports']:8.2f} {r['trace']:7.2f} {r['optimize']:8.2f} {r['codegen']:8.3f} "
-              f"{r['first_run']:8.2f} {first:10.2f} {r['second_run']:8.4f}")
-    print(f"  (first call = trace + optimize + codegen + 1st run; {rows[0][1]['fused']} fused groups; "
-          f"mg.jit's first call of a second model in the same process: {rows[1][1]['jit_first_call_after']:.2f} s; "
-          f"targets: first call <= 3 s cold, <= 1 s warm)")
+    for name, make in WORKLOADS.items():
+        with tempfile.TemporaryDirectory() as cache:
+            env["MINIGRAD_CACHE"] = cache
+            for label in ("cold: empty kernel cache", "warm: a new process, cache filled"):
+                p = subprocess.run([sys.executable, "-c", COST.format(bench_dir=bench_dir, make=make)], env=env,
+                                   capture_output=True, text=True)
+                if p.returncode:
+                    print(f"compile cost: failed\n{p.stderr[-2000:]}")
+                    return
+                r = json.loads(p.stdout.strip().splitlines()[-1])
+                first = r["trace"] + r["optimize"] + r["codegen"] + r["first_run"]
+                row = f"{name}, {r['fused']} fused groups, {label}"
+                print(f"  {row:76s} {r['imports']:8.2f} {r['trace']:7.2f} {r['optimize']:8.2f} "
+                      f"{r['codegen']:8.3f} {r['first_run']:8.2f} {first:10.2f} {r['second_run']:8.4f}")
+    print("  (targets for the MLP step: first call <= 3 s cold, <= 1 s warm)")
 
 
 def pass_table():
