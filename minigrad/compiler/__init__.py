@@ -1,7 +1,7 @@
 """The compiler: passes over the graph IR (minigrad/graph), code generation, and mg.jit.
 
     pipeline.py    optimize(graph, passes) -> (graph, reports); stats(graph); the pass table
-    passes/        one pure Graph -> Graph function per module: fold, dce, cse, simplify
+    passes/        one pure Graph -> Graph function per module: fold, dce, cse, simplify, fuse
     memory.py      liveness analysis and buffer reuse (the memory plan codegen follows)
     codegen.py     compile_graph(graph): straight-line NumPy source, exec'd once (compiled.code)
     jit.py         mg.jit / mg.compile: trace on first call, guards, retracing, graph breaks
