@@ -19,7 +19,7 @@ import numpy as np
 __all__ = ["empty", "like", "clear"]
 
 MIN_BYTES = 1 << 18    # 256 KiB
-MAX_BYTES = 512 << 20  # per thread
+MAX_BYTES = 256 << 20  # per thread
 _local = threading.local()
 
 
