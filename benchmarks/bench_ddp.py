@@ -22,12 +22,13 @@ loopback only), in alternating rounds so a burst of load from elsewhere hits eac
   (neither bucketing nor overlap).
 
 Columns: throughput in global images per second over the timed steps (median over rounds, min-max
-in brackets); wall ms per step; CPU ms per step (process CPU time: what load from other programs
-moves least); per-rank compute ms per step (wall step time minus the time that rank was blocked
-on communication, median [min-max] over ranks and rounds); and the communication-wait share of step
-time (median [min-max] over ranks and rounds): in the manual variants the all-reduce calls, with DDP
-the buffer broadcast before each forward plus the wait at the end of backward. On 2 ranks the wait
-also holds load imbalance (one rank waiting for the other).
+in brackets); wall ms per step; CPU ms per step outside communication waits (process CPU time,
+median [min-max] over ranks and rounds: what load from other programs moves least; what DDP's own
+work adds shows as "2 ranks, DDP" minus "2 ranks, no communication"); per-rank compute ms per step
+(wall step time minus the time that rank was blocked on communication); and the
+communication-wait share of step time: in the manual variants the all-reduce calls (with the flat
+variant's copies), with DDP the buffer broadcast before each forward plus the wait at the end of
+backward. On 2 ranks the wait also holds load imbalance (one rank waiting for the other).
 
 The bound lines say what compute alone allows: 2 ranks on 32 images each can be at most
 T(batch 64) / T(batch 32) times faster than 1 rank on 64 (communication free, no contention), and
@@ -90,10 +91,10 @@ def child(mode, steps, warmup):
     batches = [(mg.from_numpy(rng.standard_normal((per_rank, 1, 28, 28)).astype(np.float32)),
                 mg.from_numpy(rng.integers(0, 10, per_rank))) for _ in range(8)]
     params = list(model.parameters())
-    comm = [0.0]
+    comm = [0.0, 0.0]  # wall and CPU seconds in the manual variants' all-reduce calls
 
     def reduce_after_backward():
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         if mode == "flat":
             flat = mg.from_numpy(np.concatenate([p.grad.numpy().ravel() for p in params]))
             dist.all_reduce(flat, dist.ReduceOp.AVG)
@@ -106,6 +107,7 @@ def child(mode, steps, warmup):
             for p in params:
                 dist.all_reduce(p.grad, dist.ReduceOp.AVG)
         comm[0] += time.perf_counter() - t0
+        comm[1] += time.process_time() - c0
 
     def step(i):
         x, y = batches[i % len(batches)]
@@ -120,9 +122,9 @@ def child(mode, steps, warmup):
         step(i)
     if distributed:
         dist.barrier()
-    comm[0] = 0.0
+    comm[:] = [0.0, 0.0]
     if hasattr(net, "_comm_wait_s"):
-        net._comm_wait_s = 0.0
+        net._comm_wait_s = net._comm_wait_cpu_s = 0.0
     t0, c0 = time.perf_counter(), time.process_time()
     for i in range(steps):
         step(i)
@@ -131,9 +133,10 @@ def child(mode, steps, warmup):
     if distributed:
         dist.barrier()  # the last rank to finish sets the pace: elapsed ends when both are done
     elapsed = time.perf_counter() - t0
-    waited = net._comm_wait_s if hasattr(net, "_comm_wait_s") else comm[0]
-    # per rank: [wait share of its step time, compute ms/step (its own steps minus its waits), cpu ms/step]
-    mine = [waited / elapsed, 1e3 * ((t1 - t0) - waited) / steps, 1e3 * cpu / steps]
+    waited, waited_cpu = (net._comm_wait_s, net._comm_wait_cpu_s) if hasattr(net, "_comm_wait_s") else comm
+    # per rank: [wait share of its step time, compute ms/step (its own steps minus its waits),
+    # CPU ms/step outside the waits (a waiting rank spins: that CPU time is not compute)]
+    mine = [waited / elapsed, 1e3 * ((t1 - t0) - waited) / steps, 1e3 * (cpu - waited_cpu) / steps]
     per_rank = [mine]
     if distributed:
         parts = [mg.zeros(3, dtype=mg.float64) for _ in range(world)]
@@ -229,7 +232,8 @@ def phases_child(mode, steps, warmup):
         t.append((time.thread_time(), time.perf_counter()))
         opt.step()
         t.append((time.thread_time(), time.perf_counter()))
-        row = {k: (t[j + 1][0] - t[j][0], t[j + 1][1] - t[j][1]) for j, k in enumerate(["forward", "backward", "optimizer"])}
+        row = {k: (t[j + 1][0] - t[j][0], t[j + 1][1] - t[j][1])
+               for j, k in enumerate(["forward", "backward", "optimizer"])}
         row["step"] = (t[3][0] - t[0][0], t[3][1] - t[0][1])
         row.update(acc)
         if "  DDP finalize" in row:  # the wait happens inside finalize: copy-out is the rest
@@ -321,19 +325,19 @@ def _spread(values, fmt="{:.1f}"):
 def report(results):
     """The table and the bound lines, from each configuration's list of RESULT dicts (one a round)."""
     base = statistics.median(x["images_per_s"] for x in results["1 rank (1 thread)"])
-    lines = [f"{'configuration':36s} {'images/s':>16s} {'vs 1 rank':>9s} {'ms/step':>7s} {'CPU ms':>6s} "
-             f"{'compute ms/step/rank':>21s} {'comm wait share':>17s}"]
+    lines = [f"{'configuration':36s} {'images/s':>16s} {'vs 1 rank':>9s} {'ms/step':>7s} "
+             f"{'CPU ms/step/rank':>19s} {'compute ms/step/rank':>21s} {'comm wait share':>17s}"]
     for name, runs in results.items():
         ips = [x["images_per_s"] for x in runs]
         med = statistics.median(ips)
         ms = statistics.median(x["step_ms"] for x in runs)
-        cpu = statistics.median(c for x in runs for c in x["cpu_ms"])
+        cpu = _spread(c for x in runs for c in x["cpu_ms"])
         compute = _spread(c for x in runs for c in x["compute_ms"])
         shares = [100 * s for x in runs for s in x["comm_share"]]
         share = _spread(shares) + "%" if any(shares) else "-"
         extra = f"  ({runs[0]['buckets']} buckets)" if runs[0]["buckets"] else ""
-        lines.append(f"{name:36s} {med:6.0f} [{min(ips):.0f}-{max(ips):.0f}] {med / base:8.2f}x {ms:7.1f} "
-                     f"{cpu:6.1f} {compute:>21s} {share:>17s}{extra}")
+        lines.append(f"{name:36s} {f'{med:.0f} [{min(ips):.0f}-{max(ips):.0f}]':>16s} {med / base:8.2f}x "
+                     f"{ms:7.1f} {cpu:>19s} {compute:>21s} {share:>17s}{extra}")
     # bounds, per round (the configurations of one round ran back to back), then median [min-max]
     t64 = [x["step_ms"] for x in results["1 rank (1 thread)"]]
     t32 = [x["step_ms"] for x in results["1 rank, batch 32"]]

@@ -135,4 +135,4 @@ def test_bench_ddp_report_prints_spreads_and_bounds():
     assert "(no communication): 1.85 [1.80-1.90]x" in text
     assert "DDP on 2 ranks vs 1 rank: 1.65 [1.60-1.70]x" in text
     ddp_row = next(line for line in text.splitlines() if line.startswith("2 ranks, DDP "))
-    assert "12.5 [5.0-20.0]%" in ddp_row and "18.5 [18.0-20.0]" in ddp_row
+    assert "12.5 [5.0-20.0]%" in ddp_row and "18.5 [18.0-20.0]" in ddp_row and "19.5 [19.0-21.0]" in ddp_row

@@ -118,6 +118,7 @@ class DistributedDataParallel(Module):
         self._in_backward = False  # a finalize callback is queued for the running backward
         self._unused = ()          # parameters the last forward did not reach (find_unused_parameters)
         self._comm_wait_s = 0.0    # seconds blocked on communication: buffer broadcasts + backward's final wait
+        self._comm_wait_cpu_s = 0.0  # the CPU time of those waits (a waiting rank spins on MPI_Test)
         self._handles = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for p in self._params]
 
     # ---- construction ---------------------------------------------------------------------------
@@ -152,9 +153,10 @@ class DistributedDataParallel(Module):
             raise RuntimeError("DistributedDataParallel: forward called while the previous backward's "
                                "gradient reduction has not finished")
         if self.require_forward_param_sync and self.broadcast_buffers and self.world_size > 1:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             self._sync_buffers()  # a collective: it also waits for a rank that is behind
             self._comm_wait_s += time.perf_counter() - t0
+            self._comm_wait_cpu_s += time.thread_time() - c0
         out = self.module(*inputs, **kwargs)
         if self.find_unused_parameters and self.require_backward_grad_sync and is_grad_enabled():
             self._unused = self._find_unused(out)
@@ -255,10 +257,11 @@ class DistributedDataParallel(Module):
                     f"in this backward, so their buckets could not be reduced: {missing}. Pass "
                     f"find_unused_parameters=True if the forward does not use every parameter, and "
                     f"make sure all forward outputs take part in the loss.")
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             for b in self._buckets:
                 b.work.wait()
             self._comm_wait_s += time.perf_counter() - t0
+            self._comm_wait_cpu_s += time.thread_time() - c0
             unused = {id(p) for p in self._unused}
             used_any = self._globally_used(unused) if self.find_unused_parameters else None
             ws = self.world_size

@@ -220,7 +220,8 @@ from minigrad.nn.parallel.distributed import _broadcast_coalesced  # noqa: E402
 
 
 def mixed(r):
-    return [mg.tensor(np.arange(3) * (r + 1), dtype=mg.int64), mg.tensor(np.full((2, 3), 0.1 * (r + 1)), dtype=mg.float32),
+    return [mg.tensor(np.arange(3) * (r + 1), dtype=mg.int64),
+            mg.tensor(np.full((2, 3), 0.1 * (r + 1)), dtype=mg.float32),
             mg.tensor(np.float64(r) - 0.3, dtype=mg.float64), mg.tensor([r == 0, r == 1]),
             mg.tensor(np.arange(5.0) / (r + 3), dtype=mg.float64)]
 
@@ -229,8 +230,8 @@ ts = mixed(rank)
 seq_before = dist.distributed_c10d._group.seq
 _broadcast_coalesced(ts)
 res["coalesced_broadcast_collectives"] = dist.distributed_c10d._group.seq - seq_before
-res["coalesced_broadcast_exact"] = all(t.dtype == w.dtype and t.shape == w.shape and np.array_equal(t.numpy(), w.numpy())
-                                       for t, w in zip(ts, mixed(0)))
+res["coalesced_broadcast_exact"] = all(
+    t.dtype == w.dtype and t.shape == w.shape and np.array_equal(t.numpy(), w.numpy()) for t, w in zip(ts, mixed(0)))
 
 with open(f"{out_dir}/ddp_rank{rank}.json", "w") as f:
     json.dump(res, f)
