@@ -463,7 +463,7 @@ def trace(fn, *example_args, constants=(), on_break="raise", **kwargs):
     tr.record_breaks = on_break == "record"
     # every tensor alive now is "from before": reading one makes it a state input
     for o in gc.get_objects():
-        if isinstance(o, Tensor):
+        if issubclass(type(o), Tensor):  # type(), not isinstance: that reads o.__class__, which some objects (torch.distributed.reduce_op) warn on
             tr.pre[id(o)] = o
             tr.pre_arrays.setdefault(id(o._data), o)
     invars = []
