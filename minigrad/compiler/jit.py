@@ -34,7 +34,7 @@ import numpy as np
 
 from ..autograd import function as _function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..graph.ir import GuardFailure
+from ..graph.ir import Graph, GuardFailure
 from ..graph.trace import _arg_names_of, roots_of, trace
 from ..tensor import Tensor
 from .codegen import compile_graph
@@ -525,7 +525,15 @@ def jit(fn=None, *, passes=None, fullgraph=False, dynamic=None):
     """
     if fn is None:
         return lambda f: JitFunction(f, passes=passes, fullgraph=fullgraph, dynamic=dynamic)
+    if isinstance(fn, Graph):
+        return _compile_traced(fn, passes)
     return JitFunction(fn, passes=passes, fullgraph=fullgraph, dynamic=dynamic)
+
+
+def _compile_traced(graph, passes):
+    """A Graph already traced (mg.trace, mg.load_graph) compiles as it is: re-tracing its interpreter
+    would record the NumPy forwards it calls as constants (random draws baked in)."""
+    return compile_graph(optimize(graph, passes)[0])
 
 
 def explain(fn, *args, file=sys.stdout, **kwargs):
@@ -557,6 +565,8 @@ def compile(model_or_fn, *, freeze=False, passes=None, fullgraph=False, dynamic=
         (3, 2)
     """
     from ..nn.modules.module import Module
+    if isinstance(model_or_fn, Graph) and not freeze:
+        return _compile_traced(model_or_fn, passes)
     if isinstance(model_or_fn, Module):
         return CompiledModule(model_or_fn, passes=passes, fullgraph=fullgraph, dynamic=dynamic, freeze=freeze)
     if freeze:

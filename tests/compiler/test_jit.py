@@ -570,3 +570,18 @@ def _outs(o):
     if isinstance(o, (tuple, list)):
         return [x for y in o for x in _outs(y)]
     return []
+
+
+def test_jit_of_a_traced_graph_compiles_it_and_keeps_random_ops_random():
+    """A Graph (mg.trace, mg.load_graph) given to mg.jit / mg.compile compiles as it is; re-tracing
+    its interpreter would bake the random draws in as constants."""
+    mg.manual_seed(0)
+    g = mg.trace(lambda x: x + mg.randn(3), mg.zeros(3))
+    for make in (mg.jit, mg.compile):
+        mg.manual_seed(1)
+        eager = [(mg.zeros(3) + mg.randn(3)).numpy() for _ in range(2)]
+        c = make(g)
+        mg.manual_seed(1)
+        got = [c(mg.zeros(3)).numpy() for _ in range(2)]
+        assert not np.array_equal(got[0], got[1])  # a fresh draw per call
+        assert all(np.array_equal(a, b) for a, b in zip(eager, got))
