@@ -235,6 +235,12 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
     return Prod.apply(input, _axes(dim, input.ndim, "prod"), keepdim)
 
 
+def _tie_count(mask, axes, dtype):
+    """The number of ties per reduced slice (axes kept), in dtype: computed with ops, so that a traced
+    backward recounts them on new inputs instead of baking this run's count in."""
+    return cast(Sum.apply(mask, axes, True), dtype)
+
+
 class Amax(Function):
     """out = amax(x, axes);  dx = g / (number of ties) at the maxima (ties share evenly)"""
 
@@ -247,7 +253,7 @@ class Amax(Function):
     def backward(ctx, g):
         x, out_kept = _saved_kept(ctx)
         mask = x == out_kept
-        count = Tensor._make(np.sum(mask._data, axis=ctx.axes, keepdims=True).astype(g.dtype))
+        count = _tie_count(mask, ctx.axes, g.dtype)
         g = _expand_back(g, ctx.shape, ctx.axes, ctx.keepdim)
         return where(mask, g / count, 0.0), None, None
 
@@ -255,7 +261,7 @@ class Amax(Function):
     def jvp(ctx, t, *_):
         x, out_kept = _saved_kept(ctx)
         mask = x == out_kept  # ties share evenly, as the backward
-        count = Tensor._make(np.sum(mask._data, axis=ctx.axes, keepdims=True).astype(t.dtype))
+        count = _tie_count(mask, ctx.axes, t.dtype)
         return Sum.apply(where(mask, t / count, 0.0), ctx.axes, ctx.keepdim)
 
 

@@ -431,7 +431,6 @@ from minigrad.testing.opinfo import make_args, op_db  # noqa: E402
 OPS = [i for i in op_db if i.kind == "op"]
 _FOLD = ("fold copies the backward seed's broadcast (stride-0) view into a contiguous constant; "
          "BLAS then rounds the matmul differently (last ulp)")
-_NUMPY_TIES = "the backward counts ties with NumPy on a traced value (ops/reduction.py): its trace fails"
 _BAKED = ("the backward's selection (which element was picked) is computed outside Function.apply and "
           "baked into the trace as a constant: wrong gradients for new inputs")
 _POOL = "the backward builds its indices with NumPy outside Function.apply (ops/pooling_nd.py)"
@@ -439,7 +438,6 @@ _POOL = "the backward builds its indices with NumPy outside Function.apply (ops/
 KNOWN = {
     **dict.fromkeys(["matmul", "matmul.dunder", "matmul.method", "linear.(3,)-bias", "linear.(3,)-nobias",
                      "nn.functional.conv3d.groups_dilation"], _FOLD),
-    **dict.fromkeys(["amax", "amin", "norm.inf", "norm.neginf", "max.full", "min.full"], _NUMPY_TIES),
     **dict.fromkeys(["median", "median.dim", "nanmedian", "kthvalue", "mode", "scatter_reduce.amax",
                      "scatter_reduce.amax-exclude_self", "scatter_reduce.amin",
                      "scatter_reduce.amin-exclude_self"], _BAKED),
