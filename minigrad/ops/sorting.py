@@ -42,13 +42,20 @@ def _argsort(a, axis, descending):
     return (n - 1) - rev
 
 
+def _kept_index(idx, dim, keepdim):
+    """The forward's index array (kept on ctx) as a Tensor with dim kept. Reshaped with an op, never
+    NumPy: under mg.trace the array is a value of the graph, so the traced backward picks the
+    elements selected on each new input instead of this run's."""
+    idx = Tensor._make(idx)
+    return idx if keepdim else idx.unsqueeze(dim)
+
+
 def _scatter_back(g, idx, dim, shape, keepdim):
     """The gradient of values = x.gather(dim, idx): zeros of x's shape with g added at idx."""
     if not keepdim:
         g = g.unsqueeze(dim)
-        idx = np.expand_dims(idx, dim)
     zeros = Tensor._make(np.zeros(shape, dtype=g.dtype))
-    return zeros.scatter_add(dim, Tensor._make(idx), g)
+    return zeros.scatter_add(dim, _kept_index(idx, dim, keepdim), g)
 
 
 class Sort(Function):
@@ -156,7 +163,7 @@ class _Select(Function):
             idx = np.zeros((), np.int64)
             values = x.copy()
         else:
-            idx = cls._pick(x, dim, arg)
+            idx = np.asarray(cls._pick(x, dim, arg))  # an array, also for one slice (a traced value)
             values = np.take_along_axis(x, np.expand_dims(idx, dim), dim).squeeze(dim)
             if keepdim:
                 values, idx = np.expand_dims(values, dim), np.expand_dims(idx, dim)
@@ -177,8 +184,7 @@ class _Select(Function):
         from .indexing import Gather
         if t.ndim == 0:
             return t, None
-        idx = ctx.idx if ctx.keepdim else np.expand_dims(ctx.idx, ctx.dim)
-        out = Gather.apply(t, ctx.dim, idx)
+        out = Gather.apply(t, ctx.dim, _kept_index(ctx.idx, ctx.dim, ctx.keepdim)._data)
         return (out if ctx.keepdim else out.squeeze(ctx.dim)), None
 
 
@@ -267,20 +273,25 @@ class MedianAll(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x, = ctx.saved_tensors
-        out = ctx.out
-        hits = (x._data == out) | (np.isnan(x._data) & np.isnan(out))
-        share = Tensor._make((hits / max(int(hits.sum()), 1)).astype(x.dtype))
-        return g * share, None
+        return g * _median_share(ctx), None
 
     @staticmethod
     def jvp(ctx, t, _ignore_nan):
         # the mean of the tangents of the elements equal to the median (the backward's even share)
-        x, = ctx.saved_tensors
-        out = ctx.out
-        hits = (x._data == out) | (np.isnan(x._data) & np.isnan(out))
-        share = Tensor._make((hits / max(int(hits.sum()), 1)).astype(x.dtype))
-        return (t * share).sum()
+        return (t * _median_share(ctx)).sum()
+
+
+def _median_share(ctx):
+    """1/(number of hits) at the elements equal to the median (NaN matching NaN), 0 elsewhere, in x's
+    dtype. Computed with ops on the saved x and the output, so that under mg.trace the hits are
+    recounted on each new input instead of being baked in."""
+    from .elementwise import cast, isnan, maximum
+    x, = ctx.saved_tensors
+    out = Tensor._make(ctx.out)  # the forward's output: a value of the graph under tracing
+    hits = (x == out) | (isnan(x) & isnan(out))  # bool: no gradient flows through the selection
+    count = maximum(hits.sum(), Tensor._make(np.ones((), np.int64)))
+    # a float64 division, then x's dtype (the share 1/n rounded as eager always did)
+    return cast(cast(hits, np.float64) / cast(count, np.float64), x.dtype)
 
 
 def median(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002

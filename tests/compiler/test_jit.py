@@ -438,8 +438,7 @@ _POOL = "the backward builds its indices with NumPy outside Function.apply (ops/
 KNOWN = {
     **dict.fromkeys(["matmul", "matmul.dunder", "matmul.method", "linear.(3,)-bias", "linear.(3,)-nobias",
                      "nn.functional.conv3d.groups_dilation"], _FOLD),
-    **dict.fromkeys(["median", "median.dim", "nanmedian", "kthvalue", "mode", "scatter_reduce.amax",
-                     "scatter_reduce.amax-exclude_self", "scatter_reduce.amin",
+    **dict.fromkeys(["scatter_reduce.amax", "scatter_reduce.amax-exclude_self", "scatter_reduce.amin",
                      "scatter_reduce.amin-exclude_self"], _BAKED),
     **dict.fromkeys(["nn.functional.max_pool1d", "nn.functional.max_pool1d.ceil_pad_indices",
                      "nn.functional.max_pool1d.dilation", "nn.functional.max_pool3d",
