@@ -116,17 +116,12 @@ class ScatterReduce(Function):
             if nsrc:
                 dsrc = to_src(gg[full])
         elif red in ("amax", "amin"):
-            # which elements equal the result (constants: the gradient is piecewise linear in g)
-            xa, sa, oa = x._data, s._data, out._data
-            hit_s = sa == oa[full]
-            hit_x = ctx.written & (xa == oa) if keep else np.zeros(xa.shape, dtype=bool)
-            n = hit_x.astype(g.dtype)
-            np.add.at(n, full, hit_s.astype(g.dtype))
-            share = g / Tensor._make(np.maximum(n, 1))
+            hit_x, hit_s, n = _ties(ctx, x, s, out, written, g.dtype)
+            share = g / n
             if nx:
-                dx = where(written, where(Tensor._make(hit_x), share, 0.0), g)
+                dx = where(written, where(hit_x, share, 0.0), g)
             if nsrc:
-                dsrc = to_src(where(Tensor._make(hit_s), share[full], 0.0))
+                dsrc = to_src(where(hit_s, share[full], 0.0))
         else:  # prod: the product of the other factors is out / factor
             if (x._data[ctx.written] == 0).any() or (s._data == 0).any():
                 raise NotImplementedError("scatter_reduce(reduce='prod'): the gradient at a zero factor is "
@@ -155,14 +150,9 @@ class ScatterReduce(Function):
             if red == "mean":
                 acc = acc / Tensor._make(np.maximum(ctx.count, 1).astype(x.dtype))
         elif red in ("amax", "amin"):
-            xa, sa, oa = x._data, s._data, out._data
-            hit_s = sa == oa[full]
-            hit_x = ctx.written & (xa == oa) if keep else np.zeros(xa.shape, dtype=bool)
-            n = hit_x.astype(x.dtype)
-            np.add.at(n, full, hit_s.astype(x.dtype))
-            acc = IndexAdd.apply(where(Tensor._make(hit_s), ts, 0.0), full, x.shape) \
-                + where(Tensor._make(hit_x), tx_, 0.0)
-            acc = acc / Tensor._make(np.maximum(n, 1))
+            hit_x, hit_s, n = _ties(ctx, x, s, out, written, x.dtype)
+            acc = IndexAdd.apply(where(hit_s, ts, 0.0), full, x.shape) + where(hit_x, tx_, 0.0)
+            acc = acc / n
         else:
             if (x._data[ctx.written] == 0).any() or (s._data == 0).any():
                 raise NotImplementedError("scatter_reduce(reduce='prod'): the derivative at a zero factor is "
@@ -170,6 +160,23 @@ class ScatterReduce(Function):
             acc = IndexAdd.apply(ts / s, full, x.shape) + (tx_ / x if keep else 0.0)
             acc = out * acc
         return where(written, acc, tx_)
+
+
+def _ties(ctx, x, s, out, written, dtype):
+    """amax/amin: (hit_x, hit_s, n): which elements of x (kept ones only) and of src equal the result
+    they were reduced into, and max(1, number of such elements) per output position, in dtype. Made
+    with ops, not NumPy, so that under mg.trace they are values of the graph, recomputed on new inputs
+    (the gradient is piecewise linear in g: the masks themselves carry no gradient)."""
+    from .elementwise import cast, maximum
+    full = ctx.full
+    hit_s = s == out[full]
+    n = IndexAdd.apply(cast(hit_s, dtype), full, x.shape)
+    if ctx.include_self:
+        hit_x = written & (x == out)
+        n = cast(hit_x, dtype) + n
+    else:
+        hit_x = Tensor._make(np.zeros(x.shape, dtype=bool))
+    return hit_x, hit_s, maximum(n, Tensor._make(np.ones((), dtype)))
 
 
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
