@@ -429,13 +429,9 @@ def test_a_rebound_global_tensor_and_a_changed_module_option_retrace():
 from minigrad.testing.opinfo import make_args, op_db  # noqa: E402
 
 OPS = [i for i in op_db if i.kind == "op"]
-_FOLD = ("fold copies the backward seed's broadcast (stride-0) view into a contiguous constant; "
-         "BLAS then rounds the matmul differently (last ulp)")
 _POOL = "the backward builds its indices with NumPy outside Function.apply (ops/pooling_nd.py)"
 # known gaps in other areas, each with its reason (strict: the test fails once they are fixed)
 KNOWN = {
-    **dict.fromkeys(["matmul", "matmul.dunder", "matmul.method", "linear.(3,)-bias", "linear.(3,)-nobias",
-                     "nn.functional.conv3d.groups_dilation"], _FOLD),
     **dict.fromkeys(["nn.functional.max_pool1d", "nn.functional.max_pool1d.ceil_pad_indices",
                      "nn.functional.max_pool1d.dilation", "nn.functional.max_pool3d",
                      "nn.functional.max_pool3d.ceil_pad_indices", "nn.functional.max_unpool1d",

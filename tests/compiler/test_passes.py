@@ -37,11 +37,11 @@ def prims(g):
 
 def test_fold_runs_constant_work_once_and_keeps_the_bits():
     w = mg.randn(4, 3)
-    g = mg.trace(lambda x: x @ (w.t() * 2.0).exp(), mg.randn(2, 3), constants=[w])
+    g = mg.trace(lambda x: x @ (w * 2.0).exp().t(), mg.randn(2, 3), constants=[w])
     h = fold(g)
-    assert prims(g) == ["permute", "mul", "exp", "matmul"]
-    assert prims(h) == ["matmul"]
-    assert "folded 3 equations" in h.pass_details
+    assert prims(g) == ["mul", "exp", "permute", "matmul"]
+    assert prims(h) == ["permute", "matmul"]  # a view stays: baked, it would be a contiguous copy
+    assert "folded 2 equations" in h.pass_details
     x = mg.randn(2, 3)
     assert same_bits(g(x), h(x))
     assert len(g.eqns) == 4  # the input graph is not changed

@@ -1,8 +1,9 @@
 """Constant folding: an equation whose tensor inputs are all constants runs once, now.
 
 Its results become constants of the graph (owned copies: nothing at run time writes into them).
-Not folded: an equation whose results are bigger than its inputs (over 4096 elements: an expand
-of a scalar stays a broadcast view instead of a baked array), effects, random ops, ops with side
+Not folded: a strided view (expand, permute: free at run time, and baked it would be a contiguous
+copy, which BLAS rounds differently from the strided view eager passes it), an equation
+whose results are bigger than its inputs (over 4096 elements), effects, random ops, ops with side
 outputs (their sinks are filled per run), a user's own Function (it runs as often as traced),
 values an `assign` writes into, and anything reading a named input (parameters, state, gradients
 are read at each run unless the user declared them constant: mg.trace(..., constants=...) or
@@ -59,6 +60,9 @@ def fold_constants(graph):
                 outs = eval_eqn(e, [_resolve(a, const) for a in e.args])
             except Exception:  # noqa: BLE001 - an op that fails here fails at run time, where it says so
                 eqns.append(e)
+                continue
+            if getattr(e.fn, "_is_view", False) and not all(o.flags.c_contiguous for o in outs):
+                eqns.append(e)  # a strided view: baked, it would be a contiguous copy BLAS rounds differently
                 continue
             for v, o in zip(e.outvars, outs):
                 o = np.array(o, dtype=v.dtype, copy=True)  # owned: later ops may not write into it
