@@ -46,6 +46,21 @@ def _resolve(a, env):
     return a
 
 
+def eval_eqn(e, vals):
+    """Run equation e's NumPy forward (the code eager runs with no graph recorded) on its argument
+    values: (its outputs as arrays, forward's ctx or None). graph.run and constant folding share it."""
+    cls = e.fn
+    ctx = None
+    if cls._fast is not None and not e.side:
+        out = cls._fast(*vals)
+    else:
+        ctx = _Ctx()
+        ctx.needs_input_grad = e.need if e.need is not None else (False,) * len(vals)
+        out = cls.forward(ctx, *vals)
+    outs = out if type(out) is tuple else (out,)
+    return [o if type(o) is np.ndarray else np.asarray(o) for o in outs], ctx
+
+
 def run(graph, args, state=None):
     if len(args) != len(graph.invars):
         raise TypeError(f"graph.run: expected {len(graph.invars)} tensor arguments "
@@ -68,20 +83,12 @@ def run(graph, args, state=None):
             _effect(e, env, objs)
             continue
         vals = [_resolve(a, env) for a in e.args]
-        cls = e.fn
-        ctx = None
         try:
-            if cls._fast is not None and not e.side:
-                out = cls._fast(*vals)
-            else:
-                ctx = _Ctx()
-                ctx.needs_input_grad = e.need if e.need is not None else (False,) * len(vals)
-                out = cls.forward(ctx, *vals)
+            outs, ctx = eval_eqn(e, vals)
         except (ValueError, IndexError, TypeError) as err:
             raise type(err)(f"graph.run: {e.prim} (traced at {e.source}): {err}") from None
-        outs = out if type(out) is tuple else (out,)
         for v, o in zip(e.outvars, outs):
-            env[v.name] = o if type(o) is np.ndarray else np.asarray(o)
+            env[v.name] = o
         for path, v in e.side:
             env[v.name] = _side_value(path, vals, ctx)
     res = []

@@ -11,30 +11,13 @@ mg.compile(model, freeze=True)).
 """
 import numpy as np
 
+from ...graph.interpret import _resolve, eval_eqn as _eval
 from ._util import alias_roots, copy_graph, pure, substitute, with_args, writes
 
 
 def eval_eqn(e, vals):
-    """Run eqn e's forward on NumPy values, as graph.run does (graph/interpret.py)."""
-    from ...graph.interpret import _Ctx
-    cls = e.fn
-    if cls._fast is not None and not e.side:
-        out = cls._fast(*vals)
-    else:
-        ctx = _Ctx()
-        ctx.needs_input_grad = e.need if e.need is not None else (False,) * len(vals)
-        out = cls.forward(ctx, *vals)
-    outs = out if type(out) is tuple else (out,)
-    return [o if type(o) is np.ndarray else np.asarray(o) for o in outs]
-
-
-def _resolve(a, env):
-    from ...graph.ir import Var
-    if isinstance(a, Var):
-        return env[a.name]
-    if type(a) is tuple:
-        return tuple(_resolve(x, env) for x in a)
-    return a
+    """Run eqn e's forward on NumPy values, as graph.run does: its outputs as arrays."""
+    return _eval(e, vals)[0]
 
 
 def _inflates(e, const):
