@@ -79,6 +79,26 @@ def _shape_str(a):
     return str(tuple(a.shape)).replace(" ", "")
 
 
+def tensor_function(info, args, kwargs):
+    """(fn, tensors): the op as a function of its tensor arguments (also those inside a list, as
+    cat's), every other argument fixed; tracing, compiling and exporting tests call it."""
+    tens, spec = [], []
+    for a in args:
+        if isinstance(a, mg.Tensor):
+            spec.append(("t", len(tens)))
+            tens.append(a)
+        elif isinstance(a, list) and a and isinstance(a[0], mg.Tensor):
+            spec.append(("l", list(range(len(tens), len(tens) + len(a)))))
+            tens.extend(a)
+        else:
+            spec.append(("s", a))
+
+    def fn(*ts):
+        real = [ts[s[1]] if s[0] == "t" else [ts[i] for i in s[1]] if s[0] == "l" else s[1] for s in spec]
+        return info.op(*real, **kwargs)
+    return fn, tens
+
+
 def make_args(sample, make, diff, dtype=None):
     """Build (args, kwargs, leaves) for a sample: make(array, requires_grad) makes one tensor.
 

@@ -426,7 +426,7 @@ def test_a_rebound_global_tensor_and_a_changed_module_option_retrace():
 
 
 # -- every registry op: the compiled forward, and forward + backward, equal eager ------------------
-from minigrad.testing.opinfo import make_args, op_db  # noqa: E402
+from minigrad.testing.opinfo import make_args, op_db, tensor_function  # noqa: E402
 
 OPS = [i for i in op_db if i.kind == "op"]
 _POOL = "the backward builds its indices with NumPy outside Function.apply (ops/pooling_nd.py)"
@@ -466,25 +466,6 @@ def _bits_equal(want, got, exact):
     return True
 
 
-def _as_fn(info, args, kwargs):
-    """The op as a function of its tensor arguments (also those in a list), the rest fixed."""
-    spec, tens = [], []
-    for a in args:
-        if isinstance(a, mg.Tensor):
-            spec.append(("t", len(tens)))
-            tens.append(a)
-        elif isinstance(a, list) and a and isinstance(a[0], mg.Tensor):
-            spec.append(("l", list(range(len(tens), len(tens) + len(a)))))
-            tens.extend(a)
-        else:
-            spec.append(("s", a))
-
-    def fn(*ts):
-        return info.op(*[ts[s[1]] if s[0] == "t" else [ts[i] for i in s[1]] if s[0] == "l" else s[1]
-                         for s in spec], **kwargs)
-    return fn, tens
-
-
 def _jit_vs_eager(fn, tens, tens2):
     """(want, got, exact): eager fn(*tens2) and the jitted fn's compiled run on tens2 (traced on tens)."""
     def fresh(ts):  # an in-place op writes into its input: each run gets its own copy
@@ -518,8 +499,8 @@ def _check_op(info):
     for s1, s2 in list(zip(info.samples(0), info.samples(1)))[:3]:
         args, kwargs, _ = make_args(s1, lambda a, rg: mg.tensor(a), False, dt)
         args2, _, _ = make_args(s2, lambda a, rg: mg.tensor(a), False, dt)
-        fn, tens = _as_fn(info, args, kwargs)
-        _, tens2 = _as_fn(info, args2, kwargs)
+        fn, tens = tensor_function(info, args, kwargs)
+        _, tens2 = tensor_function(info, args2, kwargs)
         try:
             with mg.no_grad():
                 fn(*tens)

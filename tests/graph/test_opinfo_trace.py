@@ -4,32 +4,13 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.testing.opinfo import make_args, op_db
+from minigrad.testing.opinfo import make_args, op_db, tensor_function
 
 OPS = [i for i in op_db if i.kind == "op"]
 # known gaps in other areas, each with its reason (strict: the test fails once they are fixed)
 KNOWN = {
     "nn.functional.max_pool2d.indices": "max_pool2d builds its indices with NumPy outside Function.apply",
 }
-
-
-def _flat_call(info, args, kwargs):
-    """The op as a function of its tensors (also those inside lists), the rest fixed."""
-    tens, spec = [], []
-    for a in args:
-        if isinstance(a, mg.Tensor):
-            spec.append(("t", len(tens)))
-            tens.append(a)
-        elif isinstance(a, list) and a and isinstance(a[0], mg.Tensor):
-            spec.append(("l", list(range(len(tens), len(tens) + len(a)))))
-            tens.extend(a)
-        else:
-            spec.append(("s", a))
-
-    def fn(*ts):
-        real = [ts[s[1]] if s[0] == "t" else [ts[i] for i in s[1]] if s[0] == "l" else s[1] for s in spec]
-        return info.op(*real, **kwargs)
-    return fn, tens
 
 
 def _flat(o):
@@ -63,8 +44,8 @@ def _check(info):
     for s1, s2 in list(zip(info.samples(0), info.samples(1)))[:4]:
         args, kwargs, _ = make_args(s1, lambda a, rg: mg.tensor(a), False, dt)
         args2, _, _ = make_args(s2, lambda a, rg: mg.tensor(a), False, dt)
-        fn, tens = _flat_call(info, args, kwargs)
-        _, tens2 = _flat_call(info, args2, kwargs)
+        fn, tens = tensor_function(info, args, kwargs)
+        _, tens2 = tensor_function(info, args2, kwargs)
         try:
             fn(*tens)
         except Exception:  # an error sample (the op's own tests check the message)

@@ -1,32 +1,12 @@
 """Export one op-registry entry sample by sample and compare onnxruntime with minigrad (helper of
 test_onnx_ops.py; no tests here)."""
-import io
 
 import numpy as np
 
 import minigrad as mg
-from minigrad.testing.opinfo import make_args
+from minigrad.testing.opinfo import make_args, tensor_function
 
 MAX_SAMPLES = 6
-
-
-def _flat_call(info, args, kwargs):
-    """The op as a function of its tensors (also those inside lists), the rest fixed."""
-    tens, spec = [], []
-    for a in args:
-        if isinstance(a, mg.Tensor):
-            spec.append(("t", len(tens)))
-            tens.append(a)
-        elif isinstance(a, list) and a and isinstance(a[0], mg.Tensor):
-            spec.append(("l", list(range(len(tens), len(tens) + len(a)))))
-            tens.extend(a)
-        else:
-            spec.append(("s", a))
-
-    def fn(*ts):
-        real = [ts[s[1]] if s[0] == "t" else [ts[i] for i in s[1]] if s[0] == "l" else s[1] for s in spec]
-        return info.op(*real, **kwargs)
-    return fn, tens
 
 
 def _flat(o):
@@ -68,7 +48,7 @@ def check(info, onnx, ort):
     exported, unmapped = 0, []
     for s in info.samples(0)[:MAX_SAMPLES]:
         args, kwargs, _ = make_args(s, lambda a, rg: mg.tensor(a), False, dt)
-        fn, tens = _flat_call(info, args, kwargs)
+        fn, tens = tensor_function(info, args, kwargs)
         if not tens:
             continue
         try:
