@@ -51,7 +51,32 @@ class MaxPool2d(Module):
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class AvgPool2d(Module):
+class _AvgPoolNd(Module):
+    """Average pooling over n spatial dimensions (arguments kept as given, as PyTorch's)."""
+
+    _fn = None
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        """The pooled input."""
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                              self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        """PyTorch's repr of the pooling arguments."""
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
     r"""2-D average pooling over an input of several planes, as ``torch.nn.AvgPool2d``.
 
     Args:
@@ -72,23 +97,7 @@ class AvgPool2d(Module):
         (20, 16, 24, 15)
     """
 
-    def __init__(self, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
-                 padding: int | tuple[int, int] = 0, ceil_mode: bool = False,
-                 count_include_pad: bool = True, divisor_override: int | None = None) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    _fn = staticmethod(F.avg_pool2d)
 
 
 class AdaptiveAvgPool2d(Module):
@@ -221,7 +230,7 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool3d(Module):
+class AvgPool3d(_AvgPoolNd):
     r"""3-D average pooling over an input volume of several channels, as ``torch.nn.AvgPool3d``.
 
     Args:
@@ -240,24 +249,7 @@ class AvgPool3d(Module):
         (1, 2, 2, 2, 2)
     """
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-                 count_include_pad: bool = True, divisor_override: int | None = None) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
-    def forward(self, input: Tensor) -> Tensor:
-        """The pooled input."""
-        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self) -> str:
-        """PyTorch's repr of the pooling arguments."""
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    _fn = staticmethod(F.avg_pool3d)
 
 
 class _MaxUnpoolNd(Module):
