@@ -12,6 +12,7 @@ import numpy as np
 
 from .grad_mode import _state
 from .graph import _hooks as _saved_hooks, _hooked
+from ..kernels import buffers as _buffers
 
 class _Freed:
     """What a node's saved values become once a backward without retain_graph has used them; it
@@ -127,6 +128,9 @@ class Function(Node):
     # optional: a plain NumPy function of the arrays computing forward's result, used when no graph
     # is recorded (inside backward, under no_grad) to skip the ctx (e.g. _fast = np.multiply)
     _fast = None
+    # set when _fast is a NumPy ufunc whose result on float arrays has their dtype (add, exp, ...):
+    # a large result then goes into a recycled array (kernels/buffers.py) instead of fresh memory
+    _recycle = False
 
     @staticmethod
     def forward(ctx, *args):
@@ -210,7 +214,11 @@ class Function(Node):
             return cls._apply_recorded(args, arrays)
         try:
             if cls._fast is not None:
-                out = cls._fast(*arrays)
+                a = arrays[0]
+                if cls._recycle and type(a) is np.ndarray and a.nbytes >= _BIG:
+                    out = cls._fast(*arrays, out=_buffers.result(*arrays))
+                else:
+                    out = cls._fast(*arrays)
             else:
                 ctx = _NoGradCtx()
                 ctx.needs_input_grad = (False,) * n
@@ -304,6 +312,7 @@ class Function(Node):
 
 
 _NO_EDGE = (None, 0, None, None)
+_BIG = _buffers.MIN_BYTES
 _tracer = None  # the active mg.trace recorder (minigrad/graph/trace.py), None when not tracing
 _seq = itertools.count()  # creation order: a node is always created after the nodes of its inputs
 _new = object.__new__

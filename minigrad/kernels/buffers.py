@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["empty", "like", "clear"]
+__all__ = ["empty", "like", "result", "clear"]
 
 MIN_BYTES = 1 << 18    # 256 KiB
 MAX_BYTES = 256 << 20  # per thread
@@ -97,3 +97,18 @@ def like(a, *others, dtype=None):
         s = a.shape
         return empty((s[1], s[0], s[2], s[3]), dtype).transpose(1, 0, 2, 3)
     return None
+
+
+def result(x, y=None):
+    """A recycled array for the result of an elementwise float op on x (and y), to pass as the
+    ufunc's ``out=``: or None (the ufunc then allocates as usual). Only when the result has x's
+    shape, dtype and C layout for sure: x a large C-contiguous float array; y absent, a Python
+    number, or an array of x's dtype that is 0-d or of x's shape and C-contiguous."""
+    if x.nbytes < MIN_BYTES or x.dtype.kind != "f" or not x.flags.c_contiguous:
+        return None
+    if y is not None and type(y) is not float and type(y) is not int:
+        if type(y) is not np.ndarray or y.dtype != x.dtype:
+            return None
+        if y.ndim and (y.shape != x.shape or not y.flags.c_contiguous):
+            return None
+    return empty(x.shape, x.dtype)

@@ -78,6 +78,14 @@ def _scalar(v, dtype):
     return t
 
 
+def _ufunc(f, x, y=None):
+    """f(x) or f(x, y) for a ufunc whose float result has x's dtype: a large result goes into a
+    recycled array (kernels/buffers.py) rather than fresh memory the system must zero-fill."""
+    if type(x) is np.ndarray and x.nbytes >= _buffers.MIN_BYTES:
+        return f(x, out=_buffers.result(x)) if y is None else f(x, y, out=_buffers.result(x, y))
+    return f(x) if y is None else f(x, y)
+
+
 def _cast_to(v, dtype):
     if isinstance(v, Tensor):
         return v if v.dtype == dtype else cast(v, dtype)
@@ -112,10 +120,11 @@ def cast(x, dtype):
 class Add(Function):
     """out = x + y;  dx = g,  dy = g"""
     _fast = staticmethod(np.add)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x, y):
-        return x + y
+        return _ufunc(np.add, x, y)
 
     @staticmethod
     def backward(ctx, g):
@@ -139,10 +148,11 @@ def add(input, other, *, alpha=1):
 class Sub(Function):
     """out = x - y;  dx = g,  dy = -g"""
     _fast = staticmethod(np.subtract)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x, y):
-        return x - y
+        return _ufunc(np.subtract, x, y)
 
     @staticmethod
     def backward(ctx, g):
@@ -184,12 +194,13 @@ def sub(input, other, *, alpha=1):
 class Mul(Function):
     """out = x * y;  dx = g * y,  dy = g * x"""
     _fast = staticmethod(np.multiply)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x, y):
         nx, ny = ctx.needs_input_grad
         ctx.save_for_backward(x if ny else None, y if nx else None)  # only what backward reads
-        return x * y
+        return _ufunc(np.multiply, x, y)
 
     @staticmethod
     def backward(ctx, g):
@@ -216,11 +227,12 @@ def mul(input, other):
 class Div(Function):
     """out = x / y;  dx = g / y,  dy = -g * x / y**2"""
     _fast = staticmethod(np.true_divide)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x, y):
         ctx.save_for_backward(x, y)
-        return x / y
+        return _ufunc(np.true_divide, x, y)
 
     @staticmethod
     def backward(ctx, g):
@@ -329,10 +341,11 @@ arctan2 = atan2
 class Neg(Function):
     """out = -x;  dx = -g"""
     _fast = staticmethod(np.negative)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x):
-        return -x
+        return _ufunc(np.negative, x)
 
     @staticmethod
     def backward(ctx, g):
@@ -419,10 +432,11 @@ def _rsqrt_np(x):
 class Exp(Function):
     """out = exp(x);  dx = g * out"""
     _fast = staticmethod(np.exp)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x):
-        out = np.exp(x)
+        out = _ufunc(np.exp, x)
         ctx.save_for_backward(out)
         return out
 
@@ -439,6 +453,7 @@ class Exp(Function):
 class Log(Function):
     """out = log(x);  dx = g / x"""
     _fast = staticmethod(np.log)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x):
@@ -459,6 +474,7 @@ class Log(Function):
 class Log1P(Function):
     """out = log(1 + x);  dx = g / (1 + x)"""
     _fast = staticmethod(np.log1p)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x):
@@ -479,6 +495,7 @@ class Log1P(Function):
 class Expm1(Function):
     """out = exp(x) - 1;  dx = g * (out + 1)"""
     _fast = staticmethod(np.expm1)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x):
@@ -499,6 +516,7 @@ class Expm1(Function):
 class Sqrt(Function):
     """out = sqrt(x);  dx = g / (2 * out)"""
     _fast = staticmethod(np.sqrt)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x):
@@ -540,6 +558,7 @@ class Rsqrt(Function):
 class Reciprocal(Function):
     """out = 1 / x;  dx = -g * out**2"""
     _fast = staticmethod(np.reciprocal)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x):
@@ -561,6 +580,7 @@ class Reciprocal(Function):
 class Sin(Function):
     """out = sin(x);  dx = g * cos(x)"""
     _fast = staticmethod(np.sin)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x):
@@ -581,6 +601,7 @@ class Sin(Function):
 class Cos(Function):
     """out = cos(x);  dx = -g * sin(x)"""
     _fast = staticmethod(np.cos)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x):
@@ -601,6 +622,7 @@ class Cos(Function):
 class Tan(Function):
     """out = tan(x);  dx = g * (1 + out**2)"""
     _fast = staticmethod(np.tan)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x):
@@ -622,6 +644,7 @@ class Tan(Function):
 class Tanh(Function):
     """out = tanh(x);  dx = g * (1 - out**2)"""
     _fast = staticmethod(np.tanh)
+    _recycle = True
 
     @staticmethod
     def forward(ctx, x):
