@@ -8,7 +8,7 @@ import numpy as np
 from .. import kernels
 from ..autograd.function import Function
 from ..kernels import buffers
-from .conv import _alloc, _channel_major, _padded, _window
+from .conv import _alloc, _channel_major, _mem_order, _padded, _window
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
 
@@ -62,13 +62,6 @@ def _is_2x2_tiling(geo):
     """True for 2x2 windows with stride 2 tiling the unpadded input exactly (the common CNN pooling)."""
     return (geo.kh == geo.kw == geo.sh == geo.sw == 2 and geo.dh == geo.dw == 1
             and not (geo.pt or geo.pb or geo.pl or geo.pr) and geo.H == 2 * geo.OH and geo.W == 2 * geo.OW)
-
-
-def _mem_order(a):
-    """(a as a C-contiguous (A, B, H, W) array in memory order, whether that is (C, N) i.e. channel-major)."""
-    if _channel_major(a):
-        return a.transpose(1, 0, 2, 3), True
-    return np.ascontiguousarray(a), False
 
 
 def _max_2x2(x, geo):

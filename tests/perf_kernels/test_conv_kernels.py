@@ -1,9 +1,17 @@
 """conv2d's fast kernels against their plain NumPy definitions: the stride-1 input gradient
 (flat-grid GEMM + shifted adds, split into image chunks) equals col2im of W^T g exactly as a sum,
-for batches that are one chunk, several chunks and several chunks with a remainder."""
+for batches that are one chunk, several chunks and several chunks with a remainder; the numba
+im2col / col2im (minigrad/kernels/conv.py) equal the NumPy paths bit for bit, over strides,
+dilations, asymmetric padding, both memory layouts and both float dtypes; conv2d's gradients on
+both paths (gradcheck) and without numba."""
+import sys
+
 import numpy as np
 import pytest
 
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad import kernels
 from minigrad.ops import conv as C
 
 
@@ -38,3 +46,102 @@ def test_conv_dx_flat_matches_col2im(N, Ci, O, H, k, pad, dil, groups):
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.sqrt(O * k * k))
     # a second call reuses the scratch buffers: same answer bitwise
     np.testing.assert_array_equal(C._conv_dx_flat(g, w3, geo), got)
+
+
+# (N, C, H, W, kernel, stride, padding (top, bottom, left, right), dilation)
+_GEOMS = [
+    (1, 32, 14, 14, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),   # the 32/64 CNN's second conv, batch 1
+    (2, 1, 28, 28, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+    (3, 4, 9, 9, (5, 5), (1, 1), (2, 2, 2, 2), (1, 1)),      # 'same' width, 5x5
+    (2, 3, 10, 11, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2)),    # dilation, wider than 'same'
+    (2, 3, 10, 10, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1)),    # no padding: the row-by-row copy
+    (2, 3, 9, 8, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),      # stride 2
+    (2, 3, 9, 11, (5, 5), (2, 2), (2, 2, 2, 2), (2, 2)),
+    (3, 2, 7, 6, (2, 2), (3, 3), (0, 0, 0, 0), (1, 1)),      # positions no window reads
+    (2, 2, 5, 7, (3, 2), (2, 1), (0, 1, 1, 0), (1, 2)),      # asymmetric everything
+    (1, 2, 4, 4, (3, 3), (1, 1), (3, 3, 3, 3), (1, 1)),      # padding wider than the kernel reach
+]
+
+
+@pytest.mark.parametrize("N,Ci,H,W,k,s,pads,d", _GEOMS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("channel_major", [False, True])
+def test_numba_im2col_col2im_equal_numpy_paths_bitwise(N, Ci, H, W, k, s, pads, d, dtype, channel_major):
+    pytest.importorskip("numba", reason="the numba kernels are an optional extra")
+    rng = np.random.default_rng(N * 1000 + Ci * 10 + H)
+    x = rng.standard_normal((N, Ci, H, W)).astype(dtype)
+    if channel_major:  # a conv output's layout: (C, N, H, W) in memory
+        x = x.transpose(1, 0, 2, 3).copy().transpose(1, 0, 2, 3)
+    geo = C._make_geom("conv2d", x.shape, k, s, d, pads)
+    old = kernels.set_enabled(False)
+    try:
+        cols_np = C._im2col(x, geo).copy()
+        dcols = rng.standard_normal(cols_np.shape).astype(dtype)
+        dx_np = C._col2im(dcols, geo).copy()
+    finally:
+        kernels.set_enabled(old)
+    assert kernels.available()
+    cols = C._im2col(x, geo)
+    assert cols.dtype == dtype and np.array_equal(cols, cols_np)
+    dx = C._col2im(dcols, geo)
+    assert dx.shape == (N, Ci, H, W) and dx.dtype == dtype
+    assert np.array_equal(dx, dx_np)  # the same additions in the same order
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+@pytest.mark.parametrize("stride,padding,dilation,groups", [(1, 1, 1, 1), (2, 1, 1, 1), (1, 2, 2, 1), (1, 1, 1, 2)])
+def test_conv2d_gradcheck_on_both_paths(use_numba, stride, padding, dilation, groups):
+    if use_numba:
+        pytest.importorskip("numba", reason="the numba kernels are an optional extra")
+    old = kernels.set_enabled(use_numba)
+    try:
+        assert kernels.available() == use_numba
+        rng = np.random.default_rng(7)
+        x = mg.tensor(rng.standard_normal((2, 4, 6, 7)), requires_grad=True)
+        w = mg.tensor(rng.standard_normal((6, 4 // groups, 3, 3)), requires_grad=True)
+        b = mg.tensor(rng.standard_normal(6), requires_grad=True)
+
+        def f(x, w, b):
+            return F.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
+        assert mg.autograd.gradcheck(f, (x, w, b))
+        assert mg.autograd.gradgradcheck(f, (x, w, b))
+    finally:
+        kernels.set_enabled(old)
+
+
+def test_conv2d_numba_and_numpy_paths_agree_batch1_float32():
+    """The batch-1 CNN conv in float32: forward and all three gradients on both paths (the input
+    gradient's GEMM differs in shape between the paths, so its sums may differ in the last ulp)."""
+    pytest.importorskip("numba", reason="the numba kernels are an optional extra")
+    rng = np.random.default_rng(11)
+    xs = rng.standard_normal((1, 32, 14, 14)).astype(np.float32)
+    ws = (rng.standard_normal((64, 32, 3, 3)) / 17).astype(np.float32)
+    bs = rng.standard_normal(64).astype(np.float32)
+    gs = rng.standard_normal((1, 64, 14, 14)).astype(np.float32)
+    results = []
+    for use_numba in (False, True):
+        old = kernels.set_enabled(use_numba)
+        try:
+            x, w, b = (mg.tensor(a.copy(), requires_grad=True) for a in (xs, ws, bs))
+            out = F.conv2d(x, w, b, padding=1)
+            out.backward(mg.tensor(gs))
+            results.append([out.detach().numpy().copy()] + [t.grad.numpy().copy() for t in (x, w, b)])
+        finally:
+            kernels.set_enabled(old)
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_conv2d_runs_without_numba(monkeypatch):
+    monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` now raises ImportError
+    monkeypatch.setattr(kernels, "_numba", None)
+    monkeypatch.setattr(kernels, "_enabled", True)
+    assert not kernels.available()
+    rng = np.random.default_rng(5)
+    x = mg.tensor(rng.standard_normal((1, 3, 8, 8)).astype(np.float32), requires_grad=True)
+    w = mg.tensor(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), requires_grad=True)
+    out = F.conv2d(x, w, padding=1)
+    out.sum().backward()
+    ref = C._col2im(np.matmul(w.detach().numpy().reshape(4, -1).T, np.ones((4, 64), np.float32)),
+                    C._make_geom("conv2d", (1, 3, 8, 8), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1)))
+    np.testing.assert_allclose(x.grad.numpy(), ref, rtol=1e-5, atol=1e-5)
