@@ -20,6 +20,11 @@ __all__ = []  # Function classes only: their public wrappers are nn.functional's
 
 def _pair(v, name, op):
     """An int or a 1- or 2-sequence of ints as a pair of ints (PyTorch's _pair, with a clear error)."""
+    tv = type(v)
+    if tv is int:  # the common cases first, without the ABC checks
+        return (v, v)
+    if tv is tuple and len(v) == 2 and type(v[0]) is int and type(v[1]) is int:
+        return v
     if isinstance(v, numbers.Integral):
         return (int(v), int(v))
     v = tuple(v)
@@ -41,6 +46,8 @@ def _same_padding(kernel, dilation):
 
 def _conv_pads(op, padding, kernel, dilation, stride):
     """conv2d's padding argument (int, pair, 'valid' or 'same') as (top, bottom, left, right)."""
+    if type(padding) is int:
+        return (padding, padding, padding, padding)
     if isinstance(padding, str):
         if padding == "valid":
             return (0, 0, 0, 0)
@@ -61,7 +68,23 @@ def _conv_pads(op, padding, kernel, dilation, stride):
 _Geom = namedtuple("_Geom", "N C H W kh kw sh sw dh dw pt pb pl pr OH OW")
 
 
+_GEOMS = {}  # memo of _make_geom's results (valid geometries only: an invalid one raises every time)
+
+
 def _make_geom(op, shape, kernel, stride, dilation, pads, ceil_mode=False):
+    """The _Geom of a window op (conv2d, pooling, unfold/fold) on an input of shape (N, C, H, W);
+    op names the caller in errors. Memoised: a training loop asks for the same few every step."""
+    key = (tuple(shape), tuple(kernel), tuple(stride), tuple(dilation), tuple(pads), bool(ceil_mode))
+    geo = _GEOMS.get(key)
+    if geo is None:
+        geo = _new_geom(op, *key)
+        if len(_GEOMS) >= 1024:
+            _GEOMS.clear()
+        _GEOMS[key] = geo
+    return geo
+
+
+def _new_geom(op, shape, kernel, stride, dilation, pads, ceil_mode):
     N, C, H, W = shape
     kh, kw = kernel
     sh, sw = stride
@@ -362,7 +385,10 @@ class ConvolutionBackward(Function):
                 cols = _im2col(x, geo)
             K = cols.shape[0] // G
             wshape = (O, K // (geo.kh * geo.kw), geo.kh, geo.kw)
-            if G == 1:
+            if G == 1 and L <= 4096:
+                # short inner dimension (batch 1): g2 @ cols^T gives (O, K) directly, no transposed copy
+                out.append(np.matmul(g2, cols.T).reshape(wshape))
+            elif G == 1:
                 # cols @ g2^T (long inner dimension second) is the faster BLAS orientation here
                 out.append(np.ascontiguousarray(np.matmul(cols, g2.T).T).reshape(wshape))
             else:
