@@ -52,7 +52,7 @@ class Size(tuple):
 
     def __getitem__(self, index):
         out = tuple.__getitem__(self, index)
-        return Size(out) if isinstance(index, slice) else out
+        return tuple.__new__(Size, out) if type(index) is slice else out  # a slice of ints: no checks
 
     def __add__(self, other):
         if not isinstance(other, tuple):

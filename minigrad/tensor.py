@@ -188,12 +188,11 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into every leaf's .grad (PyTorch's Tensor.backward)."""
-        from .autograd.engine import run_backward
         if retain_graph is None:
             retain_graph = create_graph
         if inputs is not None:
             inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-        run_backward([self], [gradient], retain_graph, create_graph, inputs=inputs)
+        _engine.run_backward([self], [gradient], retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """A new tensor sharing this one's data, cut from the graph."""
@@ -570,6 +569,7 @@ def _retain_hook(t):
 from . import ops as _ops  # noqa: E402  (ops import Tensor; the methods above look them up at call time)
 from .autograd import function as _function  # noqa: E402  (its _tracer: the mg.trace hook)
 from .autograd import grad_mode as _grad_mode  # noqa: E402
+from .autograd import engine as _engine  # noqa: E402
 
 # Methods that are their op with self as `input`: Tensor.sum is mg.sum, so a method takes exactly
 # the function's arguments (PyTorch's keyword names, axis=/keepdims= aliases) and costs no extra call.

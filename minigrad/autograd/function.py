@@ -208,8 +208,15 @@ class Function(Node):
             record = args[0].requires_grad
             arrays = (args[0]._data,)
         else:
-            record = any(isinstance(a, Tensor) and a.requires_grad for a in args)
-            arrays = tuple([a._data if isinstance(a, Tensor) else a for a in args])
+            record = False
+            arrays = []
+            for a in args:
+                if isinstance(a, Tensor):
+                    if a.requires_grad:
+                        record = True
+                    arrays.append(a._data)
+                else:
+                    arrays.append(a)
         if record and _state.enabled:
             return cls._apply_recorded(args, arrays)
         try:
@@ -226,7 +233,7 @@ class Function(Node):
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, arrays, e) from None
         if type(out) is tuple:
-            outs = tuple(_plain(o if type(o) is np.ndarray else np.asarray(o)) for o in out)
+            outs = tuple([_plain(o if type(o) is np.ndarray else np.asarray(o)) for o in out])
             if cls._is_view:
                 for o in outs:
                     _share_view(o, args[0])

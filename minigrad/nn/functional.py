@@ -327,7 +327,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         - input: (*, in_features);  weight: (out_features, in_features);  bias: (out_features,)
         - output: (*, out_features)
     """
-    if weight.ndim not in (1, 2) or input.shape[-1:] != weight.shape[-1:]:
+    ws, xs = weight.shape, input.shape
+    if len(ws) not in (1, 2) or xs[-1:] != ws[-1:]:
         raise RuntimeError(f"linear: input of shape {tuple(input.shape)} and weight of shape "
                          f"{tuple(weight.shape)}: in_features differ")
     return _ops.linear(input, weight, bias)  # one fused node (minigrad/ops/linalg.py)
@@ -389,11 +390,12 @@ def _class_target_info(input, target, op):
     if target.dtype.kind not in "iu":
         raise TypeError(f"{op}: expected an integer (class index) target, got dtype {target.dtype} "
                         f"(input {tuple(input.shape)}, target {tuple(target.shape)})")
-    expected = input.shape[:1] + input.shape[2:]
-    if tuple(target.shape) != tuple(expected):
+    shape = input.shape
+    expected = shape[:1] + shape[2:]
+    if target.shape != expected:
         raise ValueError(f"{op}: input of shape {tuple(input.shape)} needs a class-index target of shape "
                          f"{tuple(expected)}, got target of shape {tuple(target.shape)}")
-    return input.shape[1]
+    return shape[1]
 
 
 def _check_class_range(t, C, ignore_index, op):

@@ -201,10 +201,11 @@ class AddmmBackward(Function):
 
 def linear(x, weight, bias=None):
     """x @ weight.T + bias (torch.nn.functional.linear), as one fused node."""
-    if weight.ndim != 2:
+    xs, ws = x.shape, weight.shape
+    if len(ws) != 2:
         out = matmul(x, weight)
         return out + bias if bias is not None else out
-    if x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+    if not xs or xs[-1] != ws[1]:
         raise RuntimeError(f"linear: input of shape {x.shape} and weight of shape {weight.shape}: "
                            f"in_features {x.shape[-1] if x.ndim else None} and {weight.shape[1]} differ")
     # no silent promotion, as PyTorch: an int64 or float64 input into a float32 layer is an error

@@ -1,5 +1,6 @@
 """Reductions (dim: int, tuple or None; keepdim) and the fused softmax family."""
 import builtins
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -54,9 +55,9 @@ def _saved_kept(ctx):
 
 def _expand_back(g, shape, axes, keepdim):
     """g of the reduced shape -> broadcastable against the input (re-insert the reduced axes)."""
-    if not keepdim and axes:
+    if not keepdim and axes and g.ndim:  # (a 0-d g broadcasts as it is)
         g = g.reshape(_keep_shape(shape, axes))
-    return g.expand(*shape)
+    return g.expand(shape)
 
 
 class Sum(Function):
@@ -92,7 +93,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         ctx.shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
-        ctx.n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+        ctx.n = math.prod([x.shape[a] for a in axes]) if axes else 1
         return x.mean(axis=axes, keepdims=keepdim)
 
     @staticmethod
@@ -126,7 +127,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
     if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
         dim, keepdim = _dim_alias("var", dim, axis, keepdim, keepdims, None)
     axes = _axes(dim, input.ndim, "var")
-    n = int(np.prod([input.shape[a] for a in axes])) if axes else 1
+    n = math.prod([input.shape[a] for a in axes]) if axes else 1
     d = input - input.mean(axes, keepdim=True)
     return (d * d).sum(axes, keepdim=keepdim) / builtins.max(n - _correction(unbiased, correction), 0)
 
@@ -201,7 +202,7 @@ class ProdOthers(Function):
         keep = [d for d in range(x.ndim) if d not in axes]
         perm = keep + list(axes)
         xp, gp = x.permute(*perm), gg.permute(*perm)
-        n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+        n = math.prod([x.shape[a] for a in axes]) if axes else 1
         lead = xp.shape[:len(keep)]
         x2, g2 = xp.reshape(lead + (n,)), gp.reshape(lead + (n,))
         eye = Tensor._make(np.eye(n, dtype=bool))

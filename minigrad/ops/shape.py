@@ -1,4 +1,6 @@
 """Shape ops: views (reshape, permute, expand, ...) and joins/splits. Their gradients only move data."""
+import math
+
 import numpy as np
 
 from ..autograd.function import Function
@@ -64,7 +66,7 @@ def _infer_shape(shape, x):
     n = x.numel()
     if shape.count(-1) > 1:
         raise RuntimeError(f"reshape: only one dimension can be inferred (shape {list(shape)})")
-    known = int(np.prod([s for s in shape if s != -1]))
+    known = math.prod([s for s in shape if s != -1])
     if -1 in shape:
         if known == 0 or n % known:
             raise RuntimeError(f"reshape: shape {list(shape)} is invalid for input of size {n} "
@@ -84,7 +86,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     s, e = _dim(start_dim, input.ndim, "flatten"), _dim(end_dim, input.ndim, "flatten")
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shape = input.shape[:s] + (int(np.prod(input.shape[s:e + 1])),) + input.shape[e + 1:]
+    shape = input.shape[:s] + (math.prod(input.shape[s:e + 1]),) + input.shape[e + 1:]
     return reshape(input, shape)
 
 
@@ -93,9 +95,9 @@ def unflatten(input, dim, sizes):
     d = _dim(dim, input.ndim, "unflatten")
     sizes = tuple(sizes)
     if -1 in sizes:
-        known = int(np.prod([s for s in sizes if s != -1]))
+        known = math.prod([s for s in sizes if s != -1])
         sizes = tuple(input.shape[d] // known if s == -1 else s for s in sizes)
-    if int(np.prod(sizes)) != input.shape[d]:
+    if math.prod(sizes) != input.shape[d]:
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of "
                            f"dim {dim} ({input.shape[d]}) in the input tensor")
     return reshape(input, input.shape[:d] + sizes + input.shape[d + 1:])
@@ -198,12 +200,13 @@ class Expand(Function):
 
 def expand(input, *args, size=None):
     sizes = _sizes(args) if size is None else tuple(size)
-    lead = len(sizes) - input.ndim
+    ishape = input.shape
+    lead = len(sizes) - len(ishape)
     if lead < 0:
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or "
                            f"equal to the number of dimensions in the tensor ({input.ndim})")
-    shape = tuple(input.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
-    for i, s in enumerate(input.shape):
+    shape = sizes if -1 not in sizes else tuple(ishape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+    for i, s in enumerate(ishape):
         if s != 1 and s != shape[lead + i]:
             raise RuntimeError(f"expand: the expanded size of the tensor ({shape[lead + i]}) must match "
                                f"the existing size ({s}) at non-singleton dimension {lead + i}. "
