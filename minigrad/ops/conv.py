@@ -145,6 +145,17 @@ def _mem_order(a):
     return np.ascontiguousarray(a), False
 
 
+_KERNELS = {}
+
+
+def _kernel(name):
+    """kernels.load(name), kept (import_module costs ~1 us a call): only when kernels.available()."""
+    k = _KERNELS.get(name)
+    if k is None:
+        k = _KERNELS[name] = kernels.load(name)
+    return k
+
+
 def _numba_for(a):
     """True when the numba conv kernels (minigrad/kernels/conv.py) serve an array of a's dtype."""
     return a.dtype.kind == "f" and a.dtype.itemsize >= 4 and kernels.available()
@@ -181,22 +192,26 @@ def _window(xp, geo, i, j):
 
 # -- im2col / col2im -------------------------------------------------------------------------------
 
-def _im2col(x, geo):
+def _im2col(x, geo, ones_row=False):
     """cols[(c, i, j), (n, oh, ow)] = xpad[n, c, oh*sh + i*dh, ow*sw + j*dw]: one strided copy (or,
-    with numba, minigrad/kernels/conv.py's one pass, padding folded in)."""
+    with numba, minigrad/kernels/conv.py's one pass, padding folded in). ones_row: one more row of
+    ones at the bottom (conv2d's bias and its gradient ride in the GEMMs: _BIAS_IN_GEMM)."""
+    rows, L = geo.C * geo.kh * geo.kw, geo.N * geo.OH * geo.OW
+    buf = buffers.empty((rows + 1 if ones_row else rows, L), x.dtype)
+    cols = buf[:rows] if ones_row else buf
+    if ones_row:
+        buf[rows] = 1
     if _numba_for(x):
         xm, cm = _mem_order(x)
-        cols = buffers.empty((geo.C * geo.kh * geo.kw, geo.N * geo.OH * geo.OW), x.dtype)
-        kernels.load("conv").im2col(xm, cm, cols, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt,
+        _kernel("conv").im2col(xm, cm, cols, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt,
                                     geo.pl, geo.OH, geo.OW)
-        return cols
+        return buf
     xp = _padded(x, geo)
     s0, s1, s2, s3 = xp.strides
     view = as_strided(xp, (geo.C, geo.kh, geo.kw, geo.N, geo.OH, geo.OW),
                       (s1, geo.dh * s2, geo.dw * s3, s0, geo.sh * s2, geo.sw * s3), writeable=False)
-    cols = buffers.empty((geo.C * geo.kh * geo.kw, geo.N * geo.OH * geo.OW), xp.dtype)
     np.copyto(cols.reshape(view.shape), view)
-    return cols
+    return buf
 
 
 def _col2im(cols, geo):
@@ -205,7 +220,7 @@ def _col2im(cols, geo):
     N, C, H, W = geo.N, geo.C, geo.H, geo.W
     if _numba_for(cols) and cols.flags.c_contiguous:
         dx = buffers.empty((C, N, H, W), cols.dtype)
-        kernels.load("conv").col2im(cols, dx, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pl,
+        _kernel("conv").col2im(cols, dx, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pl,
                                     geo.OH, geo.OW)
         return dx.transpose(1, 0, 2, 3)
     Hp, Wp = H + geo.pt + geo.pb, W + geo.pl + geo.pr
@@ -310,6 +325,12 @@ class Col2Im(Function):
 
 # -- conv2d ----------------------------------------------------------------------------------------
 
+# conv2d puts its bias into the GEMM (a row of ones under the columns) when the weight's rows are
+# shorter than this: there the separate bias pass and bias-gradient sum cost more than one more
+# GEMM row (measured: the 1->32 and 8->16 convs, batch 1 and 64); longer rows keep the plain path
+_BIAS_IN_GEMM = 128
+
+
 class Convolution(Function):
     """out[n, o] = b[o] + W2[o] @ cols[:, n] with cols = im2col(x);
     (dx, dw, db) = ConvolutionBackward(g, x, w)"""
@@ -319,16 +340,27 @@ class Convolution(Function):
     @staticmethod
     def forward(ctx, x, w, b, geo, groups):
         O = w.shape[0]
-        cols = _im2col(x, geo)
+        K = w[0].size
         L = geo.N * geo.OH * geo.OW
-        out = buffers.empty((O, L), np.result_type(w.dtype, cols.dtype))
-        if groups == 1:
-            np.matmul(w.reshape(O, -1), cols, out=out)
+        dtype = w.dtype if w.dtype == x.dtype else np.result_type(w.dtype, x.dtype)
+        out = buffers.empty((O, L), dtype)
+        if b is not None and groups == 1 and K < _BIAS_IN_GEMM and b.dtype == dtype == x.dtype:
+            # the bias as one more weight column against a row of ones: no pass over the output
+            # (and the backward's weight GEMM gives the bias gradient as its last column)
+            cols = _im2col(x, geo, ones_row=True)
+            wb = np.empty((O, K + 1), dtype)
+            wb[:, :K] = w.reshape(O, K)
+            wb[:, K] = b
+            np.matmul(wb, cols, out=out)
         else:
-            np.matmul(w.reshape(groups, O // groups, -1), cols.reshape(groups, -1, L),
-                      out=out.reshape(groups, O // groups, L))
-        if b is not None:
-            out += b[:, None]  # on the contiguous (O, N*L) buffer, before the transposed view
+            cols = _im2col(x, geo)
+            if groups == 1:
+                np.matmul(w.reshape(O, -1), cols, out=out)
+            else:
+                np.matmul(w.reshape(groups, O // groups, -1), cols.reshape(groups, -1, L),
+                          out=out.reshape(groups, O // groups, L))
+            if b is not None:
+                out += b[:, None]  # on the contiguous (O, N*L) buffer, before the transposed view
         need = ctx.needs_input_grad
         ctx.cols = cols if need and need[1] else None  # the weight gradient reuses the columns
         ctx.geo, ctx.groups = geo, groups
@@ -380,22 +412,27 @@ class ConvolutionBackward(Function):
                 out.append(_conv_dx_flat(g, w3, geo))
             else:
                 out.append(_col2im(np.matmul(w3, g2.reshape(G, O // G, L)).reshape(G * K, L), geo))
+        db = None
         if nw:
             if cols is None:
                 cols = _im2col(x, geo)
-            K = cols.shape[0] // G
-            wshape = (O, K // (geo.kh * geo.kw), geo.kh, geo.kw)
-            if G == 1 and L <= 4096:
-                # short inner dimension (batch 1): g2 @ cols^T gives (O, K) directly, no transposed copy
-                out.append(np.matmul(g2, cols.T).reshape(wshape))
-            elif G == 1:
-                # cols @ g2^T (long inner dimension second) is the faster BLAS orientation here
-                out.append(np.ascontiguousarray(np.matmul(cols, g2.T).T).reshape(wshape))
+            Kc = geo.C // G * geo.kh * geo.kw
+            wshape = (O, Kc // (geo.kh * geo.kw), geo.kh, geo.kw)
+            if G == 1:
+                if L <= 4096:
+                    # short inner dimension (batch 1): g2 @ cols^T gives (O, K) directly
+                    dw = np.matmul(g2, cols.T)
+                else:
+                    # cols @ g2^T (long inner dimension second) is the faster BLAS orientation here
+                    dw = np.matmul(cols, g2.T).T
+                if cols.shape[0] == Kc + 1:  # forward's row of ones: its column is the bias gradient
+                    dw, db = dw[:, :Kc], dw[:, Kc]
+                out.append(np.ascontiguousarray(dw).reshape(wshape))
             else:
                 g3 = g2.reshape(G, O // G, L)
-                out.append(np.matmul(g3, cols.reshape(G, K, L).transpose(0, 2, 1)).reshape(wshape))
+                out.append(np.matmul(g3, cols.reshape(G, Kc, L).transpose(0, 2, 1)).reshape(wshape))
         if nb:
-            out.append(g2.sum(axis=1))
+            out.append(np.ascontiguousarray(db) if db is not None else g2.sum(axis=1))
         return tuple(out)
 
     @staticmethod

@@ -145,3 +145,34 @@ def test_conv2d_runs_without_numba(monkeypatch):
     ref = C._col2im(np.matmul(w.detach().numpy().reshape(4, -1).T, np.ones((4, 64), np.float32)),
                     C._make_geom("conv2d", (1, 3, 8, 8), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1)))
     np.testing.assert_allclose(x.grad.numpy(), ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+@pytest.mark.parametrize("N,Ci,O,H,bias_grad", [(1, 1, 32, 12, True), (3, 8, 16, 7, True), (2, 3, 5, 6, False)])
+def test_bias_in_gemm_matches_separate_bias_pass(monkeypatch, use_numba, N, Ci, O, H, bias_grad):
+    """conv2d's bias riding in the GEMMs (a row of ones under the columns, for short weight rows)
+    gives what the separate bias add and bias-gradient sum give, to float32 rounding."""
+    if use_numba:
+        pytest.importorskip("numba", reason="the numba kernels are an optional extra")
+    rng = np.random.default_rng(N + Ci + O)
+    xs = rng.standard_normal((N, Ci, H, H)).astype(np.float32)
+    ws = rng.standard_normal((O, Ci, 3, 3)).astype(np.float32)
+    bs = rng.standard_normal(O).astype(np.float32)
+    gs = rng.standard_normal((N, O, H, H)).astype(np.float32)
+    results = []
+    old = kernels.set_enabled(use_numba)
+    try:
+        for limit in (0, 10 ** 6):  # never / always in the GEMM
+            monkeypatch.setattr(C, "_BIAS_IN_GEMM", limit)
+            x, w = (mg.tensor(a.copy(), requires_grad=True) for a in (xs, ws))
+            b = mg.tensor(bs.copy(), requires_grad=bias_grad)
+            out = F.conv2d(x, w, b, padding=1)
+            out.backward(mg.tensor(gs))
+            grads = [t.grad.numpy().copy() for t in ((x, w, b) if bias_grad else (x, w))]
+            assert bias_grad or b.grad is None
+            results.append([out.detach().numpy().copy()] + grads)
+    finally:
+        kernels.set_enabled(old)
+    for a, c in zip(*results):
+        assert a.shape == c.shape and a.dtype == c.dtype
+        np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-4)
