@@ -80,7 +80,7 @@ class CrossEntropyLoss(Function):
             loss = np.log(s[:, 0])
             loss -= zs[rows, target]
             a = np.ones(z.shape[0], dt)
-            st.update(tt=target[:, None], a=a, S=a, b=None, rows=rows)
+            st.update(tt=target[:, None], a=a, S=a, b=None, plain=True)
             denom = dt.type(z.shape[0])
         else:
             valid = target != ignore_index
@@ -179,9 +179,9 @@ class CrossEntropyLossBackward(Function):
                 if w is not None:
                     dy = dy * _bshape(w, ndim)
                 out.append(dy.astype(dt, copy=False))
-        elif nz and red != "none" and "rows" in st:  # forward's common case: a = S = 1, nothing ignored
+        elif nz and red != "none" and "plain" in st:  # forward's common case: a = S = 1, nothing ignored
             dz = st["p"] * gi
-            dz[st["rows"], st["tt"][:, 0]] -= gi
+            dz[np.arange(dz.shape[0]), st["tt"][:, 0]] -= gi
             out.append(dz)
         elif nz:
             p, tt, a, S = st["p"], st["tt"], st["a"], st["S"]
