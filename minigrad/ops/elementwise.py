@@ -457,7 +457,7 @@ class Log(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = np.log(x)
+        out = _ufunc(np.log, x)
         ctx.save_for_backward(x)
         return out
 
@@ -478,7 +478,7 @@ class Log1P(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = np.log1p(x)
+        out = _ufunc(np.log1p, x)
         ctx.save_for_backward(x)
         return out
 
@@ -499,7 +499,7 @@ class Expm1(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = np.expm1(x)
+        out = _ufunc(np.expm1, x)
         ctx.save_for_backward(out)
         return out
 
@@ -520,7 +520,7 @@ class Sqrt(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = np.sqrt(x)
+        out = _ufunc(np.sqrt, x)
         ctx.save_for_backward(out)
         return out
 
@@ -562,7 +562,7 @@ class Reciprocal(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = np.reciprocal(x)
+        out = _ufunc(np.reciprocal, x)
         ctx.save_for_backward(out)
         return out
 
@@ -584,7 +584,7 @@ class Sin(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = np.sin(x)
+        out = _ufunc(np.sin, x)
         ctx.save_for_backward(x)
         return out
 
@@ -605,7 +605,7 @@ class Cos(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = np.cos(x)
+        out = _ufunc(np.cos, x)
         ctx.save_for_backward(x)
         return out
 
@@ -626,7 +626,7 @@ class Tan(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = np.tan(x)
+        out = _ufunc(np.tan, x)
         ctx.save_for_backward(out)
         return out
 
@@ -648,7 +648,7 @@ class Tanh(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = np.tanh(x)
+        out = _ufunc(np.tanh, x)
         ctx.save_for_backward(out)
         return out
 

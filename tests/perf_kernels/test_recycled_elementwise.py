@@ -105,3 +105,20 @@ def test_buffers_result_rules():
     assert buffers.result(x, np.empty(1, np.float32)) is None       # broadcast (1,) -> (N,): unsure
     assert buffers.result(x[::2]) is None
     assert buffers.result(np.empty(8, np.float32)) is None
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "log1p", "expm1", "sqrt", "reciprocal", "sin", "cos", "tan",
+                                  "tanh", "neg"])
+@pytest.mark.parametrize("grad", [True, False])
+def test_unary_ops_recycle_and_equal_numpy(name, grad):
+    xv = np.linspace(0.1, 1.2, N).astype(np.float32)
+    ref = getattr(np, {"neg": "negative"}.get(name, name))(xv)
+    x = mg.tensor(xv, requires_grad=grad)
+    outs = [getattr(mg, name)(x) for _ in range(3)]  # all alive: three different arrays
+    for o in outs:
+        np.testing.assert_array_equal(o.detach().numpy(), ref)
+    assert len({id(o.detach().numpy()) for o in outs}) == 3
+    del outs
+    again = getattr(mg, name)(x)  # nothing holds the earlier results now: one comes back
+    assert _pooled(again.detach().numpy())
+    np.testing.assert_array_equal(again.detach().numpy(), ref)
