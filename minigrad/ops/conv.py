@@ -3,6 +3,11 @@
 conv2d's backward is itself an op (ConvolutionBackward): its forward is the NumPy gradient code (one
 BLAS call per gradient), its backward gives the second derivative, so the same definition serves an
 ordinary backward and create_graph.
+
+With numba (minigrad.kernels), im2col and col2im are one compiled pass each (minigrad/kernels/conv.py,
+the same values as the NumPy paths bit for bit), and the input gradient is W^T g then col2im; without
+it, the NumPy paths here serve (the stride-1 input gradient as a flat-grid GEMM and shifted adds).
+For short weight rows the bias rides in the GEMMs (_BIAS_IN_GEMM).
 """
 import numbers
 import threading
