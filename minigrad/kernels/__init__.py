@@ -1,5 +1,7 @@
 """Optional numba kernels for eager ops that NumPy cannot do in one pass (2x2 max pooling with its
-argmax, its gradient scatter, im2col with the padding folded in).
+argmax and its gradient scatter in kernels/pool.py; conv2d's im2col and col2im with the padding
+folded in, in kernels/conv.py). Large elementwise results and kernel temporaries are recycled by
+kernels/buffers.py (pure NumPy, used with or without numba).
 
 numba is an optional extra (``pip install minigrad[jit]``). It is imported lazily, on the first op
 that could use a kernel; without it (or with ``MINIGRAD_NUMBA=0`` in the environment, or
