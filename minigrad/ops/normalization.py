@@ -6,6 +6,7 @@ its forward is the NumPy gradient, its backward the second derivative.
 """
 import numpy as np
 
+from .. import kernels
 from ..autograd.function import Function
 from .elementwise import rsqrt
 
@@ -18,19 +19,70 @@ def _spread(grads, need):
     return tuple(next(it) if n else None for n in need)
 
 
+def _kernel_layout(x, axes):
+    """With numba: "c" or "cm" (C-contiguous or channel-major, as conv2d's output) when the
+    statistics run over every dimension but dim 1 (batch_norm's) of a non-empty float array in one
+    of those layouts, so that kernels/norm.py can take it as an (N, C, L) view; else None."""
+    if (x.ndim < 2 or x.size == 0 or x.dtype.kind != "f" or axes != (0,) + tuple(range(2, x.ndim))
+            or not kernels.available()):
+        return None
+    if x.flags.c_contiguous:
+        return "c"
+    if x.swapaxes(0, 1).flags.c_contiguous:
+        return "cm"
+    return None
+
+
+def _empty(x, layout):
+    """An uninitialised array of x's shape and dtype in the given layout."""
+    if layout == "c":
+        return np.empty(x.shape, x.dtype)
+    return np.empty((x.shape[1], x.shape[0]) + x.shape[2:], x.dtype).swapaxes(0, 1)
+
+
+def _ncl(a, layout):
+    """a as the C-contiguous 3-d view the kernels take: (N, C, L), or (C, N, L) when channel-major."""
+    if layout == "c":
+        return a.reshape(a.shape[0], a.shape[1], -1)
+    return a.swapaxes(0, 1).reshape(a.shape[1], a.shape[0], -1)
+
+
+def _per_channel(v, C, dtype, fill):
+    return np.full(C, fill, dtype) if v is None else v.reshape(C)
+
+
+def _forward_kernel(ctx, x, w, b, axes, eps, stats, layout):
+    C = x.shape[1]
+    dt = x.dtype
+    xhat, out = _empty(x, layout), _empty(x, layout)
+    mean, var, rstd = np.empty(C, dt), np.empty(C, dt), np.empty(C, dt)
+    kernels.load("norm").forward(_ncl(x, layout), layout == "cm", _per_channel(w, C, dt, 1),
+                                 _per_channel(b, C, dt, 0), eps, _ncl(xhat, layout), _ncl(out, layout),
+                                 mean, var, rstd)
+    kshape = (1, C) + (1,) * (x.ndim - 2)
+    if stats is not None:
+        stats["mean"], stats["var"] = mean.reshape(kshape), var.reshape(kshape)
+    ctx.xhat, ctx.rstd, ctx.axes, ctx.eps = xhat, rstd.reshape(kshape), axes, eps
+    ctx.save_for_backward(x, w)
+    return out
+
+
 class _Normalize(Function):
     """out = xhat * w + b, xhat = (x - mean) / sqrt(var + eps) over `axes` (biased var);
     (dx, dw, db) = the subclass's backward op (g, x, w)"""
 
     @staticmethod
     def forward(ctx, x, w, b, axes, eps, stats):
+        layout = _kernel_layout(x, axes)
+        if layout is not None:  # numba: three passes over x (kernels/norm.py)
+            return _forward_kernel(ctx, x, w, b, axes, eps, stats, layout)
         mean = x.mean(axis=axes, keepdims=True)
         xc = x - mean
         var = np.square(xc).mean(axis=axes, keepdims=True)
         rstd = 1.0 / np.sqrt(var + x.dtype.type(eps))
         xhat = xc
         xhat *= rstd
-        out = xhat * w if w is not None else xhat.copy()
+        out = xhat * w if w is not None else xhat.copy(order="K")  # x's layout, as the products keep
         if b is not None:
             out += b
         if stats is not None:
@@ -75,7 +127,19 @@ class _NormalizeBackward(Function):
         ctx.axes, ctx.eps, ctx.need = axes, eps, need
         ctx.save_for_backward(g, x, w)
         out = []
-        if need[0]:
+        layout = _kernel_layout(xhat, axes) if need[0] else None
+        if layout is not None:  # numba: two passes over g and xhat (kernels/norm.py)
+            C = x.shape[1]
+            dx = _empty(xhat, layout)
+            same = g.dtype == xhat.dtype and (g.flags.c_contiguous if layout == "c"
+                                               else g.swapaxes(0, 1).flags.c_contiguous)
+            gl = g if same else _empty(xhat, layout)
+            if gl is not g:  # the kernel reads g in xhat's layout and dtype
+                gl[...] = g
+            kernels.load("norm").backward_dx(_ncl(gl, layout), _ncl(xhat, layout), layout == "cm",
+                                             _per_channel(w, C, x.dtype, 1), rstd.reshape(C), _ncl(dx, layout))
+            out.append(dx)
+        elif need[0]:
             gw = g * w if w is not None else g
             dx = gw - gw.mean(axis=axes, keepdims=True)
             dx -= xhat * (gw * xhat).mean(axis=axes, keepdims=True)

@@ -1,0 +1,93 @@
+"""batch_norm's training forward and its input gradient in few passes (numba; imported only by
+minigrad.kernels).
+
+The NumPy path (ops/normalization.py) makes about eight passes over the activations each way (a
+mean, a centred copy, its square and mean, the scaling, the affine map; in backward two means of
+products and four updates). Here, per channel, the forward reads x twice for the statistics
+(mean, then the centred sum of squares: the same two-pass formula, accumulated in float64) and
+once more to write xhat and out; the backward reads g and xhat once for the two means and once to
+write dx. Arrays come as C-contiguous 3-d views, (N, C, L) for C-contiguous inputs or (C, N, L)
+(cf=True) for conv2d's channel-major outputs, so every inner loop runs over contiguous memory
+(numba vectorises those; the sums may be reassociated, in float64).
+"""
+import numba
+import numpy as np
+
+_FLAGS = {"reassoc", "contract"}  # let the float64 sums vectorise
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _row(a, cf, c, n):
+    return a[c, n] if cf else a[n, c]
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
+def forward(x, cf, w, b, eps, xhat, out, mean, var, rstd):
+    """x, xhat, out: (N, C, L), or (C, N, L) when cf; w, b, mean, var, rstd: (C,). Biased
+    variance, as batch_norm."""
+    C = x.shape[0] if cf else x.shape[1]
+    N = x.shape[1] if cf else x.shape[0]
+    L = x.shape[2]
+    M = N * L
+    for c in range(C):
+        s = 0.0
+        for n in range(N):
+            xr = _row(x, cf, c, n)
+            for i in range(L):
+                s += xr[i]
+        m = s / M
+        v = 0.0
+        for n in range(N):
+            xr = _row(x, cf, c, n)
+            for i in range(L):
+                d = xr[i] - m
+                v += d * d
+        vr = v / M
+        r = 1.0 / np.sqrt(vr + eps)
+        mean[c] = m
+        var[c] = vr
+        rstd[c] = r
+        mf = mean[c]  # in x's dtype, as the NumPy path's arithmetic
+        rf = rstd[c]
+        wc = w[c]
+        bc = b[c]
+        for n in range(N):
+            xr = _row(x, cf, c, n)
+            hr = _row(xhat, cf, c, n)
+            orow = _row(out, cf, c, n)
+            for i in range(L):
+                h = (xr[i] - mf) * rf
+                hr[i] = h
+                orow[i] = h * wc + bc
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
+def backward_dx(g, xhat, cf, w, rstd, dx):
+    """dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)), means per channel; g, xhat, dx in
+    forward's layout, w and rstd (C,)."""
+    C = g.shape[0] if cf else g.shape[1]
+    N = g.shape[1] if cf else g.shape[0]
+    L = g.shape[2]
+    M = N * L
+    st = np.empty(2, dx.dtype)  # the two means in dx's dtype, as the NumPy path's arithmetic
+    for c in range(C):
+        wc = w[c]
+        s1 = 0.0
+        s2 = 0.0
+        for n in range(N):
+            gr = _row(g, cf, c, n)
+            hr = _row(xhat, cf, c, n)
+            for i in range(L):
+                s1 += gr[i]
+                s2 += gr[i] * hr[i]
+        st[0] = s1 * wc / M
+        st[1] = s2 * wc / M
+        m1 = st[0]
+        m2 = st[1]
+        r = rstd[c]
+        for n in range(N):
+            gr = _row(g, cf, c, n)
+            hr = _row(xhat, cf, c, n)
+            dr = _row(dx, cf, c, n)
+            for i in range(L):
+                dr[i] = (gr[i] * wc - m1 - hr[i] * m2) * r
