@@ -1,6 +1,6 @@
 """Optional numba kernels for eager ops that NumPy cannot do in one pass (2x2 max pooling with its
 argmax and its gradient scatter in kernels/pool.py; conv2d's im2col and col2im with the padding
-folded in, in kernels/conv.py). Large elementwise results and kernel temporaries are recycled by
+folded in, in kernels/conv.py; batch_norm's training forward and input gradient in kernels/norm.py). Large elementwise results and kernel temporaries are recycled by
 kernels/buffers.py (pure NumPy, used with or without numba).
 
 numba is an optional extra (``pip install minigrad[jit]``). It is imported lazily, on the first op
@@ -41,6 +41,6 @@ def set_enabled(flag):
 
 
 def load(name):
-    """The kernel module minigrad.kernels.<name> ("pool", "im2col"), which imports numba: call only
+    """The kernel module minigrad.kernels.<name> ("pool", "conv", "norm"), which imports numba: call only
     when available() is True."""
     return importlib.import_module(f"{__name__}.{name}")
