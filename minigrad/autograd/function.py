@@ -221,11 +221,7 @@ class Function(Node):
             return cls._apply_recorded(args, arrays)
         try:
             if cls._fast is not None:
-                a = arrays[0]
-                if cls._recycle and type(a) is np.ndarray and a.nbytes >= _BIG:
-                    out = cls._fast(*arrays, out=_buffers.result(*arrays))
-                else:
-                    out = cls._fast(*arrays)
+                out = _buffers.ufunc(cls._fast, *arrays) if cls._recycle else cls._fast(*arrays)
             else:
                 ctx = _NoGradCtx()
                 ctx.needs_input_grad = (False,) * n
@@ -319,7 +315,6 @@ class Function(Node):
 
 
 _NO_EDGE = (None, 0, None, None)
-_BIG = _buffers.MIN_BYTES
 _tracer = None  # the active mg.trace recorder (minigrad/graph/trace.py), None when not tracing
 _seq = itertools.count()  # creation order: a node is always created after the nodes of its inputs
 _new = object.__new__

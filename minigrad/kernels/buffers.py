@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["empty", "like", "result", "clear"]
+__all__ = ["empty", "like", "result", "ufunc", "clear"]
 
 MIN_BYTES = 1 << 18    # 256 KiB
 MAX_BYTES = 256 << 20  # per thread
@@ -112,3 +112,13 @@ def result(x, y=None):
         if y.ndim and (y.shape != x.shape or not y.flags.c_contiguous):
             return None
     return empty(x.shape, x.dtype)
+
+
+def ufunc(f, x, y=None):
+    """f(x) or f(x, y) for a NumPy ufunc whose float result has x's dtype (add, exp, ...): a large
+    result goes into a recycled array (see result) rather than fresh memory the system must
+    zero-fill. The recorded forwards of the elementwise ops and Function.apply's no-grad fast path
+    both call it."""
+    if type(x) is np.ndarray and x.nbytes >= MIN_BYTES:
+        return f(x, out=result(x)) if y is None else f(x, y, out=result(x, y))
+    return f(x) if y is None else f(x, y)

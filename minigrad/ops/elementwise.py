@@ -78,12 +78,7 @@ def _scalar(v, dtype):
     return t
 
 
-def _ufunc(f, x, y=None):
-    """f(x) or f(x, y) for a ufunc whose float result has x's dtype: a large result goes into a
-    recycled array (kernels/buffers.py) rather than fresh memory the system must zero-fill."""
-    if type(x) is np.ndarray and x.nbytes >= _buffers.MIN_BYTES:
-        return f(x, out=_buffers.result(x)) if y is None else f(x, y, out=_buffers.result(x, y))
-    return f(x) if y is None else f(x, y)
+_ufunc = _buffers.ufunc  # f(x[, y]), a large result in a recycled array
 
 
 def _cast_to(v, dtype):
