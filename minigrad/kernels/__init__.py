@@ -40,7 +40,13 @@ def set_enabled(flag):
     return old
 
 
+_modules = {}  # loaded kernel modules (import_module costs ~1 us a call; ops call load per op)
+
+
 def load(name):
     """The kernel module minigrad.kernels.<name> ("pool", "conv", "norm"), which imports numba: call only
     when available() is True."""
-    return importlib.import_module(f"{__name__}.{name}")
+    mod = _modules.get(name)
+    if mod is None:
+        mod = _modules[name] = importlib.import_module(f"{__name__}.{name}")
+    return mod

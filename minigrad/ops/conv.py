@@ -150,17 +150,6 @@ def _mem_order(a):
     return np.ascontiguousarray(a), False
 
 
-_KERNELS = {}
-
-
-def _kernel(name):
-    """kernels.load(name), kept (import_module costs ~1 us a call): only when kernels.available()."""
-    k = _KERNELS.get(name)
-    if k is None:
-        k = _KERNELS[name] = kernels.load(name)
-    return k
-
-
 def _numba_for(a):
     """True when the numba conv kernels (minigrad/kernels/conv.py) serve an array of a's dtype."""
     return a.dtype.kind == "f" and a.dtype.itemsize >= 4 and kernels.available()
@@ -208,7 +197,7 @@ def _im2col(x, geo, ones_row=False):
         buf[rows] = 1
     if _numba_for(x):
         xm, cm = _mem_order(x)
-        _kernel("conv").im2col(xm, cm, cols, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt,
+        kernels.load("conv").im2col(xm, cm, cols, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt,
                                     geo.pl, geo.OH, geo.OW)
         return buf
     xp = _padded(x, geo)
@@ -225,7 +214,7 @@ def _col2im(cols, geo):
     N, C, H, W = geo.N, geo.C, geo.H, geo.W
     if _numba_for(cols) and cols.flags.c_contiguous:
         dx = buffers.empty((C, N, H, W), cols.dtype)
-        _kernel("conv").col2im(cols, dx, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pl,
+        kernels.load("conv").col2im(cols, dx, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pl,
                                     geo.OH, geo.OW)
         return dx.transpose(1, 0, 2, 3)
     Hp, Wp = H + geo.pt + geo.pb, W + geo.pl + geo.pr

@@ -19,18 +19,23 @@ def _spread(grads, need):
     return tuple(next(it) if n else None for n in need)
 
 
+def _layout(a):
+    """"c" (C-contiguous), "cm" (channel-major, as conv2d's output) or None (another layout)."""
+    if a.flags.c_contiguous:
+        return "c"
+    if a.swapaxes(0, 1).flags.c_contiguous:
+        return "cm"
+    return None
+
+
 def _kernel_layout(x, axes):
-    """With numba: "c" or "cm" (C-contiguous or channel-major, as conv2d's output) when the
-    statistics run over every dimension but dim 1 (batch_norm's) of a non-empty float array in one
-    of those layouts, so that kernels/norm.py can take it as an (N, C, L) view; else None."""
+    """With numba: x's layout (see _layout) when the statistics run over every dimension but dim 1
+    (batch_norm's) of a non-empty float array laid out so that kernels/norm.py can take it as an
+    (N, C, L) view; else None."""
     if (x.ndim < 2 or x.size == 0 or x.dtype.kind != "f" or axes != (0,) + tuple(range(2, x.ndim))
             or not kernels.available()):
         return None
-    if x.flags.c_contiguous:
-        return "c"
-    if x.swapaxes(0, 1).flags.c_contiguous:
-        return "cm"
-    return None
+    return _layout(x)
 
 
 def _empty(x, layout):
@@ -131,10 +136,9 @@ class _NormalizeBackward(Function):
         if layout is not None:  # numba: two passes over g and xhat (kernels/norm.py)
             C = x.shape[1]
             dx = _empty(xhat, layout)
-            same = g.dtype == xhat.dtype and (g.flags.c_contiguous if layout == "c"
-                                               else g.swapaxes(0, 1).flags.c_contiguous)
-            gl = g if same else _empty(xhat, layout)
-            if gl is not g:  # the kernel reads g in xhat's layout and dtype
+            gl = g
+            if g.dtype != xhat.dtype or _layout(g) != layout:  # the kernel reads g in xhat's layout and dtype
+                gl = _empty(xhat, layout)
                 gl[...] = g
             kernels.load("norm").backward_dx(_ncl(gl, layout), _ncl(xhat, layout), layout == "cm",
                                              _per_channel(w, C, x.dtype, 1), rstd.reshape(C), _ncl(dx, layout))

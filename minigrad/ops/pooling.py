@@ -8,7 +8,7 @@ import numpy as np
 from .. import kernels
 from ..autograd.function import Function
 from ..kernels import buffers
-from .conv import _alloc, _channel_major, _kernel, _mem_order, _padded, _window
+from .conv import _alloc, _channel_major, _mem_order, _padded, _window
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
 
@@ -72,7 +72,7 @@ def _max_2x2(x, geo):
     Returns (out, (ih, iv, channel_major))."""
     xm, cm = _mem_order(x)
     if kernels.available():  # numba: the same three results in one pass over x
-        out, ih, iv = _kernel("pool").forward(xm, geo.OH, geo.OW)
+        out, ih, iv = kernels.load("pool").forward(xm, geo.OH, geo.OW)
         return (out.transpose(1, 0, 2, 3) if cm else out), (ih, iv, cm)
     A, B = xm.shape[:2]
     p = xm.reshape(-1, 2)
@@ -100,7 +100,7 @@ def _max_2x2_scatter(g, ih, iv, cm, geo):
     channel-major conv output gets a channel-major gradient, which conv2d's backward uses as is)."""
     gm = np.ascontiguousarray(g.transpose(1, 0, 2, 3) if cm else g).reshape(-1, geo.OW)
     if kernels.available():  # numba: the same products in one pass
-        dx = _kernel("pool").backward(gm, ih, iv.reshape(gm.shape))
+        dx = kernels.load("pool").backward(gm, ih, iv.reshape(gm.shape))
     else:
         dx = _scatter_pairs(gm, ih, iv, geo)
     if cm:
