@@ -250,6 +250,7 @@ class Function(Node):
         ctx._to_save = ctx._non_diff = None
         ctx._saved = ()
         edges = []
+        need = []
         for a in args:
             if isinstance(a, Tensor):
                 if a._base is not None:
@@ -258,14 +259,18 @@ class Function(Node):
                     fn = a.grad_fn
                     d = a._data
                     # an edge: (producer node, its output index, the input's shape and dtype for sum_to)
-                    edges.append((fn, a._output_nr, d.shape, d.dtype) if fn is not None
-                                 else (_accumulator(a), 0, d.shape, d.dtype))
+                    if fn is None:
+                        fn = a._acc
+                        if fn is None:
+                            fn = _accumulator(a)
+                        edges.append((fn, 0, d.shape, d.dtype))
+                    else:
+                        edges.append((fn, a._output_nr, d.shape, d.dtype))
+                    need.append(True)
                     continue
             edges.append(_NO_EDGE)
-        if len(edges) == 2:
-            ctx.needs_input_grad = (edges[0] is not _NO_EDGE, edges[1] is not _NO_EDGE)
-        else:
-            ctx.needs_input_grad = tuple([e is not _NO_EDGE for e in edges])
+            need.append(False)
+        ctx.needs_input_grad = tuple(need)
         try:
             out = cls.forward(ctx, *arrays)
         except (ValueError, IndexError, TypeError) as e:
@@ -273,28 +278,30 @@ class Function(Node):
         ctx._edges = edges
         ctx._seq = next(_seq)
         to_save = ctx._to_save
-        ctx._to_save = None
-        non_diff = ctx._non_diff
-        if type(out) is not tuple:
+        if type(out) is np.ndarray or type(out) is not tuple:
             raw = out
             if type(out) is not np.ndarray:
                 out = np.asarray(out)  # NumPy gives scalars for 0-d results
-            if out.dtype.kind == "f" and (non_diff is None or not _is_in(out, non_diff)):
-                t = _new(Tensor)
-                t._data = out
+            t = _new(Tensor)
+            t._data = out
+            t._output_nr = 0
+            t._vc = None
+            if out.dtype.kind == "f" and (ctx._non_diff is None or not _is_in(out, ctx._non_diff)):
                 t.requires_grad = True
                 t.grad_fn = ctx
-                t._output_nr = 0
-                t._vc = None
             else:
-                t = _plain(out)
+                t.requires_grad = False
+                t.grad_fn = None
             if cls._is_view:
                 _share_view(t, args[0])
             if to_save:
+                ctx._to_save = None
                 ctx._saved = _pack(to_save, args, arrays, (raw,), (t,))
                 if _saved_hooks.stack:
                     ctx._saved = _hooked(ctx, ctx._saved)
             return t
+        ctx._to_save = None
+        non_diff = ctx._non_diff
         raws = out
         outs = tuple(o if type(o) is np.ndarray else np.asarray(o) for o in out)
         ctx._n_out = len(outs)
@@ -342,37 +349,39 @@ def _pack(to_save, args, arrays, outs, results):
     """
     packed = []
     for x in to_save:
-        if x is None or type(x) is float or type(x) is int:
-            packed.append((2, x, None, 0))
-        elif type(x) is np.ndarray or isinstance(x, np.generic):
+        if type(x) is np.ndarray:
             for a, arr in zip(args, arrays):
-                if arr is x and isinstance(a, Tensor):
+                if arr is x and isinstance(a, Tensor):  # an input: the Tensor and its version
                     vc = a._vc
                     if vc is None:
                         vc = a._vc = [0]
                     packed.append((0, a, vc, vc[0]))
                     break
             else:
-                for i, o in enumerate(outs):
-                    if o is x:
-                        t = results[i]
-                        x = t._data
-                        vc = t._vc
-                        if vc is None:
-                            vc = t._vc = [0]
-                        # a non-differentiable output is saved as a plain tensor
-                        packed.append((1, (x, i), vc, vc[0]) if t.grad_fn is not None else (0, t, vc, vc[0]))
-                        break
-                else:
-                    packed.append((2, Tensor._make(x), None, 0))
+                packed.append(_pack_other(x, outs, results))
         elif isinstance(x, Tensor):
             vc = x._vc
             if vc is None:
                 vc = x._vc = [0]
             packed.append((0, x, vc, vc[0]))
-        else:
+        elif isinstance(x, np.generic):
+            packed.append(_pack_other(x, outs, results))
+        else:  # None, a Python number or any other constant
             packed.append((2, x, None, 0))
     return packed
+
+
+def _pack_other(x, outs, results):
+    """A saved array that is not an input: one of the op's outputs (kept as its array), or a constant."""
+    for i, o in enumerate(outs):
+        if o is x:
+            t = results[i]
+            vc = t._vc
+            if vc is None:
+                vc = t._vc = [0]
+            # a non-differentiable output is saved as a plain tensor
+            return (1, (t._data, i), vc, vc[0]) if t.grad_fn is not None else (0, t, vc, vc[0])
+    return (2, Tensor._make(x), None, 0)
 
 
 def _accumulator(t):
