@@ -1,6 +1,8 @@
 """Optional numba kernels for eager ops that NumPy cannot do in one pass (2x2 max pooling with its
 argmax and its gradient scatter in kernels/pool.py; conv2d's im2col and col2im with the padding
-folded in, in kernels/conv.py; batch_norm's training forward and input gradient in kernels/norm.py). Large elementwise results and kernel temporaries are recycled by
+folded in, in kernels/conv.py; batch_norm's training forward and input gradient in kernels/norm.py;
+cross_entropy's common case in kernels/loss.py; relu's gradient in kernels/elementwise.py; the SGD
+step in kernels/optim.py). Large elementwise results and kernel temporaries are recycled by
 kernels/buffers.py (pure NumPy, used with or without numba).
 
 numba is an optional extra (``pip install minigrad[jit]``). It is imported lazily, on the first op
@@ -44,7 +46,7 @@ _modules = {}  # loaded kernel modules (import_module costs ~1 us a call; ops ca
 
 
 def load(name):
-    """The kernel module minigrad.kernels.<name> ("pool", "conv", "norm"), which imports numba: call only
+    """The kernel module minigrad.kernels.<name> ("pool", "conv", "norm", ...), which imports numba: call only
     when available() is True."""
     mod = _modules.get(name)
     if mod is None:

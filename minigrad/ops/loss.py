@@ -6,6 +6,7 @@ gradient, its backward the second derivative (through softmax), so one definitio
 """
 import numpy as np
 
+from .. import kernels
 from ..autograd.function import Function
 from ..tensor import Tensor
 from .elementwise import LogSigmoid, clamp, log, log1p, sigmoid
@@ -51,11 +52,23 @@ class CrossEntropyLoss(Function):
     def forward(ctx, z, target, w, probs, ignore_index, reduction, eps):
         C = z.shape[1]
         dt = z.dtype
+        need = ctx.needs_input_grad
+        if (not probs and w is None and not eps and z.ndim == 2 and reduction != "none"
+                and dt.kind == "f" and kernels.available()):
+            # numba: softmax and the per-row losses in one pass (kernels/loss.py), the plain case
+            p = np.empty(z.shape, dt)
+            rows = np.empty(z.shape[0], dt)
+            if kernels.load("loss").forward(z, target, ignore_index, p, rows):
+                a = np.ones(z.shape[0], dt)
+                denom = dt.type(z.shape[0])
+                ctx.st = {"w": w, "probs": probs, "reduction": reduction, "eps": eps, "tt": target[:, None],
+                          "a": a, "S": a, "b": None, "plain": True, "denom": denom, "p": p}
+                ctx.save_for_backward(z, target)
+                return _reduce_np(rows, reduction, denom, dt)
         zs = z - z.max(axis=1, keepdims=True)
         e = np.exp(zs)
         s = e.sum(axis=1, keepdims=True)
         wb = _bshape(w, z.ndim) if w is not None else None
-        need = ctx.needs_input_grad
         st = {"w": w, "probs": probs, "reduction": reduction, "eps": eps}
         # the common case: class indices, none ignored, no class weights or smoothing
         plain = (not probs and w is None and not eps and z.ndim == 2
@@ -180,8 +193,13 @@ class CrossEntropyLossBackward(Function):
                     dy = dy * _bshape(w, ndim)
                 out.append(dy.astype(dt, copy=False))
         elif nz and red != "none" and "plain" in st:  # forward's common case: a = S = 1, nothing ignored
-            dz = st["p"] * gi
-            dz[np.arange(dz.shape[0]), st["tt"][:, 0]] -= gi
+            p = st["p"]
+            if kernels.available() and p.flags.c_contiguous:
+                dz = np.empty(p.shape, dt)
+                kernels.load("loss").backward(p, st["tt"][:, 0], dt.type(gi), dz)
+            else:
+                dz = p * gi
+                dz[np.arange(dz.shape[0]), st["tt"][:, 0]] -= gi
             out.append(dz)
         elif nz:
             p, tt, a, S = st["p"], st["tt"], st["a"], st["S"]

@@ -5,6 +5,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from .. import kernels
 from ..autograd.function import Function
 from ..tensor import Tensor
 from .optimizer import Optimizer, _bump, _check_args, _fusable, _hyper, _like, _nz, _scaled, _scratch
@@ -102,9 +103,20 @@ class SGDStep(Function):
 
     @staticmethod
     def forward(ctx, ps, gs, bufs, scratch, lr, momentum, dampening, weight_decay, nesterov, maximize):
+        kernel = kernels.load("optim").sgd if kernels.available() else None
         for i, p in enumerate(ps):
             g, dt = gs[i], p.dtype.type
-            tmp = scratch[p.dtype][0, :p.size].reshape(p.shape)
+            if kernel is not None and p.flags.c_contiguous and g.flags.c_contiguous:
+                # numba: the same arithmetic in one pass over p (kernels/optim.py)
+                buf = bufs[i]
+                first = momentum != 0 and buf is None
+                if first:
+                    buf = bufs[i] = np.empty_like(p)
+                if buf is None or buf.flags.c_contiguous:
+                    kernel(p, g, p if buf is None else buf, first, dt(-lr), dt(weight_decay), dt(momentum),
+                           dt(1 - dampening), nesterov, maximize)
+                    continue
+            tmp = scratch[p.dtype][0, :p.size].reshape(p.shape) if scratch is not None else np.empty_like(p)
             if maximize:
                 g = np.negative(g)
             if weight_decay != 0:
@@ -131,7 +143,7 @@ def _fused_sgd(opt, group, params, grads, bufs) -> None:
     """The group's step as one SGDStep; a None momentum buffer is made (in the list) on first use."""
     arrays = [b._data if b is not None else None for b in bufs]
     fresh = [b is None for b in bufs]
-    scratch = _scratch(opt, params)
+    scratch = None if kernels.available() else _scratch(opt, params)  # numba needs no temporaries
     SGDStep.apply([p._data for p in params], [g._data for g in grads], arrays, scratch, float(group["lr"]),
                   float(group["momentum"]), float(group["dampening"]), float(group["weight_decay"]),
                   group["nesterov"], group["maximize"])

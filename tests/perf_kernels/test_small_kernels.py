@@ -1,0 +1,158 @@
+"""The numba kernels of cross_entropy's common case (kernels/loss.py), relu's gradient
+(kernels/elementwise.py) and the SGD step (kernels/optim.py) against the NumPy paths they replace:
+relu's gradient and SGD bit for bit, cross_entropy up to its float64 sums."""
+import itertools
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad import kernels
+from minigrad.ops.elementwise import _threshold_backward
+from minigrad.optim import optimizer as optimizer_mod
+
+pytest.importorskip("numba", reason="numba is optional: the kernels exist only with it")
+
+
+def _with(flag, fn, *args, **kw):
+    old = kernels.set_enabled(flag)
+    try:
+        return fn(*args, **kw)
+    finally:
+        kernels.set_enabled(old)
+
+
+# -- cross_entropy -------------------------------------------------------------------------------
+def _ce(z, y, **kw):
+    zt = mg.tensor(z.copy(), requires_grad=True)
+    loss = F.cross_entropy(zt, y, **kw)
+    loss.backward(mg.ones_like(loss) if loss.ndim else None)
+    return loss.detach().numpy(), zt.grad.numpy()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1, 10), (128, 10), (7, 3), (5, 1)])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_kernel_matches_numpy(dtype, shape, reduction):
+    rng = np.random.default_rng(sum(shape))
+    z = (rng.standard_normal(shape) * 4).astype(dtype)
+    y = mg.tensor(rng.integers(0, shape[1], shape[0]))
+    got = _with(True, _ce, z, y, reduction=reduction)
+    want = _with(False, _ce, z, y, reduction=reduction)
+    tol = dict(rtol=1e-6, atol=1e-7) if dtype == np.float32 else dict(rtol=1e-13, atol=1e-15)
+    for a, b in zip(got, want):
+        assert a.dtype == dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, **tol)
+
+
+def test_cross_entropy_kernel_layouts_targets_and_extremes():
+    rng = np.random.default_rng(3)
+    z = (rng.standard_normal((9, 12)) * 3).astype(np.float32)[:, ::2]  # strided logits
+    for y in (mg.tensor(rng.integers(0, 6, 9)), mg.tensor(rng.integers(0, 6, 9).astype(np.int32))):
+        np.testing.assert_allclose(_with(True, _ce, z, y)[1], _with(False, _ce, z, y)[1], rtol=1e-6, atol=1e-7)
+    big = np.array([[1000.0, 0.0, -1000.0], [-np.inf, 0.0, 1.0], [np.nan, 0.0, 1.0]], np.float32)
+    yb = mg.tensor([0, 2, 1])
+    for a, b in zip(_with(True, _ce, big, yb, reduction="sum"), _with(False, _ce, big, yb, reduction="sum")):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a[~np.isnan(a)], b[~np.isnan(b)], rtol=1e-6)
+
+
+def test_cross_entropy_kernel_leaves_ignored_and_bad_targets_to_the_general_path():
+    rng = np.random.default_rng(4)
+    z = rng.standard_normal((6, 4)).astype(np.float32)
+    y = mg.tensor([0, -100, 1, 2, 2, 0])
+    loss, g = _with(True, _ce, z, y)
+    assert (g[1] == 0).all() and (g[0] != 0).any()
+    np.testing.assert_allclose(loss, _with(False, _ce, z, y)[0], rtol=1e-6)
+    with pytest.raises(IndexError, match="out of bounds"):
+        _with(True, _ce, z, mg.tensor([0, 4, 1, 2, 2, 0]))
+
+
+def test_cross_entropy_kernel_gradients_check():
+    rng = np.random.default_rng(5)
+    z = mg.tensor(rng.standard_normal((5, 4)), requires_grad=True)
+    y = mg.tensor([0, 3, 1, 2, 2])
+    assert _with(True, mg.autograd.gradcheck, lambda t: F.cross_entropy(t, y), (z,))
+    assert _with(True, mg.autograd.gradgradcheck, lambda t: F.cross_entropy(t, y, reduction="sum"), (z,))
+
+
+# -- relu's gradient -----------------------------------------------------------------------------
+def _arrays(shape, dtype, layout, seed):
+    rng = np.random.default_rng(seed)
+    g = rng.standard_normal(shape).astype(dtype)
+    y = rng.standard_normal(shape).astype(dtype)
+    g.flat[0], g.flat[-1], y.flat[1] = -np.inf, -0.5, 0.0
+    if layout == "cm":
+        g, y = (a.swapaxes(0, 1).copy().swapaxes(0, 1) for a in (g, y))
+    elif layout == "strided":
+        g, y = (np.repeat(a, 2, axis=-1)[..., ::2] for a in (g, y))
+    return g, y
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,layout", [((7,), "c"), ((128, 256), "c"), ((2, 3, 5, 5), "c"),
+                                          ((4, 3, 6, 6), "cm"), ((3, 8), "strided"), ((64, 32, 28, 28), "cm")])
+def test_threshold_backward_kernel_bit_for_bit(dtype, shape, layout):
+    g, y = _arrays(shape, dtype, layout, seed=len(shape))
+    with np.errstate(invalid="ignore"):  # inf * 0 where the mask is off (strided: NumPy both times)
+        want = _with(False, _threshold_backward, g, y)
+        got = _with(True, _threshold_backward, g, y)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)  # nan where g is inf and masked, as NumPy
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))  # -0.0 where g < 0 is masked
+    if layout == "cm":
+        assert got.transpose(1, 0, 2, 3).flags.c_contiguous  # the layout conv2d's consumers expect
+
+
+def test_relu_gradient_through_the_kernel():
+    x = mg.tensor(np.random.default_rng(6).standard_normal((4, 5)), requires_grad=True)
+    assert _with(True, mg.autograd.gradcheck, mg.relu, (x,))
+    assert _with(True, mg.autograd.gradgradcheck, mg.relu, (x,))
+
+
+# -- the SGD step --------------------------------------------------------------------------------
+def _sgd_run(use_kernels, foreach, dtype, params_kw, transposed=False):
+    old_fe = optimizer_mod._FOREACH
+    optimizer_mod._FOREACH = foreach
+    old = kernels.set_enabled(use_kernels)
+    try:
+        rng = np.random.default_rng(0)
+        shapes = [(3, 4), (5,), (2, 3, 4)]
+        ps = []
+        for s in shapes:
+            a = rng.standard_normal(s).astype(dtype)
+            ps.append(mg.nn.Parameter(mg.tensor(a.T.copy().T if transposed and a.ndim == 2 else a)))
+        if transposed:
+            ps[0] = mg.nn.Parameter(mg.tensor(np.asfortranarray(ps[0].detach().numpy())))
+        opt = mg.optim.SGD(ps, lr=0.1, **params_kw)
+        for _ in range(3):
+            for p in ps:
+                p.grad = mg.tensor(rng.standard_normal(tuple(p.shape)).astype(dtype))
+            opt.step()
+        return [p.detach().numpy().copy() for p in ps]
+    finally:
+        kernels.set_enabled(old)
+        optimizer_mod._FOREACH = old_fe
+
+
+_SGD_OPTIONS = [dict(momentum=m, dampening=d, weight_decay=wd, nesterov=n, maximize=mx)
+                for m, d, wd, n, mx in itertools.product((0.0, 0.9), (0.0, 0.25), (0.0, 0.01), (False, True),
+                                                          (False, True))
+                if not (n and (m == 0 or d != 0))]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", _SGD_OPTIONS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+def test_sgd_kernel_bit_for_bit(dtype, kw):
+    got = _sgd_run(True, True, dtype, kw)
+    for other in (_sgd_run(False, True, dtype, kw), _sgd_run(False, False, dtype, kw)):
+        for a, b in zip(got, other):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_sgd_kernel_falls_back_for_a_non_contiguous_parameter():
+    kw = dict(momentum=0.9)
+    got = _sgd_run(True, True, np.float32, kw, transposed=True)
+    for a, b in zip(got, _sgd_run(False, False, np.float32, kw, transposed=True)):
+        np.testing.assert_array_equal(a, b)
