@@ -263,8 +263,7 @@ class Tensor:
             _function._tracer.convert(self, "iterating over a tensor")
         return iter(self.unbind(0))
 
-    def __hash__(self):
-        return id(self)
+    __hash__ = object.__hash__  # identity, as PyTorch (== is elementwise); in C: tensors key dicts on hot paths
 
     def __reduce__(self):
         """Pickle/copy the values (and .grad) of a leaf; the graph can't cross a process boundary."""

@@ -19,7 +19,7 @@ from .._dtype import get_default_dtype
 from ..autograd import forward_ad as _forward_ad
 from ..autograd import function as _function
 from ..autograd.function import Function
-from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.grad_mode import _state as _grad_state, enable_grad, no_grad
 from ..tensor import Tensor
 
 __all__ = ["Optimizer"]
@@ -361,11 +361,15 @@ class Optimizer:
         if type(self)._update is Optimizer._update:
             raise NotImplementedError(f"{type(self).__name__} defines neither step() nor _update()")
         loss = self._run_closure(closure)
-        with no_grad():
+        prev = _grad_state.enabled  # no_grad without its provenance bookkeeping (for user blocks)
+        _grad_state.enabled = False
+        try:
             for group in self.param_groups:
                 params, grads, states = self._gather(group)
                 if params:
                     self._update(group, params, grads, states)
+        finally:
+            _grad_state.enabled = prev
         return loss
 
     def _gather(self, group: dict[str, Any]) -> tuple[list, list, list]:
