@@ -7,13 +7,22 @@ from .elementwise import _promote
 from .._aliases import dim_alias as _dim_alias
 
 
+def _matmul(x, y):
+    """np.matmul(x, y); with an inner dimension of 1 the outer product as one broadcast multiply:
+    the same numbers (each a single product), where NumPy's matmul costs ~10x as much (46 vs 4 us
+    for (10, 1) @ (1, 3136): a batch-1 weight gradient)."""
+    if x.ndim >= 2 and y.ndim >= 2 and x.shape[-1] == 1 and x.dtype == y.dtype and y.shape[-2] == 1:
+        return np.multiply(x, y)
+    return np.matmul(x, y)
+
+
 class MatMul(Function):
     """out = x @ y;  dx = g @ y^T,  dy = x^T @ g   (1-D operands as numpy/PyTorch: promoted, then squeezed)"""
 
     @staticmethod
     def forward(ctx, x, y):
         ctx.save_for_backward(x, y)
-        return np.matmul(x, y)
+        return _matmul(x, y)
 
     @staticmethod
     def backward(ctx, g):
@@ -136,9 +145,9 @@ def _addmm_backward(g, x, w, need):
     if nx:
         out.append(g @ w)
     if nw:
-        out.append(g2.T @ (x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x))
+        out.append(_matmul(g2.T, x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x))
     if nb:
-        out.append(g2.sum(0))
+        out.append(np.add.reduce(g2, 0))  # g2.sum(0) without ndarray.sum's Python-level wrapper
     return tuple(out)
 
 

@@ -54,3 +54,22 @@ def test_sum_backward_broadcasts_back(shape, dim, keepdim):
     s.backward(mg.ones_like(s) * 2.0)
     np.testing.assert_array_equal(x.grad.numpy(), np.full(shape, 2.0))
     assert mg.autograd.gradgradcheck(lambda t: (t.sum() if dim is None else t.sum(dim, keepdim=keepdim)) ** 2, (x,))
+
+
+@pytest.mark.parametrize("shapes", [((10, 1), (1, 3136)), ((3, 4, 1), (2, 1, 1, 5)), ((1, 1), (1, 1)),
+                                    ((5, 2), (2, 3))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_inner_dimension_one_is_the_outer_product(shapes, dtype):
+    # an inner dimension of 1 (a batch-1 weight gradient, an outer product) runs as one broadcast
+    # multiply: the same numbers and shape as np.matmul, forward and through linear's backward
+    from minigrad.ops.linalg import _addmm_backward, _matmul
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(s).astype(dtype) for s in shapes)
+    got = _matmul(a, b)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, np.matmul(a, b))
+    g, x, w = (rng.standard_normal(s).astype(dtype) for s in ((1, 10), (1, 30), (10, 30)))
+    dx, dw, db = _addmm_backward(g, x, w, (True, True, True))
+    np.testing.assert_array_equal(dw, g.T @ x)
+    np.testing.assert_array_equal(db, g.sum(0))
+    assert dw.flags.c_contiguous
