@@ -74,7 +74,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = Tensor._make(np.ones(t.shape, dtype=t.dtype))
+            shape = t.shape
+            g = Tensor._make(np.ones(shape, dtype=t.dtype) if shape else np.array(1, dtype=t.dtype))
         else:
             if not isinstance(g, Tensor):
                 g = Tensor._make(np.asarray(g, dtype=t.dtype))

@@ -134,8 +134,13 @@ class Add(Function):
 def add(input, other, *, alpha=1):
     if alpha != 1:
         other = mul(other, alpha)  # other * alpha, as PyTorch's add(input, other, alpha=)
-    if type(other) is float and type(input) is Tensor and input._data.dtype.kind == "f":
-        return Add.apply(input, _scalar(other, input._data.dtype))  # tensor op Python float: the common case
+    if type(input) is Tensor:
+        d = input._data.dtype
+        if type(other) is float:
+            if d.kind == "f":
+                return Add.apply(input, _scalar(other, d))  # tensor op Python float: the common case
+        elif type(other) is Tensor and other._data.dtype is d:
+            return Add.apply(input, other)  # same dtype: nothing to promote
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         return add(other, input)  # 2 + t: the tensor is the first operand (next_functions in PyTorch's order)
     return Add.apply(*_promote(input, other))
@@ -213,8 +218,13 @@ class Mul(Function):
 
 
 def mul(input, other):
-    if type(other) is float and type(input) is Tensor and input._data.dtype.kind == "f":
-        return Mul.apply(input, _scalar(other, input._data.dtype))  # tensor op Python float: the common case
+    if type(input) is Tensor:
+        d = input._data.dtype
+        if type(other) is float:
+            if d.kind == "f":
+                return Mul.apply(input, _scalar(other, d))  # tensor op Python float: the common case
+        elif type(other) is Tensor and other._data.dtype is d:
+            return Mul.apply(input, other)  # same dtype (every product in a backward): nothing to promote
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         return mul(other, input)  # 2 * t: the tensor is the first operand (next_functions in PyTorch's order)
     return Mul.apply(*_promote(input, other))

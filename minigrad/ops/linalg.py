@@ -125,8 +125,11 @@ class Addmm(Function):
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
-        it = iter(AddmmBackward.apply(g, x, w, need))
-        return tuple(next(it) if n else None for n in need)
+        out = AddmmBackward.apply(g, x, w, need)
+        if len(out) == 3:  # every input needs its gradient (the common hidden layer)
+            return out
+        it = iter(out)
+        return tuple([next(it) if n else None for n in need])
 
     @staticmethod
     def jvp(ctx, tx, tw, tb):

@@ -81,13 +81,15 @@ view = reshape
 
 
 def flatten(input, start_dim=0, end_dim=-1):
-    if input.ndim == 0:
+    shape = tuple(input.shape)  # a plain tuple: Size's slicing is Python code
+    if not shape:
         return reshape(input, 1)
-    s, e = _dim(start_dim, input.ndim, "flatten"), _dim(end_dim, input.ndim, "flatten")
+    s, e = _dim(start_dim, len(shape), "flatten"), _dim(end_dim, len(shape), "flatten")
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shape = input.shape[:s] + (math.prod(input.shape[s:e + 1]),) + input.shape[e + 1:]
-    return reshape(input, shape)
+    if s == e:
+        return View.apply(input, shape)
+    return View.apply(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])  # valid by construction
 
 
 @_accepts_axis
