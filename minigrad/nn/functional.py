@@ -327,7 +327,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         - input: (*, in_features);  weight: (out_features, in_features);  bias: (out_features,)
         - output: (*, out_features)
     """
-    ws, xs = weight.shape, input.shape
+    ws, xs = tuple(weight.shape), tuple(input.shape)  # plain tuples: Size's indexing is Python code
     if len(ws) not in (1, 2) or xs[-1:] != ws[-1:]:
         raise RuntimeError(f"linear: input of shape {tuple(input.shape)} and weight of shape "
                          f"{tuple(weight.shape)}: in_features differ")

@@ -213,7 +213,7 @@ class AddmmBackward(Function):
 
 def linear(x, weight, bias=None):
     """x @ weight.T + bias (torch.nn.functional.linear), as one fused node."""
-    xs, ws = x.shape, weight.shape
+    xs, ws = tuple(x.shape), tuple(weight.shape)  # plain tuples: Size's indexing is Python code
     if len(ws) != 2:
         out = matmul(x, weight)
         return out + bias if bias is not None else out
