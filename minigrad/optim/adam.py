@@ -5,7 +5,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .. import ops
+from .. import kernels, ops
 from ..autograd.function import Function
 from ..tensor import Tensor
 from .optimizer import (_HOST_MATH, Optimizer, _addcdiv_, _addcmul_, _bump, _check_args, _fusable, _host_math, _hyper,
@@ -121,11 +121,32 @@ class AdamStep(Function):
     @staticmethod
     def forward(ctx, ps, gs, ms, vs, vmaxs, steps, scratch, amsgrad, beta1, beta2, lr, weight_decay, eps,
                 maximize, decoupled_weight_decay):
+        kernel = kernels.load("optim").adam if kernels.available() else None
         for i, p in enumerate(ps):
             g, m, v, dt = gs[i], ms[i], vs[i], p.dtype.type
-            rows = scratch[p.dtype]
-            tmp, denom = rows[0, :p.size].reshape(p.shape), rows[1, :p.size].reshape(p.shape)
             st = steps[i]
+            if kernel is not None and p.flags.c_contiguous and g.flags.c_contiguous and m.flags.c_contiguous \
+                    and v.flags.c_contiguous and (not amsgrad or vmaxs[i].flags.c_contiguous):
+                # numba: the same arithmetic in one pass over p (kernels/optim.py)
+                np.add(st, 1, out=st)
+                step_size, bias_correction2_sqrt = _HOST_MATH["adam_bias"](float(st), lr, beta1, beta2)
+                if weight_decay == 0:
+                    wd_mode, wd = 0, 0.0
+                elif decoupled_weight_decay:
+                    wd_mode, wd = 1, 1 - lr * weight_decay
+                else:
+                    wd_mode, wd = (2, 1.0) if weight_decay == 1 else (3, weight_decay)
+                w = 1 - beta1
+                small_w = abs(w) < 0.5
+                kernel(p, g, m, v, vmaxs[i] if amsgrad else p, amsgrad, maximize, wd_mode, dt(wd), small_w,
+                       dt(w if small_w else 1 - w), dt(beta2), 1 - beta2 != 1, dt(1 - beta2),
+                       dt(bias_correction2_sqrt), dt(eps), -step_size != 1, dt(-step_size))
+                continue
+            if scratch is not None:
+                rows = scratch[p.dtype]
+                tmp, denom = rows[0, :p.size].reshape(p.shape), rows[1, :p.size].reshape(p.shape)
+            else:  # the kernel's case left to NumPy (a strided tensor): temporaries of its own
+                tmp, denom = np.empty_like(p), np.empty_like(p)
             np.add(st, 1, out=st)
             if maximize:
                 g = np.negative(g)
@@ -169,7 +190,7 @@ def _fused_adam(opt, group, params, grads, states) -> None:
     vmaxs = [_state_tensor(st, "max_exp_avg_sq", p) for st, p in zip(states, params)] if amsgrad else []
     beta1, beta2 = group["betas"]
     AdamStep.apply([p._data for p in params], [g._data for g in grads], [m._data for m in ms], [v._data for v in vs],
-                   [v._data for v in vmaxs], [s._data for s in steps], _scratch(opt, params, 2), amsgrad,
+                   [v._data for v in vmaxs], [s._data for s in steps], None if kernels.available() else _scratch(opt, params, 2), amsgrad,
                    float(beta1), float(beta2), float(group["lr"]), float(group["weight_decay"]), float(group["eps"]),
                    group["maximize"], group.get("decoupled_weight_decay", False))
     for ts in (params, ms, vs, vmaxs, steps):

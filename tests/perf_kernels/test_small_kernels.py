@@ -156,3 +156,37 @@ def test_sgd_kernel_falls_back_for_a_non_contiguous_parameter():
     got = _sgd_run(True, True, np.float32, kw, transposed=True)
     for a, b in zip(got, _sgd_run(False, False, np.float32, kw, transposed=True)):
         np.testing.assert_array_equal(a, b)
+
+
+# -- the Adam / AdamW step -----------------------------------------------------------------------
+def _adam_run(use_kernels, foreach, cls, dtype, kw):
+    old_fe = optimizer_mod._FOREACH
+    optimizer_mod._FOREACH = foreach
+    old = kernels.set_enabled(use_kernels)
+    try:
+        rng = np.random.default_rng(1)
+        ps = [mg.nn.Parameter(mg.tensor(rng.standard_normal(s).astype(dtype))) for s in [(3, 4), (5,), (2, 3, 4)]]
+        opt = cls(ps, lr=0.1, **kw)
+        for _ in range(4):
+            for p in ps:
+                p.grad = mg.tensor(rng.standard_normal(tuple(p.shape)).astype(dtype))
+            opt.step()
+        return [p.detach().numpy().copy() for p in ps] + [
+            opt.state[p][k].numpy().copy() for p in ps for k in ("exp_avg", "exp_avg_sq")]
+    finally:
+        kernels.set_enabled(old)
+        optimizer_mod._FOREACH = old_fe
+
+
+_ADAM_OPTIONS = [dict(weight_decay=wd, amsgrad=a, maximize=mx, betas=(b1, 0.999))
+                 for wd, a, mx, b1 in itertools.product((0.0, 0.01, 1.0), (False, True), (False, True), (0.9, 0.3))]
+
+
+@pytest.mark.parametrize("cls", [mg.optim.Adam, mg.optim.AdamW], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", _ADAM_OPTIONS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+def test_adam_kernel_bit_for_bit(cls, dtype, kw):
+    got = _adam_run(True, True, cls, dtype, kw)
+    for other in (_adam_run(False, True, cls, dtype, kw), _adam_run(False, False, cls, dtype, kw)):
+        for a, b in zip(got, other):
+            np.testing.assert_array_equal(a, b)
