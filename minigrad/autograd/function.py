@@ -349,7 +349,9 @@ def _pack(to_save, args, arrays, outs, results):
     """
     packed = []
     for x in to_save:
-        if type(x) is np.ndarray:
+        if x is None:  # what an op saves in place of a value its backward will not need
+            packed.append(_SAVED_NONE)
+        elif type(x) is np.ndarray:
             for a, arr in zip(args, arrays):
                 if arr is x and isinstance(a, Tensor):  # an input: the Tensor and its version
                     vc = a._vc
@@ -369,6 +371,9 @@ def _pack(to_save, args, arrays, outs, results):
         else:  # None, a Python number or any other constant
             packed.append((2, x, None, 0))
     return packed
+
+
+_SAVED_NONE = (2, None, None, 0)
 
 
 def _pack_other(x, outs, results):
