@@ -11,7 +11,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def forward(z, t, ignore_index, p, loss):
     """z (N, C) logits, t (N,) class indices: p = softmax(z) by row, loss[i] = logsumexp(z_i) - z[i, t_i].
     Returns False without writing anything when a target is ignore_index or outside [0, C) (the
@@ -37,7 +37,7 @@ def forward(z, t, ignore_index, p, loss):
     return True
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def backward(p, t, gi, dz):
     """dz = gi * (p - onehot(t)), gi a scalar in p's dtype: dz = p * gi, then dz[i, t_i] -= gi, as
     the NumPy path's two steps."""

@@ -10,7 +10,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def sgd(p, g, buf, first, nlr, weight_decay, momentum, damp, nesterov, maximize):
     """p, g, buf: C-contiguous arrays of one shape and dtype (buf unused without momentum); first: buf receives the
     direction (the momentum buffer's first step). nlr = -lr; damp = 1 - dampening; the scalars in p's
@@ -39,47 +39,52 @@ def sgd(p, g, buf, first, nlr, weight_decay, momentum, damp, nesterov, maximize)
         p[i] = p[i] + d * nlr
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _max(a, b):
     return a if (a >= b or a != a) else b  # np.maximum: nan from either side
 
 
-@numba.njit(cache=True, nogil=True)
-def adam(p, g, m, v, vmax, amsgrad, maximize, wd_mode, wd, small_w, w, b2, use_c2, c2, bc2, eps, use_nss, nss):
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _adam_moments(pi, gi, mi, vi, maximize, wd_mode, wd, small_w, w, b2, c2):
+    if maximize:
+        gi = -gi
+    if wd_mode == 1:
+        pi = pi * wd
+    elif wd_mode == 2:
+        gi = gi + pi
+    elif wd_mode == 3:
+        gi = gi + pi * wd
+    diff = gi - mi
+    mi = mi + diff * w if small_w else gi - diff * w
+    return pi, mi, vi * b2 + gi * gi * c2
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def adam(p, g, m, v, vmax, amsgrad, maximize, wd_mode, wd, small_w, w, b2, c2, bc2, eps, nss):
     """One parameter's Adam/AdamW step (AdamStep's loop) over C-contiguous arrays of one shape and
-    dtype, the scalars in that dtype. wd_mode: 0 none, 1 decoupled (p = p * wd first), 2 g = g + p,
-    3 g = g + p * wd. m = lerp(m, g, w): m + (g - m) * w when small_w, else g - (g - m) * (1 - w) (w
-    holds 1 - w then). v = v * b2 + g * g (* c2 when use_c2); p = p + m / (sqrt(v or max(vmax, v))
-    / bc2 + eps) (* nss when use_nss)."""
+    dtype (vmax is read only with amsgrad: pass any other array otherwise, not one of the four, or
+    the loop cannot be vectorised), the scalars in that dtype. wd_mode: 0 none, 1 decoupled (p = p *
+    wd first), 2 g = g + p, 3 g = g + p * wd. m = lerp(m, g, w): m + (g - m) * w when small_w, else
+    g - (g - m) * w (w holds 1 - w then). v = v * b2 + g * g * c2; p = p + m / (sqrt(v, or max(vmax,
+    v)) / bc2 + eps) * nss. Where the NumPy path skips a product by 1 (c2, nss), this multiplies by
+    1: the same numbers."""
     n = p.size
     p = p.reshape(n)
     g = g.reshape(n)
     m = m.reshape(n)
     v = v.reshape(n)
-    vmax = vmax.reshape(vmax.size)
-    for i in range(n):
-        gi = -g[i] if maximize else g[i]
-        if wd_mode == 1:
-            p[i] = p[i] * wd
-        elif wd_mode == 2:
-            gi = gi + p[i]
-        elif wd_mode == 3:
-            gi = gi + p[i] * wd
-        diff = gi - m[i]
-        if small_w:
-            m[i] = m[i] + diff * w
-        else:
-            m[i] = gi - diff * w
-        prod = gi * gi
-        if use_c2:
-            prod = prod * c2
-        vi = v[i] * b2 + prod
-        v[i] = vi
-        if amsgrad:
-            vi = _max(vmax[i], vi)
-            vmax[i] = vi
-        d = np.sqrt(vi) / bc2 + eps
-        q = m[i] / d
-        if use_nss:
-            q = q * nss
-        p[i] = p[i] + q
+    if amsgrad:
+        vmax = vmax.reshape(n)
+        for i in range(n):
+            pi, mi, vi = _adam_moments(p[i], g[i], m[i], v[i], maximize, wd_mode, wd, small_w, w, b2, c2)
+            m[i] = mi
+            v[i] = vi
+            vx = _max(vmax[i], vi)
+            vmax[i] = vx
+            p[i] = pi + mi / (np.sqrt(vx) / bc2 + eps) * nss
+    else:
+        for i in range(n):
+            pi, mi, vi = _adam_moments(p[i], g[i], m[i], v[i], maximize, wd_mode, wd, small_w, w, b2, c2)
+            m[i] = mi
+            v[i] = vi
+            p[i] = pi + mi / (np.sqrt(vi) / bc2 + eps) * nss

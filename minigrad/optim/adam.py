@@ -138,9 +138,9 @@ class AdamStep(Function):
                     wd_mode, wd = (2, 1.0) if weight_decay == 1 else (3, weight_decay)
                 w = 1 - beta1
                 small_w = abs(w) < 0.5
-                kernel(p, g, m, v, vmaxs[i] if amsgrad else p, amsgrad, maximize, wd_mode, dt(wd), small_w,
-                       dt(w if small_w else 1 - w), dt(beta2), 1 - beta2 != 1, dt(1 - beta2),
-                       dt(bias_correction2_sqrt), dt(eps), -step_size != 1, dt(-step_size))
+                kernel(p, g, m, v, vmaxs[i] if amsgrad else _unused(p.dtype), amsgrad, maximize, wd_mode, dt(wd),
+                       small_w, dt(w if small_w else 1 - w), dt(beta2), dt(1 - beta2), dt(bias_correction2_sqrt),
+                       dt(eps), dt(-step_size))
                 continue
             if scratch is not None:
                 rows = scratch[p.dtype]
@@ -182,6 +182,18 @@ class AdamStep(Function):
                 quot *= -step_size
             np.add(p, quot, out=p)
         return ()
+
+
+_UNUSED = {}
+
+
+def _unused(dtype):
+    """A one-element array of dtype for the kernel's vmax without amsgrad (not one of the arrays it
+    writes: passing p there would defeat the vectoriser's aliasing check)."""
+    a = _UNUSED.get(dtype)
+    if a is None:
+        a = _UNUSED[dtype] = np.zeros(1, dtype)
+    return a
 
 
 def _fused_adam(opt, group, params, grads, states) -> None:
