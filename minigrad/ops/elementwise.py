@@ -61,6 +61,18 @@ def _promote(x, y):
 _scalars = {}
 
 
+def _common_binary(cls, input, other):
+    """cls.apply(input, other) for a float tensor and a Python float (as a cached 0-d constant) or
+    two tensors of one dtype (every product in a backward): nothing to promote. None otherwise."""
+    d = input._data.dtype
+    if type(other) is float:
+        if d.kind == "f":
+            return cls.apply(input, _scalar(other, d))
+    elif type(other) is Tensor and other._data.dtype is d:
+        return cls.apply(input, other)
+    return None
+
+
 def _scalar(v, dtype):
     """The Python float v as a cached constant 0-d tensor of dtype (read-only, never requires grad).
 
@@ -134,13 +146,8 @@ class Add(Function):
 def add(input, other, *, alpha=1):
     if alpha != 1:
         other = mul(other, alpha)  # other * alpha, as PyTorch's add(input, other, alpha=)
-    if type(input) is Tensor:
-        d = input._data.dtype
-        if type(other) is float:
-            if d.kind == "f":
-                return Add.apply(input, _scalar(other, d))  # tensor op Python float: the common case
-        elif type(other) is Tensor and other._data.dtype is d:
-            return Add.apply(input, other)  # same dtype: nothing to promote
+    if type(input) is Tensor and (out := _common_binary(Add, input, other)) is not None:
+        return out
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         return add(other, input)  # 2 + t: the tensor is the first operand (next_functions in PyTorch's order)
     return Add.apply(*_promote(input, other))
@@ -187,8 +194,8 @@ def sub(input, other, *, alpha=1):
         other = mul(other, alpha)
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         return Rsub.apply(*_promote(other, input))
-    if type(other) is float and type(input) is Tensor and input._data.dtype.kind == "f":
-        return Sub.apply(input, _scalar(other, input._data.dtype))  # tensor op Python float: the common case
+    if type(input) is Tensor and (out := _common_binary(Sub, input, other)) is not None:
+        return out
     return Sub.apply(*_promote(input, other))
 
 
@@ -218,13 +225,8 @@ class Mul(Function):
 
 
 def mul(input, other):
-    if type(input) is Tensor:
-        d = input._data.dtype
-        if type(other) is float:
-            if d.kind == "f":
-                return Mul.apply(input, _scalar(other, d))  # tensor op Python float: the common case
-        elif type(other) is Tensor and other._data.dtype is d:
-            return Mul.apply(input, other)  # same dtype (every product in a backward): nothing to promote
+    if type(input) is Tensor and (out := _common_binary(Mul, input, other)) is not None:
+        return out
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         return mul(other, input)  # 2 * t: the tensor is the first operand (next_functions in PyTorch's order)
     return Mul.apply(*_promote(input, other))
