@@ -760,17 +760,14 @@ class Relu(Function):
 
 def _threshold_backward(g, y):
     if g.dtype.kind == "f" and g.dtype == y.dtype and g.shape == y.shape and _kernels.available():
-        # numba: one pass, no boolean mask; arrays C-contiguous or both channel-major (conv2d's)
-        if g.flags.c_contiguous and y.flags.c_contiguous:
-            out = _buffers.empty(g.shape, g.dtype)
-            _kernels.load("elementwise").threshold_backward(g, y, g.dtype.type(0), out)
-            return out
-        if g.ndim == 4:
-            gt, yt = g.transpose(1, 0, 2, 3), y.transpose(1, 0, 2, 3)
-            if gt.flags.c_contiguous and yt.flags.c_contiguous:
-                out = _buffers.empty(gt.shape, g.dtype)
-                _kernels.load("elementwise").threshold_backward(gt, yt, g.dtype.type(0), out)
-                return out.transpose(1, 0, 2, 3)
+        # numba: one pass, no boolean mask; arrays C-contiguous or both channel-major (conv2d's,
+        # C-contiguous once the first two axes are swapped: the result keeps that layout)
+        cm = g.ndim == 4 and not (g.flags.c_contiguous and y.flags.c_contiguous)
+        gk, yk = (g.transpose(1, 0, 2, 3), y.transpose(1, 0, 2, 3)) if cm else (g, y)
+        if gk.flags.c_contiguous and yk.flags.c_contiguous:
+            out = _buffers.empty(gk.shape, g.dtype)
+            _kernels.load("elementwise").threshold_backward(gk, yk, g.dtype.type(0), out)
+            return out.transpose(1, 0, 2, 3) if cm else out
     return np.multiply(g, np.greater(y, 0, out=_buffers.like(y, dtype=bool)), out=_buffers.like(g, y))
 
 

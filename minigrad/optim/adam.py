@@ -201,8 +201,9 @@ def _fused_adam(opt, group, params, grads, states) -> None:
     ms, vs, steps = [st["exp_avg"] for st in states], [st["exp_avg_sq"] for st in states], [st["step"] for st in states]
     vmaxs = [_state_tensor(st, "max_exp_avg_sq", p) for st, p in zip(states, params)] if amsgrad else []
     beta1, beta2 = group["betas"]
+    scratch = None if kernels.available() else _scratch(opt, params, 2)  # numba needs no temporaries
     AdamStep.apply([p._data for p in params], [g._data for g in grads], [m._data for m in ms], [v._data for v in vs],
-                   [v._data for v in vmaxs], [s._data for s in steps], None if kernels.available() else _scratch(opt, params, 2), amsgrad,
+                   [v._data for v in vmaxs], [s._data for s in steps], scratch, amsgrad,
                    float(beta1), float(beta2), float(group["lr"]), float(group["weight_decay"]), float(group["eps"]),
                    group["maximize"], group.get("decoupled_weight_decay", False))
     for ts in (params, ms, vs, vmaxs, steps):
