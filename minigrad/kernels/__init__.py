@@ -10,6 +10,12 @@ that could use a kernel; without it (or with ``MINIGRAD_NUMBA=0`` in the environ
 ``minigrad.kernels.set_enabled(False)``) every op runs its pure-NumPy path, which the kernels are
 tested against. Kernels are compiled with ``cache=True``: the first process compiles (about a
 second per kernel and signature), later ones load the machine code from ``__pycache__``.
+
+A kernel is only worth having if its inner loop vectorises; two things silently stop that (the
+first Adam kernel ran at half NumPy's speed): numba's default ``error_model="python"``, which
+checks every float division for zero (kernels that divide use ``error_model="numpy"``: IEEE
+results, as NumPy's), and an argument that may alias an array the loop writes (pass a distinct
+placeholder for an unused array, not one of the others).
 """
 import importlib
 import os
