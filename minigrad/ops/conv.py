@@ -413,15 +413,21 @@ class ConvolutionBackward(Function):
             Kc = geo.C // G * geo.kh * geo.kw
             wshape = (O, Kc // (geo.kh * geo.kw), geo.kh, geo.kw)
             if G == 1:
-                if L <= 4096:
+                # the result is an array of the weight's shape that owns its memory (not a reshaped
+                # view), so the engine takes it as w.grad without another copy
+                dw_out = np.empty(wshape, np.result_type(g2, cols))
+                dw2 = dw_out.reshape(O, Kc)
+                if L <= 4096 and cols.shape[0] == Kc:
                     # short inner dimension (batch 1): g2 @ cols^T gives (O, K) directly
-                    dw = np.matmul(g2, cols.T)
+                    np.matmul(g2, cols.T, out=dw2)
                 else:
-                    # cols @ g2^T (long inner dimension second) is the faster BLAS orientation here
-                    dw = np.matmul(cols, g2.T).T
-                if cols.shape[0] == Kc + 1:  # forward's row of ones: its column is the bias gradient
-                    dw, db = dw[:, :Kc], dw[:, Kc]
-                out.append(np.ascontiguousarray(dw).reshape(wshape))
+                    # short rows with forward's row of ones (its column is the bias gradient), or
+                    # cols @ g2^T (long inner dimension second: the faster BLAS orientation here)
+                    dw = np.matmul(g2, cols.T) if L <= 4096 else np.matmul(cols, g2.T).T
+                    if cols.shape[0] == Kc + 1:
+                        dw, db = dw[:, :Kc], dw[:, Kc]
+                    np.copyto(dw2, dw)
+                out.append(dw_out)
             else:
                 g3 = g2.reshape(G, O // G, L)
                 out.append(np.matmul(g3, cols.reshape(G, Kc, L).transpose(0, 2, 1)).reshape(wshape))

@@ -73,3 +73,23 @@ def test_matmul_inner_dimension_one_is_the_outer_product(shapes, dtype):
     np.testing.assert_array_equal(dw, g.T @ x)
     np.testing.assert_array_equal(db, g.sum(0))
     assert dw.flags.c_contiguous
+
+
+@pytest.mark.parametrize("cin,batch", [(1, 1), (32, 1), (1, 8), (32, 8)])  # bias in the GEMM or not; L <= or > 4096
+def test_conv2d_weight_gradient_is_taken_as_grad_without_a_copy(cin, batch):
+    # ConvolutionBackward returns the weight gradient as an array of the weight's shape that owns
+    # its memory, so the engine keeps it as w.grad as it is (a reshaped view would be copied)
+    rng = np.random.default_rng(0)
+    x = mg.tensor(rng.standard_normal((batch, cin, 28, 28)).astype(np.float32))
+    conv = mg.nn.Conv2d(cin, 4, 3, padding=1)
+    gw, = mg.autograd.grad(conv(x).sum(), [conv.weight])  # the op's own result (backward() may copy it)
+    assert gw.numpy().base is None and gw.numpy().flags.c_contiguous
+    conv(x).sum().backward()
+    g = conv.weight.grad.numpy()
+    assert g.shape == (4, cin, 3, 3)
+    np.testing.assert_array_equal(g, gw.numpy())
+    # the same numbers as the gradient computed from the definition: sum over windows of x
+    xp = np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = np.stack([xp[:, :, i:i + 28, j:j + 28].sum(axis=(0, 2, 3)) for i in range(3) for j in range(3)], -1)
+    np.testing.assert_allclose(g, np.broadcast_to(want.reshape(1, cin, 3, 3), g.shape), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(conv.bias.grad.numpy(), np.full(4, batch * 28 * 28, np.float32))
