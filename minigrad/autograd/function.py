@@ -260,10 +260,7 @@ class Function(Node):
                     d = a._data
                     # an edge: (producer node, its output index, the input's shape and dtype for sum_to)
                     if fn is None:
-                        fn = a._acc
-                        if fn is None:
-                            fn = _accumulator(a)
-                        edges.append((fn, 0, d.shape, d.dtype))
+                        edges.append((_accumulator(a), 0, d.shape, d.dtype))
                     else:
                         edges.append((fn, a._output_nr, d.shape, d.dtype))
                     need.append(True)
@@ -278,7 +275,7 @@ class Function(Node):
         ctx._edges = edges
         ctx._seq = next(_seq)
         to_save = ctx._to_save
-        if type(out) is np.ndarray or type(out) is not tuple:
+        if type(out) is not tuple:
             raw = out
             if type(out) is not np.ndarray:
                 out = np.asarray(out)  # NumPy gives scalars for 0-d results
@@ -368,7 +365,7 @@ def _pack(to_save, args, arrays, outs, results):
             packed.append((0, x, vc, vc[0]))
         elif isinstance(x, np.generic):
             packed.append(_pack_other(x, outs, results))
-        else:  # None, a Python number or any other constant
+        else:  # a Python number or any other constant
             packed.append((2, x, None, 0))
     return packed
 

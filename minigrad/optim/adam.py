@@ -125,11 +125,11 @@ class AdamStep(Function):
         for i, p in enumerate(ps):
             g, m, v, dt = gs[i], ms[i], vs[i], p.dtype.type
             st = steps[i]
+            np.add(st, 1, out=st)
+            step_size, bias_correction2_sqrt = _HOST_MATH["adam_bias"](float(st), lr, beta1, beta2)
             if kernel is not None and p.flags.c_contiguous and g.flags.c_contiguous and m.flags.c_contiguous \
                     and v.flags.c_contiguous and (not amsgrad or vmaxs[i].flags.c_contiguous):
                 # numba: the same arithmetic in one pass over p (kernels/optim.py)
-                np.add(st, 1, out=st)
-                step_size, bias_correction2_sqrt = _HOST_MATH["adam_bias"](float(st), lr, beta1, beta2)
                 if weight_decay == 0:
                     wd_mode, wd = 0, 0.0
                 elif decoupled_weight_decay:
@@ -147,7 +147,6 @@ class AdamStep(Function):
                 tmp, denom = rows[0, :p.size].reshape(p.shape), rows[1, :p.size].reshape(p.shape)
             else:  # the kernel's case left to NumPy (a strided tensor): temporaries of its own
                 tmp, denom = np.empty_like(p), np.empty_like(p)
-            np.add(st, 1, out=st)
             if maximize:
                 g = np.negative(g)
             if weight_decay != 0:
@@ -169,7 +168,6 @@ class AdamStep(Function):
             if 1 - beta2 != 1:
                 prod *= 1 - beta2
             np.add(v, prod, out=v)
-            step_size, bias_correction2_sqrt = _HOST_MATH["adam_bias"](float(st), lr, beta1, beta2)
             if amsgrad:
                 np.maximum(vmaxs[i], v, out=vmaxs[i])
                 np.sqrt(vmaxs[i], out=denom)
