@@ -191,40 +191,110 @@ class Function(Node):
         """Run forward on the arguments' arrays; record a node when grad mode is on and an input needs it."""
         if _tracer is not None:  # mg.trace is recording (minigrad/graph/trace.py): one check otherwise
             return _tracer.apply(cls, args)
-        # The per-op hot path, so unwrapping is unrolled for the common one- and two-argument ops.
+        # The per-op hot path: unwrapping is unrolled for the common one- and two-argument ops, and
+        # builds the graph edges as it goes (no second pass over the arguments when recording).
         n = len(args)
         if n == 2:
-            x, y = args
-            if isinstance(x, Tensor):
-                record = x.requires_grad
-                x = x._data
-            else:
-                record = False
-            if isinstance(y, Tensor):
-                record = record or y.requires_grad
-                y = y._data
-            arrays = (x, y)
-        elif n == 1 and isinstance(args[0], Tensor):
-            record = args[0].requires_grad
-            arrays = (args[0]._data,)
-        else:
-            record = False
+            return cls._apply2(args[0], args[1])
+        if n == 1 and isinstance(args[0], Tensor):
+            a = args[0]
+            x = a._data
+            arrays = (x,)
+            if a.requires_grad and _state.enabled:
+                if a._base is not None:
+                    _fresh_view(a)
+                fn = a.grad_fn
+                ea = (fn, a._output_nr, x.shape, x.dtype) if fn is not None else \
+                    (_accumulator(a), 0, x.shape, x.dtype)
+                return cls._apply_recorded(args, arrays, (ea,), _TRUE1)
+        else:  # one pass: the arrays, and the edges of those inputs that need a gradient
             arrays = []
+            edges = []
+            record = False
+            enabled = _state.enabled
             for a in args:
                 if isinstance(a, Tensor):
-                    if a.requires_grad:
+                    if enabled and a.requires_grad:
+                        if a._base is not None:
+                            _fresh_view(a)
+                        fn, d = a.grad_fn, a._data
+                        arrays.append(d)
+                        edges.append((fn, a._output_nr, d.shape, d.dtype) if fn is not None else
+                                     (_accumulator(a), 0, d.shape, d.dtype))
                         record = True
+                        continue
                     arrays.append(a._data)
                 else:
                     arrays.append(a)
-        if record and _state.enabled:
-            return cls._apply_recorded(args, arrays)
+                edges.append(_NO_EDGE)
+            if record:
+                return cls._apply_recorded(args, arrays, edges, tuple([e is not _NO_EDGE for e in edges]))
+        return cls._apply_plain(args, arrays)
+
+    @classmethod
+    def _apply2(cls, a, b):
+        """apply(a, b): the two-argument ops (every binary op, and most products in a backward).
+
+        Unwrapping builds the graph edges as it goes, and the no-graph path runs a `_fast` ufunc
+        directly; hot wrappers (add, mul, sub) call this instead of apply, which saves the
+        *args packing (a slow call in CPython 3.11)."""
+        if _tracer is not None:
+            return _tracer.apply(cls, (a, b))
+        if isinstance(a, Tensor):
+            x = a._data
+            if a.requires_grad:
+                if a._base is not None:
+                    _fresh_view(a)
+                fn = a.grad_fn
+                # an edge: (producer node, its output index, the input's shape and dtype for sum_to)
+                ea = (fn, a._output_nr, x.shape, x.dtype) if fn is not None else \
+                    (_accumulator(a), 0, x.shape, x.dtype)
+            else:
+                ea = _NO_EDGE
+        else:
+            x, ea = a, _NO_EDGE
+        if isinstance(b, Tensor):
+            y = b._data
+            if b.requires_grad:
+                if b._base is not None:
+                    _fresh_view(b)
+                fn = b.grad_fn
+                eb = (fn, b._output_nr, y.shape, y.dtype) if fn is not None else \
+                    (_accumulator(b), 0, y.shape, y.dtype)
+            else:
+                eb = _NO_EDGE
+        else:
+            y, eb = b, _NO_EDGE
+        if (ea is not _NO_EDGE or eb is not _NO_EDGE) and _state.enabled:
+            return cls._apply_recorded((a, b), (x, y), (ea, eb), (ea is not _NO_EDGE, eb is not _NO_EDGE))
+        f = cls._fast
+        if f is None or cls._is_view:
+            return cls._apply_plain((a, b), (x, y))
+        try:
+            if cls._recycle and type(x) is np.ndarray and x.nbytes >= _buffers.MIN_BYTES:
+                out = f(x, y, out=_buffers.result(x, y))
+            else:
+                out = f(x, y)
+        except (ValueError, IndexError, TypeError) as e:
+            raise _op_error(cls, (x, y), e) from None
+        t = _new(Tensor)  # inlined Tensor._make
+        t._data = out if type(out) is np.ndarray else np.asarray(out)
+        t.requires_grad = False
+        t.grad_fn = None
+        t._output_nr = 0
+        t._vc = None
+        return t
+
+    @classmethod
+    def _apply_plain(cls, args, arrays):
+        """Forward without recording: the `_fast` NumPy function when the op has one, else forward
+        with a ctx whose saves are no-ops."""
         try:
             if cls._fast is not None:
                 out = _buffers.ufunc(cls._fast, *arrays) if cls._recycle else cls._fast(*arrays)
             else:
                 ctx = _NoGradCtx()
-                ctx.needs_input_grad = (False,) * n
+                ctx.needs_input_grad = (False,) * len(arrays)
                 out = cls.forward(ctx, *arrays)
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, arrays, e) from None
@@ -245,31 +315,17 @@ class Function(Node):
         return t
 
     @classmethod
-    def _apply_recorded(cls, args, arrays):
+    def _apply_recorded(cls, args, arrays, edges, need):
+        """Record: run forward with a ctx that becomes the output's grad_fn, edges to the inputs' nodes."""
         ctx = _new(cls)
         ctx._to_save = ctx._non_diff = None
         ctx._saved = ()
-        edges = []
-        need = []
-        for a in args:
-            if isinstance(a, Tensor):
-                if a._base is not None:
-                    _fresh_view(a)
-                if a.requires_grad:
-                    fn = a.grad_fn
-                    d = a._data
-                    # an edge: (producer node, its output index, the input's shape and dtype for sum_to)
-                    if fn is None:
-                        edges.append((_accumulator(a), 0, d.shape, d.dtype))
-                    else:
-                        edges.append((fn, a._output_nr, d.shape, d.dtype))
-                    need.append(True)
-                    continue
-            edges.append(_NO_EDGE)
-            need.append(False)
-        ctx.needs_input_grad = tuple(need)
+        ctx.needs_input_grad = need
         try:
-            out = cls.forward(ctx, *arrays)
+            if len(arrays) == 2:  # a call without * unpacking is a fast Python-to-Python call
+                out = cls.forward(ctx, arrays[0], arrays[1])
+            else:
+                out = cls.forward(ctx, *arrays)
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, arrays, e) from None
         ctx._edges = edges
@@ -319,6 +375,7 @@ class Function(Node):
 
 
 _NO_EDGE = (None, 0, None, None)
+_TRUE1 = (True,)
 _tracer = None  # the active mg.trace recorder (minigrad/graph/trace.py), None when not tracing
 _seq = itertools.count()  # creation order: a node is always created after the nodes of its inputs
 _new = object.__new__
@@ -345,19 +402,25 @@ def _pack(to_save, args, arrays, outs, results):
     that no cycle output -> node -> output keeps the graph alive; 2: a constant.
     """
     packed = []
+    n = len(arrays)
+    a0 = arrays[0] if n else None
+    a1 = arrays[1] if n > 1 else None
     for x in to_save:
         if x is None:  # what an op saves in place of a value its backward will not need
             packed.append(_SAVED_NONE)
-        elif type(x) is np.ndarray:
-            for a, arr in zip(args, arrays):
-                if arr is x and isinstance(a, Tensor):  # an input: the Tensor and its version
+            continue
+        if type(x) is np.ndarray:
+            # an input: the Tensor and its version (unrolled for the common one and two inputs)
+            i = 0 if x is a0 else (1 if x is a1 else _index(x, arrays, n))
+            if i >= 0:
+                a = args[i]
+                if isinstance(a, Tensor):
                     vc = a._vc
                     if vc is None:
                         vc = a._vc = [0]
                     packed.append((0, a, vc, vc[0]))
-                    break
-            else:
-                packed.append(_pack_other(x, outs, results))
+                    continue
+            packed.append(_pack_other(x, outs, results))
         elif isinstance(x, Tensor):
             vc = x._vc
             if vc is None:
@@ -368,6 +431,14 @@ def _pack(to_save, args, arrays, outs, results):
         else:  # a Python number or any other constant
             packed.append((2, x, None, 0))
     return packed
+
+
+def _index(x, arrays, n):
+    """The position of array x among the arguments from the third on (by identity), or -1."""
+    for i in range(2, n):
+        if arrays[i] is x:
+            return i
+    return -1
 
 
 _SAVED_NONE = (2, None, None, 0)

@@ -66,11 +66,21 @@ def _common_binary(cls, input, other):
     two tensors of one dtype (every product in a backward): nothing to promote. None otherwise."""
     d = input._data.dtype
     if type(other) is float:
-        if d.kind == "f":
-            return cls.apply(input, _scalar(other, d))
-    elif type(other) is Tensor and other._data.dtype is d:
-        return cls.apply(input, other)
-    return None
+        if d.kind != "f":
+            return None
+        c = _scalars.get((other, d))
+        other = c if c is not None else _scalar(other, d)
+    elif type(other) is not Tensor or other._data.dtype is not d:
+        return None
+    # Function._apply2 skips apply's *args (a slow call in CPython 3.11); apply itself is taken
+    # while something wraps it (forward AD, the profiler, the doctor: they replace Function.apply)
+    if _FUNCTION_ATTRS["apply"] is _APPLY:
+        return cls._apply2(input, other)
+    return cls.apply(input, other)
+
+
+_FUNCTION_ATTRS = Function.__dict__
+_APPLY = _FUNCTION_ATTRS["apply"]
 
 
 def _scalar(v, dtype):

@@ -122,6 +122,7 @@ class AdamStep(Function):
     def forward(ctx, ps, gs, ms, vs, vmaxs, steps, scratch, amsgrad, beta1, beta2, lr, weight_decay, eps,
                 maximize, decoupled_weight_decay):
         kernel = kernels.load("optim").adam if kernels.available() else None
+        consts = {}
         for i, p in enumerate(ps):
             g, m, v, dt = gs[i], ms[i], vs[i], p.dtype.type
             st = steps[i]
@@ -138,9 +139,11 @@ class AdamStep(Function):
                     wd_mode, wd = (2, 1.0) if weight_decay == 1 else (3, weight_decay)
                 w = 1 - beta1
                 small_w = abs(w) < 0.5
-                kernel(p, g, m, v, vmaxs[i] if amsgrad else _unused(p.dtype), amsgrad, maximize, wd_mode, dt(wd),
-                       small_w, dt(w if small_w else 1 - w), dt(beta2), dt(1 - beta2), dt(bias_correction2_sqrt),
-                       dt(eps), dt(-step_size))
+                c = consts.get(dt)  # the step-independent scalars in the parameter's dtype, once per step
+                if c is None:
+                    c = consts[dt] = (dt(wd), dt(w if small_w else 1 - w), dt(beta2), dt(1 - beta2), dt(eps))
+                kernel(p, g, m, v, vmaxs[i] if amsgrad else _unused(p.dtype), amsgrad, maximize, wd_mode, c[0],
+                       small_w, c[1], c[2], c[3], dt(bias_correction2_sqrt), c[4], dt(-step_size))
                 continue
             if scratch is not None:
                 rows = scratch[p.dtype]

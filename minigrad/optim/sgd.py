@@ -104,6 +104,7 @@ class SGDStep(Function):
     @staticmethod
     def forward(ctx, ps, gs, bufs, scratch, lr, momentum, dampening, weight_decay, nesterov, maximize):
         kernel = kernels.load("optim").sgd if kernels.available() else None
+        consts = {}  # the kernel's scalars in each parameter dtype, made once per step
         for i, p in enumerate(ps):
             g, dt = gs[i], p.dtype.type
             if kernel is not None and p.flags.c_contiguous and g.flags.c_contiguous:
@@ -113,8 +114,10 @@ class SGDStep(Function):
                 if first:
                     buf = bufs[i] = np.empty_like(p)
                 if buf is None or buf.flags.c_contiguous:
-                    kernel(p, g, p if buf is None else buf, first, dt(-lr), dt(weight_decay), dt(momentum),
-                           dt(1 - dampening), nesterov, maximize)
+                    c = consts.get(dt)
+                    if c is None:
+                        c = consts[dt] = (dt(-lr), dt(weight_decay), dt(momentum), dt(1 - dampening))
+                    kernel(p, g, p if buf is None else buf, first, c[0], c[1], c[2], c[3], nesterov, maximize)
                     continue
             tmp = scratch[p.dtype][0, :p.size].reshape(p.shape) if scratch is not None else np.empty_like(p)
             if maximize:
