@@ -33,8 +33,8 @@ def minigrad_step(cfg):
     import minigrad.nn as nn
     import minigrad.nn.functional as F
     x, y, params = make_data()
-    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
-                          nn.Linear(128, 10))
+    model = nn.Sequential(nn.Linear(SIZES[0], SIZES[1]), nn.ReLU(), nn.Linear(SIZES[1], SIZES[2]), nn.ReLU(),
+                          nn.Linear(SIZES[2], SIZES[3]))
     for p, v in zip(model.parameters(), params):
         p.data = mg.from_numpy(v.copy())
     opt = mg.optim.SGD(model.parameters(), lr=LR)
@@ -82,8 +82,9 @@ def numpy_step(cfg):
 def torch_step(cfg):
     import torch
     x, y, params = make_data()
-    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 128),
-                                torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    model = torch.nn.Sequential(torch.nn.Linear(SIZES[0], SIZES[1]), torch.nn.ReLU(),
+                                torch.nn.Linear(SIZES[1], SIZES[2]), torch.nn.ReLU(),
+                                torch.nn.Linear(SIZES[2], SIZES[3]))
     with torch.no_grad():
         for p, v in zip(model.parameters(), params):
             p.copy_(torch.from_numpy(v))

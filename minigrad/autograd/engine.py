@@ -116,7 +116,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 continue
             if node._special or capturing:  # hooks, leaves, several outputs, autograd.grad captures
                 if type(node) is AccumulateGrad and not capturing and node._pre_hooks is None:
-                    var = node.variable
+                    var = node._variable()  # the leaf (held weakly)
                     if var is None:  # the leaf is gone: nobody can read its gradient
                         continue
                     if not var._hooks:  # the common leaf: straight into .grad

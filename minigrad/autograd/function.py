@@ -207,14 +207,15 @@ class Function(Node):
                 ea = (fn, a._output_nr, x.shape, x.dtype) if fn is not None else \
                     (_accumulator(a), 0, x.shape, x.dtype)
                 return cls._apply_recorded(args, arrays, (ea,), _TRUE1)
+        elif not _state.enabled:  # no graph: just the arrays
+            arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         else:  # one pass: the arrays, and the edges of those inputs that need a gradient
             arrays = []
             edges = []
             record = False
-            enabled = _state.enabled
             for a in args:
                 if isinstance(a, Tensor):
-                    if enabled and a.requires_grad:
+                    if a.requires_grad:
                         if a._base is not None:
                             _fresh_view(a)
                         fn, d = a.grad_fn, a._data
@@ -299,7 +300,7 @@ class Function(Node):
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, arrays, e) from None
         if type(out) is tuple:
-            outs = tuple([_plain(o if type(o) is np.ndarray else np.asarray(o)) for o in out])
+            outs = tuple([_plain(o) if type(o) is np.ndarray else _plain(np.asarray(o)) for o in out])
             if cls._is_view:
                 for o in outs:
                     _share_view(o, args[0])

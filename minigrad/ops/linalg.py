@@ -214,12 +214,13 @@ class AddmmBackward(Function):
 def linear(x, weight, bias=None):
     """x @ weight.T + bias (torch.nn.functional.linear), as one fused node."""
     xs, ws = tuple(x.shape), tuple(weight.shape)  # plain tuples: Size's indexing is Python code
-    if len(ws) != 2:
+    if not xs or len(ws) not in (1, 2) or xs[-1] != ws[-1]:
+        why = (f"in_features {xs[-1] if xs else None} and {ws[-1]} differ" if len(ws) in (1, 2)
+               else "the weight must be 1-D or 2-D")
+        raise RuntimeError(f"linear: input of shape {xs} and weight of shape {ws}: {why}")
+    if len(ws) == 1:
         out = matmul(x, weight)
         return out + bias if bias is not None else out
-    if not xs or xs[-1] != ws[1]:
-        raise RuntimeError(f"linear: input of shape {x.shape} and weight of shape {weight.shape}: "
-                           f"in_features {x.shape[-1] if x.ndim else None} and {weight.shape[1]} differ")
     # no silent promotion, as PyTorch: an int64 or float64 input into a float32 layer is an error
     if x.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):
         raise RuntimeError(f"linear: mat1 and mat2 must have the same dtype, but got {x.dtype} and "
