@@ -201,12 +201,7 @@ class Function(Node):
             x = a._data
             arrays = (x,)
             if a.requires_grad and _state.enabled:
-                if a._base is not None:
-                    _fresh_view(a)
-                fn = a.grad_fn
-                ea = (fn, a._output_nr, x.shape, x.dtype) if fn is not None else \
-                    (_accumulator(a), 0, x.shape, x.dtype)
-                return cls._apply_recorded(args, arrays, (ea,), _TRUE1)
+                return cls._apply_recorded(args, arrays, (_edge(a),), _TRUE1)
         elif not _state.enabled:  # no graph: just the arrays
             arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         else:  # one pass: the arrays, and the edges of those inputs that need a gradient
@@ -216,12 +211,8 @@ class Function(Node):
             for a in args:
                 if isinstance(a, Tensor):
                     if a.requires_grad:
-                        if a._base is not None:
-                            _fresh_view(a)
-                        fn, d = a.grad_fn, a._data
-                        arrays.append(d)
-                        edges.append((fn, a._output_nr, d.shape, d.dtype) if fn is not None else
-                                     (_accumulator(a), 0, d.shape, d.dtype))
+                        edges.append(_edge(a))
+                        arrays.append(a._data)  # after _edge: a stale view is re-sliced there
                         record = True
                         continue
                     arrays.append(a._data)
@@ -236,38 +227,21 @@ class Function(Node):
     def _apply2(cls, a, b):
         """apply(a, b): the two-argument ops (every binary op, and most products in a backward).
 
-        Unwrapping builds the graph edges as it goes, and the no-graph path runs a `_fast` ufunc
-        directly; hot wrappers (add, mul, sub) call this instead of apply, which saves the
+        The no-graph path runs a `_fast` ufunc directly; hot wrappers (add, mul, sub) call this instead of apply, which saves the
         *args packing (a slow call in CPython 3.11)."""
         if _tracer is not None:
             return _tracer.apply(cls, (a, b))
         if isinstance(a, Tensor):
-            x = a._data
-            if a.requires_grad:
-                if a._base is not None:
-                    _fresh_view(a)
-                fn = a.grad_fn
-                # an edge: (producer node, its output index, the input's shape and dtype for sum_to)
-                ea = (fn, a._output_nr, x.shape, x.dtype) if fn is not None else \
-                    (_accumulator(a), 0, x.shape, x.dtype)
-            else:
-                ea = _NO_EDGE
+            x, ra = a._data, a.requires_grad
         else:
-            x, ea = a, _NO_EDGE
+            x, ra = a, False
         if isinstance(b, Tensor):
-            y = b._data
-            if b.requires_grad:
-                if b._base is not None:
-                    _fresh_view(b)
-                fn = b.grad_fn
-                eb = (fn, b._output_nr, y.shape, y.dtype) if fn is not None else \
-                    (_accumulator(b), 0, y.shape, y.dtype)
-            else:
-                eb = _NO_EDGE
+            y, rb = b._data, b.requires_grad
         else:
-            y, eb = b, _NO_EDGE
-        if (ea is not _NO_EDGE or eb is not _NO_EDGE) and _state.enabled:
-            return cls._apply_recorded((a, b), (x, y), (ea, eb), (ea is not _NO_EDGE, eb is not _NO_EDGE))
+            y, rb = b, False
+        if (ra or rb) and _state.enabled:  # edges only when recording (_edge may re-slice a view)
+            return cls._apply_recorded((a, b), (x, y), (_edge(a) if ra else _NO_EDGE, _edge(b) if rb else _NO_EDGE),
+                                       (ra, rb))
         f = cls._fast
         if f is None or cls._is_view:
             return cls._apply_plain((a, b), (x, y))
@@ -278,13 +252,7 @@ class Function(Node):
                 out = f(x, y)
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, (x, y), e) from None
-        t = _new(Tensor)  # inlined Tensor._make
-        t._data = out if type(out) is np.ndarray else np.asarray(out)
-        t.requires_grad = False
-        t.grad_fn = None
-        t._output_nr = 0
-        t._vc = None
-        return t
+        return _plain(out if type(out) is np.ndarray else np.asarray(out))
 
     @classmethod
     def _apply_plain(cls, args, arrays):
@@ -380,6 +348,17 @@ _TRUE1 = (True,)
 _tracer = None  # the active mg.trace recorder (minigrad/graph/trace.py), None when not tracing
 _seq = itertools.count()  # creation order: a node is always created after the nodes of its inputs
 _new = object.__new__
+
+
+def _edge(t):
+    """The graph edge to tensor t, an input that requires grad: (the node that made t -- its
+    AccumulateGrad when t is a leaf --, t's output index there, t's shape and dtype for sum_to)."""
+    if t._base is not None:
+        _fresh_view(t)  # a view whose base changed in place since: re-sliced, so a new grad_fn
+    fn, d = t.grad_fn, t._data
+    if fn is not None:
+        return (fn, t._output_nr, d.shape, d.dtype)
+    return (_accumulator(t), 0, d.shape, d.dtype)
 
 
 def _is_in(x, items):

@@ -381,3 +381,19 @@ def test_leaf_modified_under_no_grad_after_use_raises(modify):
         modify(x)
     with pytest.raises(RuntimeError, match="MulBackward0"):
         y.backward()
+
+
+def test_view_used_by_a_no_grad_op_after_inplace_on_base_keeps_its_graph():
+    # a stale view is re-sliced only when an op records it: a no-grad op (here two-argument, the
+    # path add/mul/sub take) must leave its grad_fn as it is, so a later recorded use still sees
+    # the in-place write
+    x = mg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    base = x * 1.0
+    v = base[:2]
+    base.mul_(2.0)
+    with mg.no_grad():
+        _ = v * v
+        _ = v + 1.0
+    assert v.requires_grad and v.grad_fn is not None
+    (v * 3.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0, 0.0, 0.0])
