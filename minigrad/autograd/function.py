@@ -227,8 +227,8 @@ class Function(Node):
     def _apply2(cls, a, b):
         """apply(a, b): the two-argument ops (every binary op, and most products in a backward).
 
-        The no-graph path runs a `_fast` ufunc directly; hot wrappers (add, mul, sub) call this instead of apply, which saves the
-        *args packing (a slow call in CPython 3.11)."""
+        The no-graph path runs a `_fast` ufunc directly. The hot wrappers (add, mul, sub) call this
+        instead of apply, which saves the *args packing (a slow call in CPython 3.11)."""
         if _tracer is not None:
             return _tracer.apply(cls, (a, b))
         if isinstance(a, Tensor):
@@ -240,8 +240,8 @@ class Function(Node):
         else:
             y, rb = b, False
         if (ra or rb) and _state.enabled:  # edges only when recording (_edge may re-slice a view)
-            return cls._apply_recorded((a, b), (x, y), (_edge(a) if ra else _NO_EDGE, _edge(b) if rb else _NO_EDGE),
-                                       (ra, rb))
+            edges = (_edge(a) if ra else _NO_EDGE, _edge(b) if rb else _NO_EDGE)
+            return cls._apply_recorded((a, b), (x, y), edges, (ra, rb))
         f = cls._fast
         if f is None or cls._is_view:
             return cls._apply_plain((a, b), (x, y))
