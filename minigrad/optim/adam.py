@@ -122,6 +122,15 @@ class AdamStep(Function):
     def forward(ctx, ps, gs, ms, vs, vmaxs, steps, scratch, amsgrad, beta1, beta2, lr, weight_decay, eps,
                 maximize, decoupled_weight_decay):
         kernel = kernels.load("optim").adam if kernels.available() else None
+        if kernel is not None:  # the kernel's form of the hyper-parameters, the same for every parameter
+            if weight_decay == 0:
+                wd_mode, wd = 0, 0.0
+            elif decoupled_weight_decay:
+                wd_mode, wd = 1, 1 - lr * weight_decay
+            else:
+                wd_mode, wd = (2, 1.0) if weight_decay == 1 else (3, weight_decay)
+            w = 1 - beta1
+            small_w = abs(w) < 0.5
         consts = {}
         for i, p in enumerate(ps):
             g, m, v, dt = gs[i], ms[i], vs[i], p.dtype.type
@@ -131,14 +140,6 @@ class AdamStep(Function):
             if kernel is not None and p.flags.c_contiguous and g.flags.c_contiguous and m.flags.c_contiguous \
                     and v.flags.c_contiguous and (not amsgrad or vmaxs[i].flags.c_contiguous):
                 # numba: the same arithmetic in one pass over p (kernels/optim.py)
-                if weight_decay == 0:
-                    wd_mode, wd = 0, 0.0
-                elif decoupled_weight_decay:
-                    wd_mode, wd = 1, 1 - lr * weight_decay
-                else:
-                    wd_mode, wd = (2, 1.0) if weight_decay == 1 else (3, weight_decay)
-                w = 1 - beta1
-                small_w = abs(w) < 0.5
                 c = consts.get(dt)  # the step-independent scalars in the parameter's dtype, once per step
                 if c is None:
                     c = consts[dt] = (dt(wd), dt(w if small_w else 1 - w), dt(beta2), dt(1 - beta2), dt(eps))
