@@ -30,9 +30,8 @@ def _spread(grads, need):
 
 def _reduce_np(loss, reduction, denom, dt):
     if reduction == "mean":
-        if denom == 0:  # every target ignored: nan, as PyTorch, without a warning
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return np.asarray(loss.sum() / denom, dtype=dt)
+        if denom == 0:  # no target counts (all ignored or of weight 0): nan, as PyTorch, without a warning
+            return np.asarray(np.nan, dtype=dt)
         return np.asarray(loss.sum() / denom, dtype=dt)
     if reduction == "sum":
         return np.asarray(loss.sum(), dtype=dt)
@@ -112,7 +111,7 @@ class CrossEntropyLoss(Function):
                 smooth = -(logp * wb).sum(axis=1) if wb is not None else -logp.sum(axis=1)
                 loss = loss + b * smooth
                 S = a + b * (w.sum() if w is not None else dt.type(C))
-            st.update(tt=tt, a=a, S=S, b=b)
+            st.update(tt=tt, a=a, S=S, b=b, valid=valid)
             denom = wt.sum()
         st["denom"] = denom
         if need and need[0]:
@@ -174,7 +173,8 @@ class CrossEntropyLossBackward(Function):
         dt = z.dtype
         ndim = z.ndim
         if red == "mean":
-            gi = (g / dt.type(st["denom"])).astype(dt)
+            with np.errstate(divide="ignore", invalid="ignore"):  # a zero denominator: see below
+                gi = (g / dt.type(st["denom"])).astype(dt)
         elif red == "sum":
             gi = g.astype(dt, copy=False)
         else:
@@ -201,6 +201,12 @@ class CrossEntropyLossBackward(Function):
                 dz = p * gi
                 dz[np.arange(dz.shape[0]), st["tt"][:, 0]] -= gi
             out.append(dz)
+        elif nz and red == "mean" and st["denom"] == 0:
+            # no target counts (every one ignored, or all their weights 0): as PyTorch, a row whose
+            # target is ignored gets no gradient, the others nan (0/0) -- not nan everywhere, and no
+            # division-by-zero warnings
+            keep = np.expand_dims(st["valid"], 1)
+            out.append(np.where(keep, np.array(np.nan, dt), np.zeros((), dt)) * np.ones(z.shape, dt))
         elif nz:
             p, tt, a, S = st["p"], st["tt"], st["a"], st["S"]
             gi_el = gi[:, 0] if red == "none" else gi
@@ -326,6 +332,7 @@ class NllLoss(Function):
         wt = (w[tt[:, 0]] * valid) if w is not None else valid.astype(dt)
         loss = -wt * np.take_along_axis(x, tt, axis=1)[:, 0]
         ctx.tt, ctx.wt, ctx.reduction, ctx.shape, ctx.dtype = tt, wt, reduction, x.shape, dt
+        ctx.valid = valid
         ctx.denom = wt.sum()
         ctx.save_for_backward()
         return _reduce_np(loss, reduction, ctx.denom, dt)
@@ -334,8 +341,15 @@ class NllLoss(Function):
     def backward(ctx, g):
         ctx.saved_tensors  # raises if the graph was freed
         m = np.zeros(ctx.shape, ctx.dtype)
-        np.put_along_axis(m, ctx.tt, -ctx.wt[:, None], axis=1)
         red = ctx.reduction
+        if red == "mean" and ctx.denom == 0:
+            # no target counts (every one ignored, or all their weights 0): as PyTorch, -w[t_i] / 0
+            # at each counted target (nan), 0 everywhere else -- not g / 0 spread over the whole input
+            with np.errstate(divide="ignore", invalid="ignore"):
+                vals = np.where(ctx.valid, -ctx.wt / ctx.dtype.type(0), ctx.dtype.type(0))
+            np.put_along_axis(m, ctx.tt, np.expand_dims(vals, 1), axis=1)
+            return g * _make(m), None, None, None, None
+        np.put_along_axis(m, ctx.tt, -ctx.wt[:, None], axis=1)
         if red == "mean":
             g = g / float(ctx.denom)
         elif red == "none":

@@ -141,6 +141,38 @@ def test_cross_entropy_all_ignored_mean_is_nan():
     assert np.isnan(out.item())  # 0 / 0, as PyTorch
 
 
+@pytest.mark.parametrize("fn, eps", [("cross_entropy", 0.0), ("cross_entropy", 0.3), ("nll_loss", 0.0)])
+@pytest.mark.parametrize("shape", [(3, 4), (3, 4, 2)])
+def test_no_target_counts_mean_gradient_as_pytorch(fn, eps, shape):
+    """'mean' with nothing to average over (every target ignored, or every counted target of
+    weight 0): the loss is nan (0/0) and so is the gradient of a row whose target counts, but a row
+    whose target is ignored gets none -- as PyTorch; it was nan everywhere, with warnings."""
+    x = RNG.standard_normal(shape)
+    tshape = shape[:1] + shape[2:]
+    kw = {"label_smoothing": eps} if eps else {}
+    cases = [(np.ones(tshape, int), None),  # every target ignored
+             (np.where(np.arange(np.prod(tshape)).reshape(tshape) % 2, 1, 0), np.array([0.0, 2, 0, 4]))]
+    for t, w in cases:  # the second: class 0 (weight 0) or ignored 1: nothing counts
+        a = t64(x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no divide-by-zero RuntimeWarning
+            loss = getattr(F, fn)(a, mg.tensor(t), weight=None if w is None else t64(w, False),
+                                  ignore_index=1, **kw)
+            loss.backward()
+        assert np.isnan(loss.item())
+        g = np.moveaxis(a.grad.numpy(), 1, -1)  # (N, d..., C): one row of C per target
+        ignored = t == 1
+        np.testing.assert_array_equal(g[ignored], 0.0)
+        counted = g[~ignored]
+        if fn == "cross_entropy":  # the nan reaches every class through the softmax
+            assert np.isnan(counted).all()
+        else:  # -w[t] / 0 at the target, 0 elsewhere
+            tc = t[~ignored]
+            assert np.isnan(counted[np.arange(len(tc)), tc]).all()
+            counted[np.arange(len(tc)), tc] = 0
+            np.testing.assert_array_equal(counted, 0.0)
+
+
 def test_cross_entropy_ignore_index_inside_class_range_gets_no_gradient():
     x = t64(RNG.standard_normal((3, 4)))
     F.cross_entropy(x, mg.tensor([1, 2, 1]), ignore_index=1).backward()
