@@ -508,6 +508,13 @@ _TYPE_NAMES = {np.dtype(k): v for k, v in (
     ("bool", "BoolTensor"))}
 
 
+def _shape_of(t):
+    """t.shape as a plain tuple, without making a Size (for checks on hot paths): its array's shape,
+    except inside vmap, where a BatchedTensor's array holds the whole batch (func/vmap.py)."""
+    d = t._data
+    return d.shape if type(d) is np.ndarray else tuple(t.shape)
+
+
 def _is_dtype(a):
     return isinstance(a, (np.dtype, str)) or (isinstance(a, type) and issubclass(a, (np.generic, float, int, bool)))
 

@@ -27,7 +27,7 @@ from ..ops.padding import ConstantPadNd
 from ..ops.pooling import AvgPool2D, MaxPool2DWithIndices, _avg_divisor, max_pool2d_indices
 from ..random import get_rng
 from ..ops.random import DropoutMask
-from ..tensor import Tensor
+from ..tensor import Tensor, _shape_of
 
 __all__ = [
     "relu", "relu6", "hardtanh", "sigmoid", "tanh", "softmax", "log_softmax", "leaky_relu", "gelu",
@@ -77,8 +77,11 @@ def _legacy_reduction(size_average, reduce, reduction):
     return reduction
 
 
+_REDUCTIONS = ("mean", "sum", "none")
+
+
 def _check_reduction(reduction, op):
-    if reduction not in ("mean", "sum", "none"):
+    if reduction not in _REDUCTIONS:
         raise ValueError(f"{op}: {reduction!r} is not a valid value for reduction "
                          f"(expected 'mean', 'sum' or 'none')")
 
@@ -386,16 +389,19 @@ def _class_target_info(input, target, op):
     if target.dtype.kind not in "iu":
         raise TypeError(f"{op}: expected an integer (class index) target, got dtype {target.dtype} "
                         f"(input {tuple(input.shape)}, target {tuple(target.shape)})")
-    shape = tuple(input.shape)  # plain tuples: Size's slicing and comparison are Python code
+    shape = _shape_of(input)  # plain tuples: Size's slicing and comparison are Python code
     expected = shape[:1] + shape[2:]
-    if tuple(target.shape) != expected:
+    if _shape_of(target) != expected:
         raise ValueError(f"{op}: input of shape {shape} needs a class-index target of shape "
                          f"{expected}, got target of shape {tuple(target.shape)}")
     return shape[1]
 
 
+_min, _max = np.minimum.reduce, np.maximum.reduce  # t.min() and t.max() without their Python wrappers
+
+
 def _check_class_range(t, C, ignore_index, op):
-    if t.size == 0 or (t.min() >= 0 and t.max() < C):  # the usual case, in two reductions
+    if t.size == 0 or (_min(t, None) >= 0 and _max(t, None) < C):  # the usual case, in two reductions
         return
     bad = (t != ignore_index) & ((t < 0) | (t >= C))
     if bad.any():
@@ -452,15 +458,21 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         >>> loss = F.cross_entropy(logits, mg.tensor([1, 0, 9, 3]))
         >>> loss.backward()
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction, "cross_entropy")
+    # the checks read the arrays (._data): a training loop's every step passes through here
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in _REDUCTIONS:
+        _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
-    target = _as_tensor(target)
+    if type(target) is not Tensor:
+        target = _as_tensor(target)
     if input.dtype.kind != "f":
         raise TypeError(f"cross_entropy: input must be floating point (logits), got {input.dtype}")
-    input, target, unb = _unbatched(input, target, "cross_entropy")
-    C = input.shape[1]
+    unb = False
+    if len(_shape_of(input)) < 2:
+        input, target, unb = _unbatched(input, target, "cross_entropy")
+    C = _shape_of(input)[1]
     probs = target.dtype.kind == "f"
     if probs:
         if tuple(target.shape) != tuple(input.shape):
@@ -472,7 +484,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     else:
         _class_target_info(input, target, "cross_entropy")
         _check_class_range(target._data, C, ignore_index, "cross_entropy")
-    w = _class_weight(weight, C, "cross_entropy", input.dtype)
+    w = None if weight is None else _class_weight(weight, C, "cross_entropy", input.dtype)
     out = CrossEntropyLoss.apply(input, target, w, probs, int(ignore_index), reduction, float(label_smoothing))
     if unb and reduction == "none":
         out = out.squeeze(0)

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..autograd.function import Function
-from ..tensor import Tensor
+from ..tensor import Tensor, _shape_of
 from .elementwise import _promote
 from .._aliases import dim_alias as _dim_alias
 
@@ -213,7 +213,9 @@ class AddmmBackward(Function):
 
 def linear(x, weight, bias=None):
     """x @ weight.T + bias (torch.nn.functional.linear), as one fused node."""
-    xs, ws = tuple(x.shape), tuple(weight.shape)  # plain tuples: Size's indexing is Python code
+    # plain tuples (every layer of every step passes here: x.shape makes a Size)
+    xs = _shape_of(x) if isinstance(x, Tensor) else x.shape
+    ws = _shape_of(weight) if isinstance(weight, Tensor) else weight.shape
     if not xs or len(ws) not in (1, 2) or xs[-1] != ws[-1]:
         why = (f"in_features {xs[-1] if xs else None} and {ws[-1]} differ" if len(ws) in (1, 2)
                else "the weight must be 1-D or 2-D")
@@ -222,7 +224,8 @@ def linear(x, weight, bias=None):
         out = matmul(x, weight)
         return out + bias if bias is not None else out
     # no silent promotion, as PyTorch: an int64 or float64 input into a float32 layer is an error
-    if x.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):
+    wt = weight.dtype
+    if x.dtype != wt or (bias is not None and bias.dtype != wt):
         raise RuntimeError(f"linear: mat1 and mat2 must have the same dtype, but got {x.dtype} and "
                            f"{weight.dtype}" + ("" if bias is None else f" (bias {bias.dtype})")
                            + f" (input of shape {x.shape}, weight of shape {weight.shape}); "

@@ -110,6 +110,23 @@ def test_linear_without_bias_and_dtype():
     np.testing.assert_allclose(m(_t(np.eye(2))).data.numpy(), m.weight.data.numpy().T)
 
 
+def test_linear_weight_moved_out_of_parameters_is_still_used():
+    """Linear.forward reads its parameters from _parameters (fast); a weight moved out of there and
+    set as a plain attribute (as PyTorch's old weight_norm and pruning do) is the one used."""
+    lin = nn.Linear(3, 2)
+    x = mg.tensor(_rng().standard_normal((4, 3)).astype(np.float32))
+    w = lin.weight
+    del lin._parameters["weight"]
+    lin.weight = w.detach() * 2.0  # a plain tensor: an ordinary attribute now
+    assert "weight" not in dict(lin.named_parameters())
+    expected = x.numpy() @ (2 * w.detach().numpy()).T + lin.bias.detach().numpy()
+    np.testing.assert_allclose(lin(x).detach().numpy(), expected, rtol=1e-6)
+    lin._parameters["weight"] = nn.Parameter(w.detach() * 3.0)  # put back directly: read from there
+    del lin.__dict__["weight"]
+    np.testing.assert_allclose(lin(x).detach().numpy(), x.numpy() @ (3 * w.detach().numpy()).T
+                               + lin.bias.detach().numpy(), rtol=1e-6)
+
+
 def test_linear_init_bounds_kaiming_uniform():
     mg.manual_seed(0)
     m = nn.Linear(400, 300)

@@ -81,7 +81,10 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.linear(input, self.weight, self.bias)
+        p = self._parameters  # read directly: self.weight is found by Module.__getattr__ only after
+        if "weight" in p and "bias" in p:  # a failed lookup (~0.8 us each, every step)
+            return F.linear(input, p["weight"], p["bias"])
+        return F.linear(input, self.weight, self.bias)  # moved out of _parameters (a reparametrisation)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
