@@ -138,12 +138,15 @@ def _fusable(group: dict, params: list, *lists: list) -> bool:
             return False
     for i, p in enumerate(params):
         d = p._data
-        if d.dtype.kind != "f" or not d.flags.writeable or d.ndim == 0:  # NumPy gives 0-d results as scalars
+        dt, shape = d.dtype, d.shape
+        if dt.kind != "f" or not shape or not d.flags.writeable:  # NumPy gives 0-d results as scalars
             return False
         for lst in lists:
             t = lst[i]
-            if t is not None and (t._data.dtype != d.dtype or t._data.shape != d.shape):
-                return False
+            if t is not None:
+                a = t._data
+                if a.dtype is not dt and a.dtype != dt or a.shape != shape:
+                    return False
     return True
 
 
@@ -376,13 +379,16 @@ class Optimizer:
         """The group's parameters that have a gradient, their gradients and their state dicts
         (made by ``_init_state`` on a parameter's first step)."""
         params, grads, states = [], [], []
+        state = self.state
+        init = type(self)._init_state is not Optimizer._init_state  # SGD has no state to make
         for p in group["params"]:
-            grad = p.grad
+            grad = p._grad  # parameters are leaves: .grad's non-leaf warning does not apply
             if grad is None:
                 continue
-            st = self.state[p]
-            if len(st) == 0:
-                self._init_state(p, st, group)
+            st = state[p]
+            if not st:
+                if init:
+                    self._init_state(p, st, group)
             elif "step" in st and not isinstance(st["step"], Tensor):  # a hand-made state dict
                 st["step"] = _step_tensor(float(st["step"]))
             params.append(p)

@@ -145,15 +145,14 @@ class SGDStep(Function):
 def _fused_sgd(opt, group, params, grads, bufs) -> None:
     """The group's step as one SGDStep; a None momentum buffer is made (in the list) on first use."""
     arrays = [b._data if b is not None else None for b in bufs]
-    fresh = [b is None for b in bufs]
     scratch = None if kernels.available() else _scratch(opt, params)  # numba needs no temporaries
     SGDStep.apply([p._data for p in params], [g._data for g in grads], arrays, scratch, float(group["lr"]),
                   float(group["momentum"]), float(group["dampening"]), float(group["weight_decay"]),
                   group["nesterov"], group["maximize"])
     _bump(params)
-    for i, b in enumerate(bufs):
-        if fresh[i]:
-            if arrays[i] is not None:
+    if group["momentum"] != 0:
+        for i, b in enumerate(bufs):
+            if b is None:  # made by this step
                 bufs[i] = Tensor._make(arrays[i])
-        else:
-            b._bump_version()
+            else:
+                b._bump_version()
