@@ -970,8 +970,12 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    """x * hardsigmoid(x)."""
-    return _inplace_result(input, input * (input / 6.0 + 0.5).clamp(0.0, 1.0), inplace)
+    """x * relu6(x + 3) / 6: 0 up to -3, x (x + 3) / 6 strictly inside (-3, 3), x from 3 on; the
+    gradient there 0, x / 3 + 1/2, 1 -- at the kinks 0 and 1, as PyTorch (not the clamp's)."""
+    inside = (input > -3.0).logical_and(input < 3.0)
+    xi = mg.where(inside, input, 0.0)  # the polynomial only where used: no inf * 0 in its gradient
+    out = mg.where(input <= -3.0, input * 0.0, mg.where(inside, xi * (xi + 3.0) / 6.0, input))
+    return _inplace_result(input, out, inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -1001,12 +1005,16 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """x1 . x2 / sqrt(max(||x1||^2 ||x2||^2, eps^2)) along dim (PyTorch's formula)."""
+    """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along dim, as PyTorch: each norm is
+    clamped on its own (a short vector does not borrow the other's length), and the clamp is not
+    differentiated (PyTorch clamps the norms in place under no_grad): the gradient flows through
+    the norm itself."""
     x1, x2 = mg.broadcast_tensors(x1, x2)
-    w12 = (x1 * x2).sum(dim)
-    w1 = (x1 * x1).sum(dim)
-    w2 = (x2 * x2).sum(dim)
-    return w12 / (w1 * w2).clamp(min=eps * eps).sqrt()
+    n1 = mg.linalg.vector_norm(x1, 2, dim=dim, keepdim=True)
+    n2 = mg.linalg.vector_norm(x2, 2, dim=dim, keepdim=True)
+    n1 = n1 + (n1.clamp(min=eps) - n1).detach()
+    n2 = n2 + (n2.clamp(min=eps) - n2).detach()
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:

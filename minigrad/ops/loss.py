@@ -378,6 +378,8 @@ class MseLoss(Function):
         ctx.reduction, ctx.n = reduction, loss.size
         ctx.save_for_backward(x, y)
         if reduction == "mean":
+            if not loss.size:  # the mean of nothing: nan, as PyTorch, without NumPy's warning
+                return np.asarray(np.nan, dtype=loss.dtype)
             return np.asarray(loss.mean())
         if reduction == "sum":
             return np.asarray(loss.sum())
@@ -386,7 +388,7 @@ class MseLoss(Function):
     @staticmethod
     def backward(ctx, g):
         x, y = ctx.saved_tensors
-        gd = g * (2.0 / ctx.n) if ctx.reduction == "mean" else g * 2.0
+        gd = g * (2.0 / max(ctx.n, 1)) if ctx.reduction == "mean" else g * 2.0  # (n = 0: an empty gradient)
         d = gd * (x - y)
         nx, ny = ctx.needs_input_grad[:2]
         return (d if nx else None), (-d if ny else None), None

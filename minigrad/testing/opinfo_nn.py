@@ -337,7 +337,8 @@ def _np_softplus1(x):
 
 
 def _np_cos(a, b, dim=1, eps=1e-8):
-    return (a * b).sum(dim) / np.sqrt(np.maximum((a * a).sum(dim) * (b * b).sum(dim), eps * eps))
+    na = np.maximum(np.sqrt((a * a).sum(dim)), eps)
+    return (a * b).sum(dim) / (na * np.maximum(np.sqrt((b * b).sum(dim)), eps))
 
 
 def _np_group_norm(x, g, w, b, eps=1e-5):

@@ -1,6 +1,7 @@
 """nn.functional (activations, pad, linear, dropout, one_hot, conv, pooling, normalisation, embedding):
 forward against NumPy references, gradcheck / gradgradcheck in float64, and the error messages."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -608,3 +609,55 @@ def test_conv2d_scratch_reuse_across_calls():
         xr = t64(x)
         F.conv2d(xr, t64(w, False), padding=1).sum().backward()
         np.testing.assert_allclose(xt.grad.numpy(), xr.grad.numpy(), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- parity at edges (seed-fuzzing finds)
+def test_hardswish_gradient_at_the_kinks_as_pytorch():
+    """0 at and below -3, x/3 + 1/2 strictly inside, 1 at and above 3 (the clamp gave -1/2 and 3/2
+    at the kinks); second derivative 1/3 strictly inside; values exact, -inf gives nan as PyTorch."""
+    v = np.array([-np.inf, -4.0, -3.0, -2.9, -0.0, 0.0, 2.9, 3.0, 4.0, np.inf, np.nan])
+    x = mg.tensor(v, requires_grad=True)
+    with np.errstate(invalid="ignore"):  # -inf * 0, as PyTorch's x * relu6(x + 3) / 6
+        y = F.hardswish(x)
+        y.sum().backward()
+    inside = (v > -3) & (v < 3)
+    expected = np.where(v <= -3, v * 0.0, np.where(inside, v * (v + 3) / 6, v))
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(y.detach().numpy(), expected)
+    np.testing.assert_array_equal(np.signbit(y.detach().numpy()), np.signbit(expected))
+    np.testing.assert_allclose(x.grad.numpy(), [0, 0, 0, -2.9 / 3 + 0.5, 0.5, 0.5, 2.9 / 3 + 0.5, 1, 1, 1, 1],
+                               rtol=1e-15)
+    x2 = mg.tensor(v[1:-2], requires_grad=True)
+    g, = mg.autograd.grad(F.hardswish(x2).sum(), x2, create_graph=True)
+    h, = mg.autograd.grad(g.sum(), x2)
+    np.testing.assert_allclose(h.numpy(), [0, 0, 1 / 3, 1 / 3, 1 / 3, 1 / 3, 0, 0], rtol=1e-15)
+
+
+def test_cosine_similarity_clamps_each_norm_as_pytorch():
+    """Each norm clamped to eps on its own, the clamp not differentiated: a vector shorter than eps
+    is not lengthened by the other's norm (the old max(|a|^2 |b|^2, eps^2) gave 1.0 here, not 0.1)."""
+    a = mg.tensor(np.array([[1e-9, 0.0, 0.0]]), requires_grad=True)  # float64
+    b = mg.tensor(np.array([[100.0, 0.0, 0.0]]), requires_grad=True)
+    out = F.cosine_similarity(a, b)
+    out.sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), [0.1], rtol=1e-12)  # 1e-7 / (1e-8 * 100)
+    # b / (eps |b|) - (a.b) a / (eps^2 |b| |a|) = 1e8 - 1e7
+    np.testing.assert_allclose(a.grad.numpy(), [[9e7, 0, 0]], rtol=1e-12)
+    z = mg.tensor(np.zeros((1, 3)), requires_grad=True)  # a zero vector: the norm's subgradient 0
+    F.cosine_similarity(z, mg.tensor(np.array([[3.0, 0.0, 4.0]]))).sum().backward()
+    np.testing.assert_allclose(z.grad.numpy(), [[6e7, 0, 8e7]], rtol=1e-12)  # b / (eps |b|)
+    rng = np.random.default_rng(3)
+    x1, x2 = rng.standard_normal((3, 4, 5)), rng.standard_normal((4, 1))
+    ref = (x1 * x2).sum(1) / (np.linalg.norm(x1, axis=1) * np.linalg.norm(np.broadcast_to(x2, x1.shape), axis=1))
+    np.testing.assert_allclose(F.cosine_similarity(mg.tensor(x1), mg.tensor(x2)).numpy(), ref, rtol=1e-12)
+    assert gradcheck(lambda p, q: F.cosine_similarity(p, q, dim=-1),
+                     (mg.tensor(x1[:2], requires_grad=True), mg.tensor(rng.standard_normal((2, 4, 5)), requires_grad=True)))
+
+
+def test_mse_loss_of_nothing_is_nan_without_error():
+    x = mg.tensor(np.zeros(0), requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss = F.mse_loss(x, mg.tensor(np.zeros(0)))
+        loss.backward()  # was a ZeroDivisionError
+    assert np.isnan(loss.item()) and x.grad.shape == (0,)
