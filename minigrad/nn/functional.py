@@ -458,7 +458,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         >>> loss = F.cross_entropy(logits, mg.tensor([1, 0, 9, 3]))
         >>> loss.backward()
     """
-    # the checks read the arrays (._data): a training loop's every step passes through here
+    # cheap checks first (a training loop passes here every step); shapes as plain tuples
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction not in _REDUCTIONS:
