@@ -77,11 +77,8 @@ def _legacy_reduction(size_average, reduce, reduction):
     return reduction
 
 
-_REDUCTIONS = ("mean", "sum", "none")
-
-
 def _check_reduction(reduction, op):
-    if reduction not in _REDUCTIONS:
+    if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{op}: {reduction!r} is not a valid value for reduction "
                          f"(expected 'mean', 'sum' or 'none')")
 
@@ -458,21 +455,19 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         >>> loss = F.cross_entropy(logits, mg.tensor([1, 0, 9, 3]))
         >>> loss.backward()
     """
-    # cheap checks first (a training loop passes here every step); shapes as plain tuples
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce, reduction)
-    if reduction not in _REDUCTIONS:
-        _check_reduction(reduction, "cross_entropy")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
-    if type(target) is not Tensor:
-        target = _as_tensor(target)
+    target = _as_tensor(target)
     if input.dtype.kind != "f":
         raise TypeError(f"cross_entropy: input must be floating point (logits), got {input.dtype}")
     unb = False
-    if len(_shape_of(input)) < 2:
+    shape = _shape_of(input)  # a plain tuple (a training loop passes here every step)
+    if len(shape) < 2:
         input, target, unb = _unbatched(input, target, "cross_entropy")
-    C = _shape_of(input)[1]
+        shape = _shape_of(input)
+    C = shape[1]
     probs = target.dtype.kind == "f"
     if probs:
         if tuple(target.shape) != tuple(input.shape):
@@ -484,7 +479,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     else:
         _class_target_info(input, target, "cross_entropy")
         _check_class_range(target._data, C, ignore_index, "cross_entropy")
-    w = None if weight is None else _class_weight(weight, C, "cross_entropy", input.dtype)
+    w = _class_weight(weight, C, "cross_entropy", input.dtype)
     out = CrossEntropyLoss.apply(input, target, w, probs, int(ignore_index), reduction, float(label_smoothing))
     if unb and reduction == "none":
         out = out.squeeze(0)

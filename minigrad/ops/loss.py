@@ -205,8 +205,9 @@ class CrossEntropyLossBackward(Function):
             # no target counts (every one ignored, or all their weights 0): as PyTorch, a row whose
             # target is ignored gets no gradient, the others nan (0/0) -- not nan everywhere, and no
             # division-by-zero warnings
-            keep = np.expand_dims(st["valid"], 1)
-            out.append(np.where(keep, np.array(np.nan, dt), np.zeros((), dt)) * np.ones(z.shape, dt))
+            dz = np.zeros(z.shape, dt)
+            np.copyto(dz, np.nan, where=np.expand_dims(st["valid"], 1))  # each counted row, all classes
+            out.append(dz)
         elif nz:
             p, tt, a, S = st["p"], st["tt"], st["a"], st["S"]
             gi_el = gi[:, 0] if red == "none" else gi

@@ -145,7 +145,7 @@ def _fusable(group: dict, params: list, *lists: list) -> bool:
             t = lst[i]
             if t is not None:
                 a = t._data
-                if a.dtype is not dt and a.dtype != dt or a.shape != shape:
+                if (a.dtype is not dt and a.dtype != dt) or a.shape != shape:
                     return False
     return True
 
