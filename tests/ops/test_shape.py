@@ -46,6 +46,23 @@ def test_expand_grad_sums_over_broadcast():
     np.testing.assert_array_equal(g, [[6.0, 6.0, 6.0]])
 
 
+@pytest.mark.parametrize("x,shape", [
+    (np.array(2.5, np.float32), (4, 10)),                     # a 0-d gradient of sum(), broadcast back
+    (np.arange(4.0).reshape(4, 1), (3, 4, 5)),                # a new leading axis and a size-1 axis
+    (np.arange(6.0).reshape(2, 3).T, (4, 3, 2)),              # F-contiguous
+    (np.arange(12.0).reshape(3, 4)[:, ::2], (2, 3, 2)),       # not contiguous: np.broadcast_to itself
+    (np.zeros((0, 1)), (0, 3)),                               # empty
+])
+def test_expand_is_broadcast_to_view(x, shape):
+    """Expand's forward builds the broadcast view itself for contiguous inputs (broadcast_to's setup
+    is Python code): the same values, strides and memory as np.broadcast_to, read-only as it is."""
+    out = mg.from_numpy(x).expand(*shape).numpy()
+    ref = np.broadcast_to(x, shape)
+    assert out.shape == ref.shape and out.strides == ref.strides and out.dtype == ref.dtype
+    np.testing.assert_array_equal(out, ref)
+    assert not out.flags.writeable and (x.size == 0 or np.shares_memory(out, x))
+
+
 def test_repeat_grad_sums_over_copies():
     _, (g,) = grads(lambda x: x.repeat(2, 3), [[1.0, 2.0]])
     np.testing.assert_array_equal(g, [[6.0, 6.0]])

@@ -124,7 +124,9 @@ class Module:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (self._forward_pre_hooks or self._forward_hooks):
-            return self.forward(*args, **kwargs)
+            if kwargs or len(args) != 1:
+                return self.forward(*args, **kwargs)
+            return self.forward(args[0])  # the common call, model(x): without re-packing *args, **kwargs
         for hook in list(self._forward_pre_hooks.values()):
             res = hook(self, args)
             if res is not None:
