@@ -333,11 +333,11 @@ class Optimizer:
         """
         for group in self.param_groups:
             for p in group["params"]:
-                g = p.grad
+                g = p._grad  # parameters are leaves (add_param_group checks): no property, no warning
                 if g is None:
                     continue
                 if set_to_none:
-                    p.grad = None
+                    p._grad = None
                     continue
                 if g.grad_fn is not None or g.requires_grad:
                     g = g.detach()
