@@ -17,7 +17,8 @@ from minigrad.ops import conv, elementwise, linalg, loss, normalization, pooling
 RNG = np.random.default_rng(7)
 
 
-def _t(shape, requires_grad=True, rng=RNG):
+def _t(shape, requires_grad=True, rng=None):
+    rng = RNG if rng is None else rng  # looked up per call: conftest re-seeds RNG for each test
     return mg.tensor(rng.standard_normal(shape), requires_grad=requires_grad)
 
 
