@@ -85,6 +85,12 @@ def _weight(w, ax, ndim, dtype):
 _DENSE = 4096  # at most this many (out, in) matrix entries: one BLAS matmul beats the gathers
 
 
+def _dense(x, taps):
+    """Whether to map x by the dense matrix: small enough, and x finite (the matrix's zeros times an
+    inf or nan would put nan in every output of its row; PyTorch's taps read only their own inputs)."""
+    return taps[0].shape[1] * taps[2] <= _DENSE and np.isfinite(x).all()
+
+
 def _matmul_along(x, ax, A):
     """x with axis ax mapped by the matrix A (out, in): one batched GEMM."""
     A = A.astype(x.dtype, copy=False)
@@ -98,7 +104,7 @@ def _matmul_along(x, ax, A):
 def _gather(x, ax, taps):
     """out[..., j, ...] = sum over taps of w[t, j] * x[..., idx[t, j], ...] along axis ax."""
     idx, w, n_in = taps
-    if idx.shape[1] * n_in <= _DENSE:
+    if _dense(x, taps):
         return _matmul_along(x, ax, taps_matrix(taps))
     out = None
     for t in range(idx.shape[0]):
@@ -116,7 +122,7 @@ def _scatter(g, ax, taps):
     shorter), so the work is gathers like the forward's, as many as the longest run (a scatter with
     fancy indexing along a trailing axis, or np.add.reduceat, measured 5-10x slower)."""
     idx, w, n_in = taps
-    if idx.shape[1] * n_in <= _DENSE:
+    if _dense(g, taps):
         return _matmul_along(g, ax, taps_matrix(taps).T)
     shape = list(g.shape)
     shape[ax] = n_in

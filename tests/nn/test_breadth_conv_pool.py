@@ -175,6 +175,25 @@ def test_interpolate_half_pixel_and_align_corners_rules():
                                   [1.0, 1.0, 2.0, 2.0, 3.0])
 
 
+def test_interpolate_an_inf_stays_in_the_outputs_that_read_it():
+    """Small sizes take the dense (out, in) matrix path; its zeros times an inf gave nan in every
+    output of the row. PyTorch's taps read only their own inputs (a zero-weight tap on the inf is
+    nan there too, as bilinear's third column). Values are PyTorch 2.13's."""
+    inf, nan = np.inf, np.nan
+    x = mg.tensor([[[0.0, 2.0, inf, 4.0, 5.0]]], dtype=mg.float64)
+    np.testing.assert_array_equal(F.interpolate(x, size=8).numpy()[0, 0], [0, 0, 2, 2, inf, 4, 4, 5])
+    np.testing.assert_array_equal(F.interpolate(x, size=8, mode="linear").numpy()[0, 0],
+                                  [0, 0.875, inf, inf, inf, inf, 4.5625, 5])
+    x = mg.tensor([[[[0.0, 2.0, inf], [1.0, 3.0, 4.0]]]], dtype=mg.float64, requires_grad=True)
+    out = F.interpolate(x, size=(4, 5), mode="bilinear")
+    np.testing.assert_allclose(out.detach().numpy()[0, 0], [[0, 0.8, nan, inf, inf], [0.25, 1.05, nan, inf, inf],
+                                                             [0.75, 1.55, nan, inf, inf], [1, 1.8, 3, 3.6, 4]])
+    g = mg.ones(1, 1, 4, 5, dtype=mg.float64)
+    g[0, 0, 0, 1] = inf  # an inf upstream gradient reaches only the inputs its output read
+    out.backward(g)
+    np.testing.assert_allclose(x.grad.numpy()[0, 0], [[inf, inf, 3.2], [nan, nan, 3.2]])
+
+
 def test_interpolate_scale_factor_and_recompute_as_torch():
     """Without recompute_scale_factor the kernel uses 1 / scale_factor itself; with it, in / out."""
     torch = pytest.importorskip("torch", reason="PyTorch is the oracle")
