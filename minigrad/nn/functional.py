@@ -801,6 +801,21 @@ def _adaptive_matrix(n, m, dtype):
     return A
 
 
+def _adaptive_mean(x, d, m):
+    """x averaged over PyTorch's m adaptive bins along dim d (of n = x.shape[d] != m): a matmul by the
+    averaging matrix, or, when x holds an inf or nan, a mean per bin (the matrix's zeros times an inf
+    would put nan in every bin of its row; PyTorch's bins read only their own elements)."""
+    n = x.shape[d]
+    if np.isfinite(x._data).all():
+        A = _adaptive_matrix(n, m, x.dtype)
+        if d == x.ndim - 2:
+            return _arr(A) @ x
+        if d == x.ndim - 1:
+            return x @ _arr(A.T)
+        return (x.transpose(d, -1) @ _arr(A.T)).transpose(d, -1)
+    return mg.stack([x.narrow(d, (i * n) // m, -(-((i + 1) * n) // m) - (i * n) // m).mean(d) for i in range(m)], d)
+
+
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     r"""out[n, c, i, j] = mean of input over PyTorch's adaptive bin (i, j); computed as A_h @ x @ A_w^T.
 
@@ -819,9 +834,9 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
         raise ValueError(f"adaptive_avg_pool2d: output_size must be positive, got {output_size}")
     out = x
     if oh != H:
-        out = _arr(_adaptive_matrix(H, oh, x.dtype)) @ out
+        out = _adaptive_mean(out, 2, oh)
     if ow != W:
-        out = out @ _arr(_adaptive_matrix(W, ow, x.dtype).T)
+        out = _adaptive_mean(out, 3, ow)
     return out.squeeze(0) if unb else out
 
 
@@ -1616,7 +1631,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """
     x, unb = _batched(input, "adaptive_avg_pool1d", 1)
     m, = _adaptive_size("adaptive_avg_pool1d", output_size, x.shape[2:])
-    out = x if m == x.shape[2] else x @ _arr(_adaptive_matrix(x.shape[2], m, x.dtype).T)
+    out = x if m == x.shape[2] else _adaptive_mean(x, 2, m)
     return _unbatch(out, unb)
 
 
@@ -1632,7 +1647,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     out = x
     for d, (n, m) in enumerate(zip(x.shape[2:], size)):
         if n != m:
-            out = (out.transpose(2 + d, -1) @ _arr(_adaptive_matrix(n, m, x.dtype).T)).transpose(2 + d, -1)
+            out = _adaptive_mean(out, 2 + d, m)
     return _unbatch(out, unb)
 
 

@@ -454,6 +454,26 @@ def test_adaptive_avg_pool2d(size):
     assert gradcheck(lambda a: F.adaptive_avg_pool2d(a, size), (t64(x[:1, :1]),))
 
 
+def test_adaptive_avg_pools_keep_an_inf_in_its_own_bins():
+    """The averaging matrix's zeros times an inf or nan gave nan in every bin of the row; PyTorch's
+    bins read only their own elements (values are PyTorch 2.13's; 'area' is the same pooling)."""
+    inf, nan = np.inf, np.nan
+    x = mg.tensor([[[0.0, 2.0, inf, 4.0, 5.0, 6.0, -inf]]], requires_grad=True)
+    out = F.adaptive_avg_pool1d(x, 3)
+    np.testing.assert_array_equal(out.detach().numpy(), [[[inf, inf, -inf]]])
+    out.sum().backward()  # the gradient is 1 / bin size, whatever the values
+    np.testing.assert_allclose(x.grad.numpy()[0, 0], [1 / 3, 1 / 3, 2 / 3, 1 / 3, 2 / 3, 1 / 3, 1 / 3])
+    x = np.arange(30.0).reshape(1, 1, 5, 6)
+    x[0, 0, 1, 1], x[0, 0, 4, 5] = inf, nan
+    want = [[inf, inf, 9.5, 10.5], [18.5, 19.5, 21.5, nan]]
+    np.testing.assert_array_equal(F.adaptive_avg_pool2d(mg.tensor(x), (2, 4)).numpy()[0, 0], want)
+    np.testing.assert_array_equal(F.interpolate(mg.tensor(x), size=(2, 4), mode="area").numpy()[0, 0], want)
+    x = np.arange(60.0).reshape(1, 1, 3, 4, 5)
+    x[0, 0, 1, 1, 1] = -inf
+    np.testing.assert_array_equal(F.adaptive_avg_pool3d(mg.tensor(x), (2, 3, 2)).numpy().ravel()[:6],
+                                  [-inf, 15.5, -inf, 20.5, 23.5, 25.5])
+
+
 # -- normalisation, embedding --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("shape", [(5, 3), (2, 3, 2, 2)])
