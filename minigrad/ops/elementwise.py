@@ -906,8 +906,19 @@ def ceil(input): return Ceil.apply(input) if input.dtype.kind == "f" else input
 def round(input, decimals=0): return Round.apply(input, decimals)  # noqa: A001
 
 
+def _clamp_bound_masks(x, lo, hi):
+    """Where lo and where hi take the gradient, as PyTorch's clamp_backward_min_max: where lo > hi the
+    result is hi whatever x, so hi takes it and lo none; where lo == hi and x < lo neither does."""
+    out_lo = None if lo is None else x < lo
+    out_hi = None if hi is None else x > hi
+    if lo is not None and hi is not None:
+        out_lo, out_hi = out_lo & (lo < hi), out_hi | (hi < lo)
+    return out_lo, out_hi
+
+
 class Clamp(Function):
-    """out = min(max(x, lo), hi);  dx = g where lo <= x <= hi;  dlo = g where x < lo;  dhi = g where x > hi"""
+    """out = min(max(x, lo), hi);  dx = g where lo <= x <= hi;  dlo = g where x < lo < hi;
+    dhi = g where x > hi or hi < lo"""
 
     @staticmethod
     def forward(ctx, x, lo, hi):
@@ -928,9 +939,10 @@ class Clamp(Function):
             inside = x >= lo
         if hi is not None:
             inside = (x <= hi) if inside is None else inside & (x <= hi)
+        out_lo, out_hi = _clamp_bound_masks(x, lo, hi)
         dx = where(inside, g, 0.0) if nx else None
-        dlo = where(x < lo, g, 0.0) if nlo else None
-        dhi = where(x > hi, g, 0.0) if nhi else None
+        dlo = where(out_lo, g, 0.0) if nlo else None
+        dhi = where(out_hi, g, 0.0) if nhi else None
         return dx, dlo, dhi
 
     @staticmethod
@@ -942,7 +954,7 @@ class Clamp(Function):
         if hi is not None:
             inside = (x <= hi) if inside is None else inside & (x <= hi)
         out = where(inside, tx, 0.0) if tx is not None else None
-        for tb, out_of in ((tlo, lo is not None and x < lo), (thi, hi is not None and x > hi)):
+        for tb, out_of in zip((tlo, thi), _clamp_bound_masks(x, lo, hi)):
             if tb is not None:
                 out = where(out_of, tb, 0.0) if out is None else out + where(out_of, tb, 0.0)
         return out

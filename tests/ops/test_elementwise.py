@@ -125,6 +125,25 @@ def test_clamp_grad_at_bounds_is_one():
     np.testing.assert_array_equal(g, [1.0, 1.0, 0.0])
 
 
+def test_clamp_tensor_bounds_crossed_give_the_gradient_to_max():
+    """Where min > max the result is max whatever x: PyTorch gives max the gradient and min none
+    (min used to take it where x < min); where min == max and x < min neither takes it. Values are
+    PyTorch 2.13's, the JVP (forward mode) agrees with the VJP."""
+    x = mg.tensor([0.5, -1.0, -1.0, 3.0, 0.25, -2.0], requires_grad=True)
+    lo = mg.tensor([0.0, 0.0, 0.5, 1.0, 0.0, 1.0], requires_grad=True)
+    hi = mg.tensor([-0.5, 0.0, 0.5, 0.5, 1.0, -1.0], requires_grad=True)
+    out = mg.clamp(x, lo, hi)
+    np.testing.assert_array_equal(out.detach().numpy(), [-0.5, 0.0, 0.5, 0.5, 0.25, -1.0])
+    out.backward(mg.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 0, 0, 0, 5, 0])
+    np.testing.assert_array_equal(lo.grad.numpy(), [0, 0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(hi.grad.numpy(), [1, 0, 0, 4, 0, 6])
+    import minigrad.autograd.forward_ad as fwAD
+    with fwAD.dual_level():
+        d = mg.clamp(x.detach(), fwAD.make_dual(lo.detach(), mg.ones(6)), fwAD.make_dual(hi.detach(), 2 * mg.ones(6)))
+        np.testing.assert_array_equal(fwAD.unpack_dual(d).tangent.numpy(), [2, 0, 0, 2, 0, 2])
+
+
 def test_clamp_needs_a_bound():
     with pytest.raises(RuntimeError, match="min"):
         mg.clamp(mg.ones(2))
