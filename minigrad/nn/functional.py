@@ -959,7 +959,10 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if alpha == 0:
         raise RuntimeError("celu: ZeroDivisionError: alpha cannot be 0 for CELU")
-    out = mg.where(input > 0, input, (input / alpha).expm1() * alpha)
+    # expm1 of x where x <= 0 only: the branch not taken must not overflow, or its zero gradient would
+    # be multiplied by inf (nan at x = inf; PyTorch: 1); where, not clamp, keeps the sign of -0
+    neg = mg.where(input > 0, 0.0, input)
+    out = mg.where(input > 0, input, (neg / alpha).expm1() * alpha)
     return _inplace_result(input, out, inplace)
 
 
@@ -968,7 +971,8 @@ _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * (max(0, x) + min(0, alpha * (exp(x) - 1))) with SELU's constants."""
-    out = mg.where(input > 0, input, input.expm1() * _SELU_ALPHA) * _SELU_SCALE
+    neg = mg.where(input > 0, 0.0, input)  # as celu's: no expm1 of a large x, whose zero gradient * inf is nan
+    out = mg.where(input > 0, input, neg.expm1() * _SELU_ALPHA) * _SELU_SCALE
     return _inplace_result(input, out, inplace)
 
 

@@ -653,6 +653,22 @@ def test_hardswish_gradient_at_the_kinks_as_pytorch():
     np.testing.assert_allclose(h.numpy(), [0, 0, 1 / 3, 1 / 3, 1 / 3, 1 / 3, 0, 0], rtol=1e-15)
 
 
+def test_celu_selu_gradient_at_large_and_infinite_x_as_pytorch():
+    """The expm1 branch not taken was still evaluated at x: its zero gradient times exp(inf) gave
+    nan at x = inf (and at x = 800, where exp overflows); PyTorch gives 1 (celu) and scale (selu).
+    Values and the sign of -0 as PyTorch's; gradient at 0 is the negative branch's (1, scale * alpha)."""
+    v = np.array([-np.inf, -3.0, -0.0, 0.0, 2.0, 800.0, np.inf])
+    scale, alpha = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
+    for fn, pos, at0 in ((F.celu, 1.0, 1.0), (F.selu, scale, scale * alpha)):
+        x = mg.tensor(v, requires_grad=True)
+        y = fn(x)
+        y.sum().backward()
+        neg = np.expm1(v[:4]) * (alpha * scale if fn is F.selu else 1.0)
+        np.testing.assert_allclose(y.detach().numpy(), np.concatenate([neg, pos * v[4:]]), rtol=1e-15)
+        np.testing.assert_array_equal(np.signbit(y.detach().numpy()), np.signbit(v))
+        np.testing.assert_allclose(x.grad.numpy(), [0, at0 * np.exp(-3), at0, at0, pos, pos, pos], rtol=1e-15)
+
+
 def test_cosine_similarity_clamps_each_norm_as_pytorch():
     """Each norm clamped to eps on its own, the clamp not differentiated: a vector shorter than eps
     is not lengthened by the other's norm (the old max(|a|^2 |b|^2, eps^2) gave 1.0 here, not 0.1)."""
