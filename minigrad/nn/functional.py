@@ -549,7 +549,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     d = mg.abs(input - target)
     if beta == 0:
         return _reduce(d, reduction)
-    return _reduce(mg.where(d < beta, (0.5 / beta) * d * d, d - 0.5 * beta), reduction)
+    # the quadratic branch reads d only where it is taken: its zero gradient times d = inf is nan
+    q = mg.where(d < beta, d, 0.0)
+    return _reduce(mg.where(d < beta, (0.5 / beta) * q * q, d - 0.5 * beta), reduction)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
@@ -564,7 +566,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     target = _as_tensor(target, input)
     _check_pointwise_target(input, target, "huber_loss")
     d = mg.abs(input - target)
-    return _reduce(mg.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+    q = mg.where(d < delta, d, 0.0)  # as smooth_l1_loss's: no d = inf in the branch not taken
+    return _reduce(mg.where(d < delta, 0.5 * q * q, delta * (d - 0.5 * delta)), reduction)
 
 
 def _check_same_target(input, target, op):

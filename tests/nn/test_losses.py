@@ -267,6 +267,23 @@ def test_smooth_l1_beta_zero_is_l1():
     assert F.smooth_l1_loss(t64(x, False), t64(y, False), beta=0.0).item() == pytest.approx(np.abs(x - y).mean())
 
 
+@pytest.mark.parametrize("fn,kw", [(F.smooth_l1_loss, "beta"), (F.huber_loss, "delta")])
+def test_smooth_l1_huber_gradient_at_an_infinite_difference_as_pytorch(fn, kw):
+    """The quadratic branch, not taken where |x - y| = inf, still multiplied its zero gradient by
+    d = inf: nan, where PyTorch gives the linear branch's sign(d) (times delta for huber_loss)."""
+    inf = np.inf
+    x = t64(np.array([0.0, inf, -inf, 1.0, 3.0]))
+    y = t64(np.array([inf, 0.0, 0.0, 1.5, 0.0]), False)
+    loss = fn(x, y, reduction="none")
+    np.testing.assert_array_equal(loss.detach().numpy(), [inf, inf, inf, 0.125, 2.5])
+    loss.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [-1.0, 1.0, -1.0, -0.5, 1.0])
+    x.grad = None
+    fn(x, y, reduction="sum", **{kw: 2.0}).backward()
+    scale = 2.0 if fn is F.huber_loss else 1.0
+    np.testing.assert_array_equal(x.grad.numpy(), [-scale, scale, -scale, -0.25 * scale, scale])
+
+
 def test_broadcast_target_warns_as_pytorch():
     x = mg.randn(4, 1)
     y = mg.randn(4)
