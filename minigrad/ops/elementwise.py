@@ -243,7 +243,8 @@ def mul(input, other):
 
 
 class Div(Function):
-    """out = x / y;  dx = g / y,  dy = -g * x / y**2"""
+    """out = x / y;  dx = g / y,  dy = -g * (x / y) / y  (PyTorch's order: y * y underflows to 0 for
+    |y| < 1e-154, and overflows for |y| > 1e154, where (x / y) / y is finite)"""
     _fast = staticmethod(np.true_divide)
     _recycle = True
 
@@ -256,13 +257,13 @@ class Div(Function):
     def backward(ctx, g):
         x, y = ctx.saved_tensors
         nx, ny = ctx.needs_input_grad
-        return (g / y if nx else None), (-g * x / (y * y) if ny else None)
+        return (g / y if nx else None), (-g * ((x / y) / y) if ny else None)
 
     @staticmethod
     def jvp(ctx, tx, ty):
         x, y = ctx.saved_tensors
         a = None if tx is None else tx / y
-        b = None if ty is None else -ty * x / (y * y)
+        b = None if ty is None else -ty * ((x / y) / y)
         return b if a is None else (a if b is None else a + b)
 
 

@@ -144,6 +144,17 @@ def test_clamp_tensor_bounds_crossed_give_the_gradient_to_max():
         np.testing.assert_array_equal(fwAD.unpack_dual(d).tangent.numpy(), [2, 0, 0, 2, 0, 2])
 
 
+def test_div_gradient_of_the_divisor_at_tiny_and_huge_divisors_as_pytorch():
+    """dy = -g * (x / y) / y, PyTorch's order: the old -g * x / (y * y) underflowed y * y to 0 for
+    |y| < 1e-154 (nan for x = 0, inf for x = 1e-200 / 1e-200) and overflowed it for |y| > 1e154
+    (0 for 1e300 / 1e300). Values are PyTorch 2.13's."""
+    x = mg.tensor([0.0, -0.5, 1e-200, 1.0, 1e300, 3.0], dtype=mg.float64)
+    y = mg.tensor([1e-300, 1e-300, 1e-200, 1e200, 1e300, -2.0], dtype=mg.float64, requires_grad=True)
+    (x / y).backward(mg.ones(6, dtype=mg.float64))
+    np.testing.assert_array_equal(y.grad.numpy(), [-0.0, np.inf, -1e200, -0.0, -1e-300, -0.75])
+    assert np.signbit(y.grad.numpy()[0])
+
+
 def test_clamp_needs_a_bound():
     with pytest.raises(RuntimeError, match="min"):
         mg.clamp(mg.ones(2))
