@@ -1042,8 +1042,9 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
 
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
-    """Kullback-Leibler divergence with input as log-probabilities: target * (log target - input)
-    (0 where target == 0), or exp(target) * (target - input) with log_target=True."""
+    """Kullback-Leibler divergence with input as log-probabilities: target log target - target * input
+    (0 log 0 = 0; a negative target gives nan, as PyTorch's xlogy), or exp(target) * (target - input)
+    with log_target=True."""
     reduction = _legacy_reduction(size_average, reduce, reduction) if (size_average is not None or reduce is not None) else reduction
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
@@ -1053,8 +1054,10 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        safe = mg.where(target > 0, target, mg.ones_like(target))
-        loss = mg.where(target > 0, target * (safe.log() - input), target * 0.0)
+        # PyTorch's xlogy(target, target) - target * input: the input's gradient is -target everywhere
+        # (the old where(target > 0, ...) gave 0 at a negative target and hid its nan loss)
+        safe = mg.where(target == 0, mg.ones_like(target), target)
+        loss = mg.where(target == 0, target * 0.0, target * safe.log()) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     _check_reduction(reduction, "kl_div")

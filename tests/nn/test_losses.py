@@ -284,6 +284,22 @@ def test_smooth_l1_huber_gradient_at_an_infinite_difference_as_pytorch(fn, kw):
     np.testing.assert_array_equal(x.grad.numpy(), [-scale, scale, -scale, -0.25 * scale, scale])
 
 
+def test_kl_div_is_xlogy_minus_target_times_input_as_pytorch():
+    """PyTorch's xlogy(t, t) - t * x: a negative target's loss is nan (it was hidden: 0) and the
+    input's gradient is -t everywhere (it was 0 where t <= 0); 0 log 0 = 0, but 0 * -inf is nan.
+    Values are PyTorch 2.13's. (Its target gradient at t = 0 is nan, xlogy's t / t; ours is -x.)"""
+    x = mg.tensor([-1.0, 0.3, -2.0, -np.inf], dtype=mg.float64, requires_grad=True)
+    t = mg.tensor([0.0, -0.5, 0.5, 0.0], dtype=mg.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # log(-0.5), 0 * -inf
+        loss = F.kl_div(x, t, reduction="none")
+        loss.backward(mg.ones(4, dtype=mg.float64))
+    np.testing.assert_allclose(loss.detach().numpy(), [0.0, np.nan, 0.5 * np.log(0.5) + 1.0, np.nan], rtol=1e-15)
+    np.testing.assert_array_equal(x.grad.numpy(), [-0.0, 0.5, -0.5, -0.0])
+    np.testing.assert_allclose(t.grad.numpy()[1:3], [np.nan, np.log(0.5) + 1 + 2.0], rtol=1e-15)
+    assert np.isnan(F.kl_div(mg.tensor([[0.1, 0.2]]), mg.tensor([[-0.5, 1.5]]), reduction="batchmean").item())
+
+
 def test_broadcast_target_warns_as_pytorch():
     x = mg.randn(4, 1)
     y = mg.randn(4)
