@@ -560,8 +560,8 @@ def norm(input, p="fro", dim=None, keepdim=False):
         return amax(_abs(input), axes, keepdim)
     if p == float("-inf"):
         return amin(_abs(input), axes, keepdim)
-    if p == 0:
-        return (input != 0).sum(axes, keepdim=keepdim).to(input.dtype)
+    if p == 0:  # the count of nonzeros; differentiable with a zero gradient, as PyTorch (x ** 0's is 0)
+        return where(input != 0, input ** 0, 0.0).sum(axes, keepdim=keepdim)
     return NormP.apply(input, axes, keepdim, float(p))
 
 

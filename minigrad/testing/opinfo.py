@@ -667,8 +667,7 @@ for _p, _v in (("fro", ""), (1, "p1"), (3, "p3"), (1.5, "p1.5"), (0.5, "p0.5"), 
         reduction_samples(nonzero, empty=_p not in (float("inf"), float("-inf")),
                           extra=_NORM_ZEROS if _p not in (float("inf"), float("-inf")) else ()),
         variant=_v, torch_op=lambda torch, x, _p=_p, dim=None, **kw: x.norm(_p, dim, **kw),
-        grad_fn=None,  # p-dependent (Norm2, NormP, or abs/amax/sum composites); PyTorch: LinalgVectorNorm
-        supports_grad=_p != 0))
+        grad_fn=None))  # p-dependent (Norm2, NormP, or abs/amax/sum composites); PyTorch: LinalgVectorNorm
 
 
 def _max_dim_samples(rng):

@@ -239,6 +239,20 @@ def test_norm_p0_counts_nonzeros():
     assert x.norm(0).item() == 2.0
 
 
+def test_norm_p0_is_differentiable_with_a_zero_gradient_as_pytorch():
+    """PyTorch's 0-norm has a grad_fn and a zero gradient; ours had none, so backward through
+    norm(x, 0), vector_norm(x, 0) or pairwise_distance(p=0) raised (no tensor requires grad)."""
+    x = mg.tensor([[0.0, 1.0, -2.0], [0.0, 0.0, np.inf]], requires_grad=True)
+    for fn in (lambda t: t.norm(0, 1), lambda t: mg.linalg.vector_norm(t, 0),
+               lambda t: mg.nn.functional.pairwise_distance(t, 2 * t, p=0)):
+        out = fn(x)
+        assert out.requires_grad and out.dtype == mg.float32
+        out.sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.zeros((2, 3)))
+        x.grad = None
+    np.testing.assert_array_equal(x.norm(0, 1).detach().numpy(), [2.0, 1.0])
+
+
 # -- softmax, log_softmax, logsumexp -----------------------------------------------------------------
 def _softmax(x, axis):
     e = np.exp(x - x.max(axis, keepdims=True))
