@@ -9,7 +9,7 @@ import numpy as np
 from .. import kernels
 from ..autograd.function import Function
 from ..tensor import Tensor
-from .elementwise import LogSigmoid, clamp, log, log1p, sigmoid
+from .elementwise import LogSigmoid, clamp, log, sigmoid
 from .reduction import log_softmax, softmax
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
@@ -404,7 +404,7 @@ class MseLoss(Function):
 
 class BinaryCrossEntropy(Function):
     """loss = -(y log x + (1-y) log(1-x)), logs clamped at -100;  dx = g (x-y) / max(x(1-x), 1e-12),
-    dy = g (log(1-x) - log x)"""
+    dy = -g logit(x) = -g log(x / (1-x)), not clamped (PyTorch's: inf at x = 0, 115.1 at x = 1e-50)"""
 
     op_name = "binary_cross_entropy"
 
@@ -423,7 +423,7 @@ class BinaryCrossEntropy(Function):
         if ctx.needs_input_grad[0]:
             dx = g * (x - y) / clamp(x * (1.0 - x), min=1e-12)
         if ctx.needs_input_grad[1]:
-            dy = g * (clamp(log1p(-x), min=-100.0) - clamp(log(x), min=-100.0))
+            dy = -g * log(x / (1.0 - x))
         return dx, dy
 
     @staticmethod
@@ -431,7 +431,7 @@ class BinaryCrossEntropy(Function):
         # elementwise: the backward's factors times the tangents
         x, y = ctx.saved_tensors
         a = tx * (x - y) / clamp(x * (1.0 - x), min=1e-12) if tx is not None else None
-        b = ty * (clamp(log1p(-x), min=-100.0) - clamp(log(x), min=-100.0)) if ty is not None else None
+        b = -ty * log(x / (1.0 - x)) if ty is not None else None
         return b if a is None else (a if b is None else a + b)
 
 

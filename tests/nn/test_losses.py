@@ -346,6 +346,16 @@ def test_binary_cross_entropy_clamps_log_at_minus_100():
     assert np.isfinite(x.grad.numpy()).all()
 
 
+def test_binary_cross_entropy_target_gradient_is_minus_logit_unclamped_as_pytorch():
+    """dy = -g logit(x): the -100 clamp is the loss's, not the target gradient's (it gave 100 at x = 0
+    and at x = 1e-50, where PyTorch gives inf and 115.13). Values are PyTorch 2.13's."""
+    x = t64([0.0, 1.0, 0.5, 1e-20, 1e-50, 0.3], False)
+    y = t64([0.0, 1.0, 1.0, 1.0, 0.5, 0.4])
+    F.binary_cross_entropy(x, y, reduction="sum").backward()
+    np.testing.assert_allclose(y.grad.numpy(), [np.inf, -np.inf, -0.0, 20 * np.log(10), 50 * np.log(10),
+                                                np.log(7 / 3)], rtol=1e-14)
+
+
 def test_binary_cross_entropy_errors():
     with pytest.raises(ValueError, match="between 0 and 1"):
         F.binary_cross_entropy(mg.tensor([1.5]), mg.tensor([1.0]))
