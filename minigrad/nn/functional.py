@@ -980,9 +980,11 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    """clamp(x / 6 + 1/2, 0, 1) (gradient 1/6 strictly inside (-3, 3), 0 at the ends, as PyTorch)."""
+    """clamp(x / 6 + 1/2, 0, 1) (gradient 1/6 strictly inside (-3, 3), 0 at the ends, as PyTorch;
+    nan stays nan, with a zero gradient, as PyTorch's min(max(x + 3, 0), 6) / 6)."""
     inside = (input > -3.0).logical_and(input < 3.0)
-    out = mg.where(inside, input / 6.0 + 0.5, (input >= 3.0).to(input.dtype))
+    outside = mg.where(mg.isnan(input), math.nan, (input >= 3.0).to(input.dtype))  # nan >= 3 is False: not 0
+    out = mg.where(inside, input / 6.0 + 0.5, outside)
     return _inplace_result(input, out, inplace)
 
 

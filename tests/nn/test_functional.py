@@ -669,6 +669,18 @@ def test_celu_selu_gradient_at_large_and_infinite_x_as_pytorch():
         np.testing.assert_allclose(x.grad.numpy(), [0, at0 * np.exp(-3), at0, at0, pos, pos, pos], rtol=1e-15)
 
 
+def test_hardsigmoid_of_nan_is_nan_with_a_zero_gradient_as_pytorch():
+    """nan fell to the 'outside' branch (x >= 3).to(dtype): 0, hiding the nan; PyTorch's
+    min(max(x + 3, 0), 6) / 6 is nan there, its gradient 0 (1/6 only strictly inside (-3, 3))."""
+    for dtype in (mg.float32, mg.float64):
+        x = mg.tensor([np.nan, -np.inf, -3.0, 0.0, 3.0, np.inf], dtype=dtype, requires_grad=True)
+        y = F.hardsigmoid(x)
+        y.sum().backward()
+        np.testing.assert_array_equal(y.detach().numpy(), [np.nan, 0.0, 0.0, 0.5, 1.0, 1.0])
+        assert y.dtype == dtype and not np.signbit(y.detach().numpy()[1:3]).any()
+        np.testing.assert_allclose(x.grad.numpy(), [0, 0, 0, 1 / 6, 0, 0], rtol=1e-7)
+
+
 def test_cosine_similarity_clamps_each_norm_as_pytorch():
     """Each norm clamped to eps on its own, the clamp not differentiated: a vector shorter than eps
     is not lengthened by the other's norm (the old max(|a|^2 |b|^2, eps^2) gave 1.0 here, not 0.1)."""
