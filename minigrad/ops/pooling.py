@@ -127,7 +127,8 @@ def _max_windows(x, geo):
         out, pairs = _max_2x2(x, geo)
         return out, pairs, None
     # pad with the dtype's lowest value: -inf for floats, iinfo.min for integers (-inf overflowed)
-    xp = _padded(x, geo, -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min)
+    low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp = _padded(x, geo, low)
     best = _window(xp, geo, 0, 0).copy(order="K")  # keeps a C-major (conv output) layout
     K = geo.kh * geo.kw
     idx = np.zeros(best.shape, dtype=np.int8 if K < 128 else np.int32)
@@ -137,6 +138,17 @@ def _max_windows(x, geo):
         np.maximum(best, v, out=best)
         # branch-free idx[m] = k: k exceeds every index stored so far
         np.maximum(idx, np.multiply(m, idx.dtype.type(k), dtype=idx.dtype), out=idx)
+    if geo.pt or geo.pl:
+        # a window whose maximum is the padding value (its elements all -inf, or the integer minimum)
+        # kept offset 0, in the padding: its index pointed outside the input and its gradient was
+        # lost; PyTorch's scan starts at the window's first element inside the input and keeps it
+        none = best == low
+        if none.any():
+            def first(n_out, s, p, d):
+                start = np.arange(n_out) * s - p
+                return np.where(start < 0, (-start + d - 1) // d, 0)
+            k0 = first(geo.OH, geo.sh, geo.pt, geo.dh)[:, None] * geo.kw + first(geo.OW, geo.sw, geo.pl, geo.dw)
+            np.copyto(idx, np.broadcast_to(k0, idx.shape).astype(idx.dtype), where=none)
     return best, None, idx
 
 

@@ -406,6 +406,24 @@ def test_max_pool_nan_minus_inf_and_padding_only_windows_as_torch():
     assert t.grad.tolist() == [[[0.0]]]
 
 
+def test_max_pool2d_all_minus_inf_window_with_padding_keeps_its_first_input_element():
+    """max_pool2d's 2-D kernel (not the N-d one above): a window whose values are all -inf (or the
+    integer minimum) kept offset 0, in the top/left padding: index -4 instead of PyTorch's 0, and
+    its gradient was lost. Values are PyTorch 2.13's."""
+    inf = np.inf
+    x = np.full((1, 1, 3, 3), -inf)
+    x[0, 0, 2, 2] = 1.0
+    t = mg.tensor(x, requires_grad=True)
+    out, idx = F.max_pool2d(t, 2, 2, 1, return_indices=True)
+    np.testing.assert_array_equal(out.detach().numpy()[0, 0], [[-inf, -inf], [-inf, 1.0]])
+    np.testing.assert_array_equal(idx.numpy()[0, 0], [[0, 1], [3, 8]])
+    out.backward(mg.ones_like(out))
+    np.testing.assert_array_equal(t.grad.numpy()[0, 0], [[1, 1, 0], [1, 0, 0], [0, 0, 1]])
+    low = np.iinfo(np.int64).min
+    _, idx = F.max_pool2d(mg.tensor(np.full((1, 1, 3, 3), low)), 2, 2, 1, return_indices=True)
+    np.testing.assert_array_equal(idx.numpy()[0, 0], [[0, 1], [3, 4]])
+
+
 def test_ceil_mode_kernel_may_overhang_a_short_input_as_torch():
     """PyTorch's pooling_output_shape: with ceil_mode a (dilated) kernel longer than the padded
     input still gives one window when its start is inside the input."""
