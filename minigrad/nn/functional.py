@@ -1121,7 +1121,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
     """softmax(Q K^T * scale + mask) V, with a boolean (True = keep) or additive float mask, the causal
-    mask when is_causal, and dropout on the attention weights (training use)."""
+    mask when is_causal, and dropout on the attention weights (training use); a query masked entirely
+    gets 0, as PyTorch."""
     L, S = query.shape[-2], key.shape[-2]
     s = (1.0 / math.sqrt(query.shape[-1])) if scale is None else scale
     scores = (query @ key.mT) * s
@@ -1136,7 +1137,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
             scores = scores.masked_fill(~attn_mask, float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = scores.softmax(-1)
+    # PyTorch's _safe_softmax: a query whose every score is -inf (masked entirely) attends to nothing,
+    # weights 0 and no gradient, not softmax's 0 / 0 = nan; its scores are zeroed first so that no nan
+    # reaches the backward either
+    dead = (scores == float("-inf")).all(-1, keepdim=True)
+    weights = scores.masked_fill(dead, 0.0).softmax(-1).masked_fill(dead, 0.0)
     if dropout_p > 0:
         weights = dropout(weights, dropout_p, training=True)
     return weights @ value

@@ -681,6 +681,26 @@ def test_hardsigmoid_of_nan_is_nan_with_a_zero_gradient_as_pytorch():
         np.testing.assert_allclose(x.grad.numpy(), [0, 0, 0, 1 / 6, 0, 0], rtol=1e-7)
 
 
+def test_scaled_dot_product_attention_fully_masked_query_gives_zero_as_pytorch():
+    """A query whose keys are all masked (a boolean mask row of False, or an additive row of -inf)
+    gave softmax's nan, and nan gradients; PyTorch's _safe_softmax gives 0 and no gradient there.
+    Values are PyTorch 2.13's."""
+    a = 1 / (1 + math.exp(-1))  # softmax([1, 0])[0]
+    q = mg.tensor([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]], dtype=mg.float64, requires_grad=True)
+    k = mg.tensor([[[1.0, 2.0], [0.0, -1.0]]], dtype=mg.float64, requires_grad=True)
+    v = mg.tensor([[[1.0, 2.0], [3.0, 4.0]]], dtype=mg.float64, requires_grad=True)
+    keep = mg.tensor([[True, True], [False, False], [False, True]])
+    for mask in (keep, mg.where(keep, 0.0, float("-inf")).to(mg.float64)):
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1.0)
+        np.testing.assert_allclose(out.detach().numpy()[0], [[a + 3 * (1 - a), 2 * a + 4 * (1 - a)], [0, 0], [3, 4]],
+                                   rtol=1e-15)
+        out.sum().backward()
+        dq = 4 * a * (1 - a)  # the row-0 output sum has d/ds0 = a (1 - a) (3 - 7); ds0 / dq = k0 - k1 = (1, 3)
+        np.testing.assert_allclose(q.grad.numpy()[0], [[-dq, -3 * dq], [0, 0], [0, 0]], rtol=1e-14)
+        np.testing.assert_allclose(v.grad.numpy()[0], [[a, a], [2 - a, 2 - a]], rtol=1e-15)
+        q.grad = k.grad = v.grad = None
+
+
 def test_cosine_similarity_clamps_each_norm_as_pytorch():
     """Each norm clamped to eps on its own, the clamp not differentiated: a vector shorter than eps
     is not lengthened by the other's norm (the old max(|a|^2 |b|^2, eps^2) gave 1.0 here, not 0.1)."""
