@@ -1124,6 +1124,15 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     mask when is_causal, and dropout on the attention weights (training use); a query masked entirely
     gets 0, as PyTorch."""
     L, S = query.shape[-2], key.shape[-2]
+    if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        # grouped-query attention, as PyTorch: each key/value head serves Hq / Hkv consecutive query heads
+        # (the flag was accepted and ignored: the matmul failed on the head counts)
+        Hq, Hk, Hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        if Hq % Hk or Hq % Hv:
+            raise RuntimeError(f"scaled_dot_product_attention: number of heads in key/value ({Hk}, {Hv}) must "
+                               f"divide number of heads in query ({Hq})")
+        key = key.repeat_interleave(Hq // Hk, -3)
+        value = value.repeat_interleave(Hq // Hv, -3)
     s = (1.0 / math.sqrt(query.shape[-1])) if scale is None else scale
     scores = (query @ key.mT) * s
     if is_causal:

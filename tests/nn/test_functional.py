@@ -701,6 +701,22 @@ def test_scaled_dot_product_attention_fully_masked_query_gives_zero_as_pytorch()
         q.grad = k.grad = v.grad = None
 
 
+def test_scaled_dot_product_attention_enable_gqa_shares_each_kv_head():
+    """enable_gqa was accepted and ignored (the matmul failed on 4 query heads against 2 key heads);
+    as PyTorch, key/value head j serves query heads 2j and 2j + 1, gradients summed back."""
+    rng = np.random.default_rng(3)
+    q, k, v = (mg.tensor(rng.standard_normal(s), requires_grad=True) for s in ((2, 4, 3, 5), (2, 2, 6, 5), (2, 2, 6, 7)))
+    out = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    k2, v2 = (t.detach().repeat_interleave(2, 1).requires_grad_() for t in (k, v))
+    want = F.scaled_dot_product_attention(q.detach(), k2, v2)
+    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-14)
+    out.sum().backward()
+    want.sum().backward()
+    np.testing.assert_allclose(k.grad.numpy(), k2.grad.numpy().reshape(2, 2, 2, 6, 5).sum(2), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="must divide"):
+        F.scaled_dot_product_attention(q, k[:, :1].expand(2, 3, 6, 5), v, enable_gqa=True)
+
+
 def test_cosine_similarity_clamps_each_norm_as_pytorch():
     """Each norm clamped to eps on its own, the clamp not differentiated: a vector shorter than eps
     is not lengthened by the other's norm (the old max(|a|^2 |b|^2, eps^2) gave 1.0 here, not 0.1)."""
