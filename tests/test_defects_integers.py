@@ -187,3 +187,18 @@ def test_index_errors_name_the_op_once():
         msg = str(e.value)
         assert msg.startswith("getitem: ") and msg.count("getitem") == 1 and "basicgetitem" not in msg
         assert "(2, 3, 12, 5, 4)" in msg  # the user's shape, not an intermediate one
+
+
+def test_float_valued_unary_ops_of_integers_give_the_default_float_dtype():
+    """exp, log, sqrt, sin, tanh, sigmoid, erf, ... of an integer or bool tensor: PyTorch's default
+    float dtype (float32). NumPy's promotion gave float64 (float16 for bool), and sigmoid kept int64,
+    truncating every value: sigmoid(tensor([1, 2])) was [0, 0]."""
+    names = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf"]
+    for dtype in (mg.int64, mg.int32, mg.uint8, mg.bool):
+        x = mg.tensor([1, 2, 0]).to(dtype)
+        for name in names:
+            with np.errstate(divide="ignore"):  # log(0), rsqrt(0)
+                out = getattr(mg, name)(x)
+            assert out.dtype == mg.float32, (name, dtype)
+    np.testing.assert_allclose(mg.tensor([1, 2]).sigmoid().numpy(), [0.7310586, 0.8807971], rtol=1e-6)
+    np.testing.assert_allclose(F.sigmoid(mg.tensor([0, 3])).numpy(), [0.5, 0.95257413], rtol=1e-6)

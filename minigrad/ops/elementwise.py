@@ -833,21 +833,23 @@ class Erf(Function):
         return t * (exp(-(x * x)) * (2.0 / math.sqrt(math.pi)))
 
 
-def exp(input): return Exp.apply(input)
-def log(input): return Log.apply(input)
-def log1p(input): return Log1P.apply(input)
-def expm1(input): return Expm1.apply(input)
-def sqrt(input): return Sqrt.apply(input)
-def rsqrt(input): return Rsqrt.apply(input)
+# the float-valued ops take an integer or bool input as the default float dtype, as PyTorch (NumPy gave
+# float64, or float16 for bool, and sigmoid kept int64: sigmoid(tensor([1, 2])) was [0, 0])
+def exp(input): return Exp.apply(_float(input))
+def log(input): return Log.apply(_float(input))
+def log1p(input): return Log1P.apply(_float(input))
+def expm1(input): return Expm1.apply(_float(input))
+def sqrt(input): return Sqrt.apply(_float(input))
+def rsqrt(input): return Rsqrt.apply(_float(input))
 def reciprocal(input): return Reciprocal.apply(_float(input))
-def sin(input): return Sin.apply(input)
-def cos(input): return Cos.apply(input)
-def tan(input): return Tan.apply(input)
-def tanh(input): return Tanh.apply(input)
-def sigmoid(input): return Sigmoid.apply(input)
+def sin(input): return Sin.apply(_float(input))
+def cos(input): return Cos.apply(_float(input))
+def tan(input): return Tan.apply(_float(input))
+def tanh(input): return Tanh.apply(_float(input))
+def sigmoid(input): return Sigmoid.apply(_float(input))
 def relu(input): return Relu.apply(input)
 def abs(input): return Abs.apply(input)  # noqa: A001
-def erf(input): return Erf.apply(input)
+def erf(input): return Erf.apply(_float(input))
 
 
 def _float(x):
