@@ -202,3 +202,15 @@ def test_float_valued_unary_ops_of_integers_give_the_default_float_dtype():
             assert out.dtype == mg.float32, (name, dtype)
     np.testing.assert_allclose(mg.tensor([1, 2]).sigmoid().numpy(), [0.7310586, 0.8807971], rtol=1e-6)
     np.testing.assert_allclose(F.sigmoid(mg.tensor([0, 3])).numpy(), [0.5, 0.95257413], rtol=1e-6)
+
+
+def test_clamp_of_integers_with_float_bounds_is_float_as_pytorch():
+    """PyTorch's result type of clamp(int tensor, float bound) is float: [1.0, 1.5], where the bounds
+    used to be cast to the integer dtype ([1, 1]); integer bounds keep the integer dtype."""
+    x = mg.tensor([1, 2, 0])
+    out = x.clamp(0.5, 1.5)
+    assert out.dtype == mg.float32 and out.tolist() == [1.0, 1.5, 0.5]
+    assert mg.clamp(x, max=1.5).tolist() == [1.0, 1.5, 0.0] and mg.clamp(x, max=1.5).dtype == mg.float32
+    out = x.clamp(mg.tensor([0.5, 2.5, -1.0], dtype=mg.float64))
+    assert out.dtype == mg.float64 and out.tolist() == [1.0, 2.5, 0.0]
+    assert x.clamp(0, 1).dtype == mg.int64 and x.clamp(0, 1).tolist() == [1, 1, 0]

@@ -966,6 +966,13 @@ class Clamp(Function):
 def clamp(input, min=None, max=None):  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+    if input.dtype.kind in "biu":
+        # PyTorch's result type: a float bound makes an integer input float (clamp(tensor([1, 2]), 0.5,
+        # 1.5) is [1.0, 1.5]; the bounds were cast to the integer dtype: [1, 1]) -- a float tensor
+        # bound's dtype, else the default float dtype for a Python float
+        fl = [b for b in (min, max) if isinstance(b, Tensor) and b.dtype.kind == "f"]
+        if fl or any(isinstance(b, float) for b in (min, max)):
+            input = cast(input, fl[0].dtype if fl else _dtype.get_default_dtype())
     return Clamp.apply(input, min, max)
 
 
