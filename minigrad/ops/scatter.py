@@ -56,6 +56,10 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):  # noqa: A
         src = Tensor._make(np.full(idx.shape, value, dtype=input.dtype))
     if reduce is None:
         mask = _written(input.shape, _along_index(input.shape, idx, d))
+        if value is not None:
+            # every write is the same number, so a duplicated index gives it once, as PyTorch (the
+            # sum below gave k * value: scatter(1, [[3, 3]], 2.5) wrote 5.0)
+            return where(mask, Tensor._make(np.full(input.shape, value, dtype=input.dtype)), input)
         zeros = Tensor._make(np.zeros(input.shape, dtype=input.dtype))
         return where(mask, scatter_add(zeros, d, idx, src), input)
     if reduce == "add":

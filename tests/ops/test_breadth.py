@@ -74,6 +74,19 @@ def test_scatter_index_errors_name_the_op():
         x.masked_select(mg.tensor([1, 0, 1, 0]))
 
 
+def test_scatter_value_with_a_repeated_index_writes_the_value_once():
+    """Every write of scatter(..., value) is the same number, so PyTorch's result is the value wherever
+    an index points, repeated or not; the old sum of the writes gave 2 * 2.5 = 5.0 at a repeated
+    index. The input's gradient is 0 at the written positions."""
+    x = mg.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+    out = x.scatter(1, mg.tensor([[0, 1], [3, 3], [2, 0]]), 2.5)
+    np.testing.assert_array_equal(out.detach().numpy(), [[2.5, 2.5, 2, 3], [4, 5, 6, 2.5], [2.5, 9, 2.5, 11]])
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 1, 1], [1, 1, 1, 0], [0, 1, 0, 1]])
+    out = mg.tensor([[1, 2], [3, 4]]).scatter(0, mg.tensor([[1, 1], [1, 1]]), 7)
+    assert out.tolist() == [[1, 2], [7, 7]] and out.dtype == mg.int64
+
+
 def test_scatter_reduce_prod_gradient_at_a_zero_is_not_silently_wrong():
     x = mg.tensor([[1.0, 2.0]], requires_grad=True)
     out = mg.scatter_reduce(x, 0, mg.tensor([[0, 0]]), mg.tensor([[0.0, 3.0]]), "prod")
