@@ -361,19 +361,22 @@ def cat(tensors, dim=0, *, axis=None):
         if x.ndim == 0:
             raise RuntimeError(f"cat: zero-dimensional tensor (at position {i}) cannot be concatenated; "
                                "use stack, or unsqueeze it first")
-    ref = tensors[0]
+    # PyTorch's legacy rule: a 1-D empty tensor (shape (0,)) is skipped, whatever the others' shapes
+    # (it still takes part in the dtype promotion)
+    kept = [x for x in tensors if x.shape != (0,)] or tensors
+    ref = kept[0]
     d = _dim(dim, ref.ndim, "cat")
     for i, x in enumerate(tensors):
-        if x.ndim != ref.ndim or any(a != b for j, (a, b) in enumerate(zip(x.shape, ref.shape)) if j != d):
+        if (x.shape != (0,) or len(kept) == len(tensors)) and (x.ndim != ref.ndim
+                          or any(a != b for j, (a, b) in enumerate(zip(x.shape, ref.shape)) if j != d)):
             raise RuntimeError(f"cat: Sizes of tensors must match except in dimension {d}: tensor 0 has "
                                f"shape {ref.shape} but tensor {i} has shape {x.shape}")
     from .elementwise import _cast_to
     from .. import _dtype
-    dt = ref.dtype
+    dt = tensors[0].dtype
     for x in tensors[1:]:
         dt = _dtype.result_type(np.empty((1,), dt), x._data)
-    tensors = [_cast_to(x, dt) for x in tensors]
-    return Cat.apply(d, *tensors)
+    return Cat.apply(d, *[_cast_to(x, dt) for x in kept])
 
 
 concat = concatenate = cat

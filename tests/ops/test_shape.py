@@ -214,3 +214,17 @@ def test_shape_errors(fn, exc):
 def test_reshape_error_names_shape():
     with pytest.raises(RuntimeError, match=r"\[4, 2\].*size 6"):
         mg.ones(2, 3).reshape(4, 2)
+
+
+def test_cat_skips_a_1d_empty_tensor_as_pytorch():
+    """PyTorch's legacy rule: a tensor of shape (0,) cats with anything (it is skipped, the usual
+    seed of a loop's `out = torch.cat([out, chunk])`); it raised a size mismatch. It still takes part
+    in the dtype promotion."""
+    x = mg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    out = mg.cat([mg.zeros(0), x, mg.zeros(0)], 1)
+    assert out.shape == (2, 3) and out.tolist() == x.tolist()
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones((2, 3)))
+    assert mg.cat([mg.zeros(0, dtype=mg.float64), mg.ones(2, 2)]).dtype == mg.float64
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match"):
+        mg.cat([mg.zeros(0), mg.ones(2, 3), mg.ones(2, 4)])
