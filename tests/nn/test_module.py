@@ -231,6 +231,42 @@ def test_forward_hooks_and_removal():
     np.testing.assert_allclose(m(mg.ones(3)).data.numpy(), [1.0, 1.0, 1.0])
 
 
+def test_forward_hooks_with_kwargs_prepend_always_call():
+    # PyTorch's keyword-only hook options; they used to be a TypeError
+    m = nn.Identity()
+    log = []
+
+    def pre(mod, args, kwargs):
+        log.append(("pre", len(args), sorted(kwargs)))
+        return (), {"input": kwargs["input"] * 2}
+
+    m.register_forward_pre_hook(pre, with_kwargs=True)
+    m.register_forward_hook(lambda mod, args, kwargs, out: log.append(("post", sorted(kwargs))) or out + 1,
+                            with_kwargs=True)
+    h = m.register_forward_hook(lambda mod, args, out: log.append("first"), prepend=True)
+    np.testing.assert_allclose(m(input=mg.ones(2)).numpy(), [3.0, 3.0])
+    assert log == [("pre", 0, ["input"]), "first", ("post", ["input"])]
+    h.remove()
+    assert not m._forward_hooks_with_kwargs.keys() - m._forward_hooks.keys()
+
+    bad = nn.Identity()
+    bad.register_forward_pre_hook(lambda mod, args, kwargs: args, with_kwargs=True)
+    with pytest.raises(RuntimeError, match="new_kwargs"):
+        bad(mg.ones(1))
+
+    class Raises(nn.Module):
+        def forward(self, x):
+            raise ValueError("boom")
+
+    r = Raises()
+    seen = []
+    r.register_forward_hook(lambda mod, args, out: seen.append("plain"))
+    r.register_forward_hook(lambda mod, args, out: seen.append(("always", out)), always_call=True)
+    with pytest.raises(ValueError, match="boom"):
+        r(mg.ones(1))
+    assert seen == [("always", None)]
+
+
 # ---------------------------------------------------------------- train / eval / grads
 def test_train_eval_propagate():
     net = Net()

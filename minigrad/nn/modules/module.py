@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator, Mapping
 
@@ -38,13 +39,18 @@ class RemovableHandle:
 
     _next_id = 0
 
-    def __init__(self, hooks_dict: dict) -> None:
+    def __init__(self, hooks_dict: dict, *, extra_dict: "dict | tuple[dict, ...] | None" = None) -> None:
         self._hooks_dict = hooks_dict
         self.id = RemovableHandle._next_id
         RemovableHandle._next_id += 1
+        # the dicts that flag this hook (with_kwargs, always_call): cleared with it
+        self._extra_dicts = (() if extra_dict is None
+                             else tuple(extra_dict) if isinstance(extra_dict, tuple) else (extra_dict,))
 
     def remove(self) -> None:
         self._hooks_dict.pop(self.id, None)
+        for d in self._extra_dicts:
+            d.pop(self.id, None)
 
     def __enter__(self) -> "RemovableHandle":
         return self
@@ -82,6 +88,12 @@ def _parse_to(args: tuple, kwargs: dict):
     return dtype
 
 
+def _hook_flag_dicts() -> dict:
+    """A module's per-hook flags, keyed by hook id: which hooks take kwargs / always run."""
+    return {"_forward_pre_hooks_with_kwargs": OrderedDict(), "_forward_hooks_with_kwargs": OrderedDict(),
+            "_forward_hooks_always_called": OrderedDict()}
+
+
 class Module:
     r"""Base class for all neural network modules, as ``torch.nn.Module``.
 
@@ -117,6 +129,7 @@ class Module:
         d["_modules"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
+        d.update(_hook_flag_dicts())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Define the computation performed at every call. Every subclass overrides it."""
@@ -127,27 +140,87 @@ class Module:
             if kwargs or len(args) != 1:
                 return self.forward(*args, **kwargs)
             return self.forward(args[0])  # the common call, model(x): without re-packing *args, **kwargs
-        for hook in list(self._forward_pre_hooks.values()):
-            res = hook(self, args)
-            if res is not None:
-                args = res if isinstance(res, tuple) else (res,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            res = hook(self, args, out)
-            if res is not None:
-                out = res
-        return out
+        return self._call_with_hooks(args, kwargs)
 
-    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """Register ``hook(module, args) -> None or new args``, called before :meth:`forward`."""
-        handle = RemovableHandle(self._forward_pre_hooks)
+    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        # PyTorch's order and contracts: pre-hooks may replace args (with_kwargs: an (args, kwargs)
+        # pair), forward hooks may replace the output; an always_call hook still runs when forward or
+        # an earlier hook raises, with output None, and the original error is re-raised
+        result = None
+        called_always = set()
+        try:
+            for hook_id, hook in list(self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    res = hook(self, args, kwargs)
+                    if res is not None:
+                        if not (isinstance(res, tuple) and len(res) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                               f"(new_args, new_kwargs), but got {res}.")
+                        args, kwargs = res
+                else:
+                    res = hook(self, args)
+                    if res is not None:
+                        args = res if isinstance(res, tuple) else (res,)
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in list(self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called:
+                    called_always.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs:
+                    res = hook(self, args, kwargs, result)
+                else:
+                    res = hook(self, args, result)
+                if res is not None:
+                    result = res
+            return result
+        except Exception:
+            for hook_id, hook in list(self._forward_hooks.items()):
+                if hook_id not in self._forward_hooks_always_called or hook_id in called_always:
+                    continue
+                try:
+                    if hook_id in self._forward_hooks_with_kwargs:
+                        res = hook(self, args, kwargs, result)
+                    else:
+                        res = hook(self, args, result)
+                    if res is not None:
+                        result = res
+                except Exception as e:  # the forward error is the one to report
+                    warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
+                                  f"silenced as another error was raised in forward: {e}")
+            raise
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Register a hook called before :meth:`forward`.
+
+        ``hook(module, args) -> None or new args`` (a non-tuple result is wrapped in a tuple); with
+        ``with_kwargs=True``, ``hook(module, args, kwargs) -> None or (new_args, new_kwargs)``.
+        ``prepend=True`` runs it before the hooks already registered.
+        """
+        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
-        """Register ``hook(module, args, output) -> None or new output``, called after :meth:`forward`."""
-        handle = RemovableHandle(self._forward_hooks)
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """Register a hook called after :meth:`forward`.
+
+        ``hook(module, args, output) -> None or new output``; with ``with_kwargs=True``,
+        ``hook(module, args, kwargs, output)``. ``prepend=True`` runs it before the hooks already
+        registered; ``always_call=True`` runs it even when forward raises (output ``None``).
+        """
+        handle = RemovableHandle(self._forward_hooks, extra_dict=(self._forward_hooks_with_kwargs,
+                                                                  self._forward_hooks_always_called))
         self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
     # ---------------------------------------------------------------- registration
@@ -287,6 +360,8 @@ class Module:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        for k, v in _hook_flag_dicts().items():  # modules pickled before these existed
+            self.__dict__.setdefault(k, v)
 
     # ---------------------------------------------------------------- traversal
     def _named_members(self, get_members: Callable, prefix: str = "", recurse: bool = True,
