@@ -51,8 +51,9 @@ def result_type(x, y):
     cx, cy = _category(dx), _category(dy)
     if cx != cy:
         hi, hi_op = (dx, x) if cx > cy else (dy, y)
-        # a Python float (or a 0-d tensor) promoting an integer tensor gives the default float dtype
-        if not isinstance(hi_op, np.ndarray) or (hi_op.ndim == 0 and _ndim(x if hi_op is y else y) > 0):
+        # a Python float promoting an integer tensor gives the default float dtype; a 0-d tensor
+        # keeps its own (int64 [1] + tensor(1.5, dtype=float64) is float64 in PyTorch)
+        if not isinstance(hi_op, np.ndarray):
             return get_default_dtype() if _category(hi) == 2 else hi
         return hi
     wx, wy = _weight(x), _weight(y)

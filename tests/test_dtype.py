@@ -39,7 +39,11 @@ def test_get_set_default_dtype():
     (np.array([1], dtype=np.int32), np.array([1], dtype=np.int64), mg.int64),
     (np.array([1], dtype=np.int64), np.array([1.0], dtype=np.float32), mg.float32),
     (np.array([1.0], dtype=np.float32), np.array(1.0), mg.float32),  # 0-d float64 doesn't widen
-    (np.array([1], dtype=np.int64), np.array(1.0), mg.float32),     # 0-d float promotes int to default
+    # a 0-d tensor of a higher category gives its own dtype, not the default (a Python float does)
+    (np.array([1], dtype=np.int64), np.array(1.0), mg.float64),
+    (np.array([1], dtype=np.int64), np.array(1.0, dtype=np.float16), mg.float16),
+    (np.array([True]), np.array(2, dtype=np.int32), mg.int32),
+    (np.array([1], dtype=np.int8), np.array(3), mg.int8),            # same category: dimensioned wins
 ])
 def test_binary_promotion(a, b, expected):
     ta = mg.tensor(a)
