@@ -1058,19 +1058,29 @@ class Where(Function):
         return where(cond, 0.0 if tx is None else tx, 0.0 if ty is None else ty)
 
 
-def where(condition, input, other):
+_NO_ARG = object()
+
+
+def where(condition, input=_NO_ARG, other=_NO_ARG):
+    if input is _NO_ARG and other is _NO_ARG:  # where(cond): nonzero(cond, as_tuple=True), as PyTorch
+        from .scatter import nonzero
+        return nonzero(condition if isinstance(condition, Tensor) else Tensor(condition), as_tuple=True)
+    if input is _NO_ARG or other is _NO_ARG:
+        raise TypeError("where() takes a condition alone, or a condition, input and other")
     if not isinstance(condition, Tensor):
         condition = Tensor._make(np.asarray(condition))
     if condition.dtype != np.bool_:  # PyTorch refuses a float (or integer) condition too
         raise RuntimeError(f"where: expected condition to be a bool tensor, but got a tensor with dtype "
                            f"{condition.dtype} (shape {condition.shape}); compare it first, e.g. cond != 0")
-    if isinstance(input, Tensor) and not isinstance(other, Tensor):
-        other = Tensor._make(np.asarray(other, dtype=input.dtype))
-    elif isinstance(other, Tensor) and not isinstance(input, Tensor):
-        input = Tensor._make(np.asarray(input, dtype=other.dtype))
-    elif not isinstance(input, Tensor):
-        input, other = Tensor(input), Tensor(other)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        input = Tensor(input)
+    # a Python scalar promotes as in a binary op (int tensor, 0.5 -> the default float), never
+    # cast to the tensor's dtype (which truncated where(c, int_tensor, 0.5) to 0)
     input, other = _promote(input, other)
+    if not isinstance(input, Tensor):  # a scalar left as is by _promote: the tensor's (promoted) dtype
+        input = _cast_to(input, other.dtype)
+    elif not isinstance(other, Tensor):
+        other = _cast_to(other, input.dtype)
     return Where.apply(condition, input, other)
 
 

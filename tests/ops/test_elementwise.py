@@ -74,6 +74,22 @@ def test_atan2_values_gradient_and_origin():
     assert mg.atan2(mg.tensor([1]), mg.tensor([1])).dtype == mg.float32
 
 
+def test_where_scalar_promotes_like_a_binary_op():
+    # a Python scalar branch used to be cast to the tensor's dtype: where(c, int64, 0.5) gave int64 0
+    c = mg.tensor([True, False])
+    out = mg.where(c, mg.tensor([1, 2]), 0.5)
+    assert out.dtype == mg.float32 and out.tolist() == [1.0, 0.5]
+    assert mg.where(c, 1, 0.5).dtype == mg.float32
+    assert mg.where(c, 1, 0).dtype == mg.int64
+    assert mg.where(c, 1.0, 0.0).dtype == mg.float32
+    assert mg.where(c, mg.tensor([1, 2], dtype=mg.int32), 5).dtype == mg.int32
+    assert mg.where(c, mg.tensor([1, 2], dtype=mg.float64), 0).dtype == mg.float64
+    assert mg.where(c, mg.tensor([1.0, 2.0]), mg.tensor([3.0, 4.0], dtype=mg.float64)).dtype == mg.float64
+    # where(cond) alone is nonzero(cond, as_tuple=True)
+    idx = mg.where(mg.tensor([[0, 1], [1, 1]]) > 0)
+    assert isinstance(idx, tuple) and [i.tolist() for i in idx] == [[0, 1, 1], [1, 0, 1]]
+
+
 def test_where_scalar_branches():
     x = leaf([1.0, -2.0, 3.0])
     out = mg.where(x > 0, x, 0.0)
