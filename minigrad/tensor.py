@@ -291,6 +291,13 @@ class Tensor:
             _function._tracer.convert(self, "int()")
         return int(self._data.item() if self._data.size == 1 else self.item())
 
+    def __format__(self, format_spec):
+        # as PyTorch: a 0-d tensor formats as its Python scalar, so f"{loss:.4f}" works; anything
+        # else goes to object.__format__ (str() for an empty spec, TypeError otherwise)
+        if self._data.ndim == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def __index__(self):
         if self._data.dtype.kind not in "iu" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")

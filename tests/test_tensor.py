@@ -134,6 +134,17 @@ def test_item_of_requires_grad_tensor():
     assert float(x * 2) == 6.0
 
 
+def test_format_of_zero_dim_tensor():
+    # f"{loss:.4f}" on a 0-d tensor formats its value, as in PyTorch (was a TypeError)
+    loss = (mg.tensor([1.0, 2.0], requires_grad=True) * 1.5).sum()
+    assert f"{loss:.2f}" == "4.50"
+    assert f"{mg.tensor(2)}" == "2" and f"{mg.tensor(7):03d}" == "007"
+    assert "{}".format(mg.tensor(1.0)) == "1.0"
+    assert f"{mg.tensor([1.5])}" == str(mg.tensor([1.5]))  # not 0-d: str() for an empty spec
+    with pytest.raises(TypeError):
+        f"{mg.tensor([1.5]):.2f}"
+
+
 def test_grad_setter_validates():
     x = mg.tensor([1.0, 2.0], requires_grad=True)
     x.grad = mg.tensor([0.5, 0.5])
