@@ -8,8 +8,9 @@ import pytest
 import minigrad as mg
 from minigrad.optim import SGD, Adam
 from minigrad.optim.lr_scheduler import (
-    CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, LRScheduler, MultiStepLR, OneCycleLR,
-    ReduceLROnPlateau, StepLR,
+    ChainedScheduler, ConstantLR, CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR, ExponentialLR,
+    LambdaLR, LinearLR, LRScheduler, MultiplicativeLR, MultiStepLR, OneCycleLR, PolynomialLR,
+    ReduceLROnPlateau, SequentialLR, StepLR,
 )
 
 
@@ -280,3 +281,62 @@ def test_get_lr_outside_step_warns():
     sched = StepLR(_opt(), step_size=2)
     with pytest.warns(UserWarning, match="get_last_lr"):
         sched.get_lr()
+
+
+# the schedulers added after PyTorch's list was checked (they were missing: AttributeError); the
+# expected sequences are PyTorch 2.13's, written out
+def test_multiplicative_constant_polynomial_lr():
+    np.testing.assert_allclose(_run(MultiplicativeLR(_opt(0.1), lambda e: 0.9), 4),
+                               [0.1, 0.09, 0.081, 0.0729, 0.06561], rtol=1e-12)
+    np.testing.assert_allclose(_run(ConstantLR(_opt(0.1), factor=0.5, total_iters=4), 6),
+                               [0.05, 0.05, 0.05, 0.05, 0.1, 0.1, 0.1], rtol=1e-12)
+    np.testing.assert_allclose(_run(PolynomialLR(_opt(0.1), total_iters=10, power=2.0), 12),
+                               [0.1, 0.081, 0.064, 0.049, 0.036, 0.025, 0.016, 0.009, 0.004, 0.001, 0.0, 0.0, 0.0],
+                               rtol=1e-9, atol=1e-15)
+    with pytest.raises(ValueError):
+        ConstantLR(_opt(), factor=1.5)
+    with pytest.raises(TypeError):
+        MultiplicativeLR(_opt(), 0.9)
+
+
+def test_cosine_annealing_warm_restarts_with_t_mult():
+    lrs = _run(CosineAnnealingWarmRestarts(_opt(0.1), T_0=3, T_mult=2, eta_min=0.001), 10)
+    np.testing.assert_allclose(lrs, [0.1, 0.07525, 0.02575, 0.1, 0.093368257, 0.07525, 0.0505, 0.02575,
+                                     0.007631743, 0.1, 0.098313328], rtol=0, atol=1e-9)
+    sched = CosineAnnealingWarmRestarts(_opt(0.1), T_0=2, T_mult=2)
+    sched.step(2.5)  # a fractional epoch: 0.5 into the second period (T_i = 4)
+    assert (sched.T_i, sched.T_cur, sched.last_epoch) == (4, 0.5, 2)
+    with pytest.raises(ValueError):
+        CosineAnnealingWarmRestarts(_opt(), T_0=0)
+
+
+def test_cyclic_lr_modes_and_momentum():
+    np.testing.assert_allclose(_run(CyclicLR(_opt(0.1, momentum=0.9), 0.01, 0.1, step_size_up=3, step_size_down=2,
+                                             mode="triangular2"), 10),
+                               [0.01, 0.04, 0.07, 0.1, 0.055, 0.01, 0.025, 0.04, 0.055, 0.0325, 0.01], rtol=1e-9)
+    opt = _opt(0.1, cls=Adam)
+    sched = CyclicLR(opt, 0.01, 0.1, step_size_up=3, mode="exp_range", gamma=0.95)
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(4):
+            sched.step()
+            seen.append((sched.get_last_lr()[0], opt.param_groups[0]["betas"][0]))
+    np.testing.assert_allclose(seen, [(0.0385, 0.868333333), (0.06415, 0.839833333),
+                                      (0.08716375, 0.8142625), (0.058870375, 0.845699583)], rtol=0, atol=1e-9)
+    with pytest.raises(ValueError, match="momentum"):
+        CyclicLR(mg.optim.Adagrad([mg.Tensor(np.zeros(1), requires_grad=True)], lr=0.1), 0.01, 0.1)
+
+
+def test_sequential_lr_and_chained_scheduler():
+    opt = _opt(0.1)
+    seq = SequentialLR(opt, [LinearLR(opt, 0.1, total_iters=5), ExponentialLR(opt, 0.9)], milestones=[5])
+    np.testing.assert_allclose(_run(seq, 8), [0.01, 0.028, 0.046, 0.064, 0.082, 0.1, 0.09, 0.081, 0.0729],
+                               rtol=1e-9)
+    opt = _opt(0.1)
+    chain = ChainedScheduler([ConstantLR(opt, 0.1, total_iters=2), ExponentialLR(opt, 0.9)])
+    np.testing.assert_allclose(_run(chain, 4), [0.01, 0.009, 0.081, 0.0729, 0.06561], rtol=1e-9)
+    with pytest.raises(ValueError, match="one more"):
+        SequentialLR(opt, [StepLR(opt, 2)], milestones=[3])
+    with pytest.raises(ValueError, match="ReduceLROnPlateau"):
+        ChainedScheduler([StepLR(opt, 2), ReduceLROnPlateau(opt)])

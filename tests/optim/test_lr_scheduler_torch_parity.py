@@ -28,6 +28,15 @@ CASES = [
     ("OneCycleLR", dict(max_lr=0.5, total_steps=STEPS + 1, three_phase=True, div_factor=10.0,
                         final_div_factor=100.0, base_momentum=0.8, max_momentum=0.9)),
     ("OneCycleLR", dict(max_lr=0.5, epochs=5, steps_per_epoch=21, cycle_momentum=False)),
+    ("MultiplicativeLR", dict(lr_lambda=lambda e: 0.97 if e % 2 else 0.99)),
+    ("ConstantLR", dict(factor=0.5, total_iters=8)),
+    ("PolynomialLR", dict(total_iters=60, power=2.0)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=7)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=1e-3)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=6)),
+    ("CyclicLR", dict(base_lr=[0.01, 0.02], max_lr=0.2, step_size_up=5, step_size_down=3, mode="triangular2")),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=4, mode="exp_range", gamma=0.97,
+                      base_momentum=0.7, max_momentum=0.95)),
 ]
 
 
@@ -108,3 +117,33 @@ def test_scheduler_state_dict_keys_match_torch():
     assert {"step_size", "gamma", "base_lrs", "last_epoch", "_step_count", "_last_lr"} <= set(msd)
     for k in ("step_size", "gamma", "base_lrs", "last_epoch", "_step_count", "_last_lr"):
         assert tsd[k] == msd[k], k
+
+
+def _compose(S, opt):
+    return [S.SequentialLR(opt, [S.LinearLR(opt, start_factor=0.1, total_iters=5),
+                                 S.CosineAnnealingWarmRestarts(opt, T_0=4, T_mult=2),
+                                 S.StepLR(opt, step_size=7, gamma=0.5)], milestones=[5, 40]),
+            S.ChainedScheduler([S.ConstantLR(opt, factor=0.2, total_iters=6), S.ExponentialLR(opt, gamma=0.97)])]
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["SequentialLR", "ChainedScheduler"])
+def test_composite_schedulers_match_torch(which):
+    topt, mopt = _pair("SGD", momentum=0.9)
+    tsch, msch = _compose(ts, topt)[which], _compose(ms, mopt)[which]
+    assert tsch.get_last_lr() == pytest.approx(msch.get_last_lr(), rel=1e-15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i in range(STEPS):
+            topt.step()
+            mopt.step()
+            tsch.step()
+            msch.step()
+            assert tsch.get_last_lr() == pytest.approx(msch.get_last_lr(), rel=1e-14, abs=1e-17), i
+            if i == 30:  # a mid-schedule round trip of the nested states (making the fresh
+                # schedulers steps the optimizer's lrs, so its state goes back too, as in PyTorch)
+                sched_sd, opt_sd = msch.state_dict(), mopt.state_dict()
+                fresh = _compose(ms, mopt)[which]
+                mopt.load_state_dict(opt_sd)
+                fresh.load_state_dict(sched_sd)
+                msch = fresh
+    assert [g["lr"] for g in topt.param_groups] == pytest.approx([g["lr"] for g in mopt.param_groups], rel=1e-14)
