@@ -1,4 +1,4 @@
-"""Sequential, ModuleList, ModuleDict: indexing, slicing, mutation, naming, repr."""
+"""Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict: indexing, slicing, mutation, naming, repr."""
 from collections import OrderedDict
 
 import numpy as np
@@ -193,3 +193,74 @@ def test_containers_state_dict_round_trip():
     assert list(a.state_dict()) == ["0.s", "1.0.s", "2.k.s"]
     b.load_state_dict(a.state_dict())
     assert b[2]["k"].s.item() == 3.0
+
+
+# ---------------------------------------------------------------- ParameterList / ParameterDict
+# (missing before: nn.ParameterList was an AttributeError; reprs and orders below are PyTorch 2.13's)
+def test_parameter_list_registers_wraps_and_indexes():
+    pl = nn.ParameterList([nn.Parameter(mg.zeros(2, 3)), mg.ones(2)])
+    pl.append(nn.Parameter(mg.zeros(1))).extend([mg.zeros(4)])
+    assert len(pl) == 4 and [n for n, _ in pl.named_parameters()] == ["0", "1", "2", "3"]
+    assert type(pl[1]) is nn.Parameter and pl[1].requires_grad  # a plain tensor is wrapped
+    assert [tuple(p.shape) for p in pl] == [(2, 3), (2,), (1,), (4,)] and tuple(pl[-1].shape) == (4,)
+    assert isinstance(pl[1:3], nn.ParameterList) and len(pl[1:3]) == 2 and pl[1:3][0] is pl[1]
+    pl[0] = mg.zeros(5)
+    assert type(pl[0]) is nn.Parameter and tuple(pl[0].shape) == (5,)
+    pl.append("note")  # not a tensor: kept, not a parameter
+    assert repr(pl) == ("ParameterList(\n"
+                        "    (0): Parameter containing: [minigrad.float32 of size 5]\n"
+                        "    (1): Parameter containing: [minigrad.float32 of size 2]\n"
+                        "    (2): Parameter containing: [minigrad.float32 of size 1]\n"
+                        "    (3): Parameter containing: [minigrad.float32 of size 4]\n"
+                        "    (4): Object of type: str\n)")
+    assert len(list(pl.parameters())) == 4
+    with pytest.raises(IndexError):
+        pl[7]
+    with pytest.raises(RuntimeError, match="should not be called"):
+        pl(1)
+
+
+def test_parameter_list_in_a_module_trains_and_loads():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ws = nn.ParameterList([nn.Parameter(mg.ones(2)) for _ in range(2)])
+
+        def forward(self, x):
+            return sum(x * w for w in self.ws)
+
+    m = M()
+    m(mg.ones(2)).sum().backward()
+    assert [n for n, _ in m.named_parameters()] == ["ws.0", "ws.1"] and list(m.state_dict()) == ["ws.0", "ws.1"]
+    assert all(p.grad.tolist() == [1.0, 1.0] for p in m.parameters())
+    m2 = M()
+    assert repr(m2.load_state_dict(m.state_dict())) == "<All keys matched successfully>"
+    assert m2.double().ws[0].dtype == mg.float64
+
+
+def test_parameter_dict_mapping_api():
+    d = nn.ParameterDict({"b": nn.Parameter(mg.zeros(2)), "a": mg.ones(3)})
+    assert list(d.keys()) == ["a", "b"]  # a plain dict is sorted, as PyTorch
+    assert type(d["a"]) is nn.Parameter and "a" in d and len(d) == 2
+    d.update([("c", nn.Parameter(mg.zeros(1)))])
+    d["d"] = mg.zeros(2, 2)
+    assert list(d) == ["a", "b", "c", "d"] and [n for n, _ in d.named_parameters()] == ["a", "b", "c", "d"]
+    assert repr(d) == ("ParameterDict(\n"
+                       "    (a): Parameter containing: [minigrad.FloatTensor of size 3]\n"
+                       "    (b): Parameter containing: [minigrad.FloatTensor of size 2]\n"
+                       "    (c): Parameter containing: [minigrad.FloatTensor of size 1]\n"
+                       "    (d): Parameter containing: [minigrad.FloatTensor of size 2x2]\n)")
+    assert tuple(d.pop("b").shape) == (2,) and list(d) == ["a", "c", "d"]
+    assert d.popitem()[0] == "d" and list(d) == ["a", "c"]
+    assert d.get("zz", 5) == 5 and tuple(d.setdefault("e", mg.zeros(1)).shape) == (1,)
+    assert list(d.copy()) == ["a", "c", "e"] and d.copy()["a"] is d["a"]
+    assert list(d | nn.ParameterDict({"z": mg.zeros(1)})) == ["a", "c", "e", "z"]
+    assert list(reversed(d)) == ["e", "c", "a"]
+    del d["a"]
+    assert list(d.state_dict()) == ["c", "e"]
+    d.clear()
+    assert len(d) == 0 and list(nn.ParameterDict(OrderedDict(z=mg.zeros(1), a=mg.zeros(1)))) == ["z", "a"]
+    with pytest.raises(TypeError):
+        d[1]
+    with pytest.raises(ValueError):
+        d.update([("a",)])

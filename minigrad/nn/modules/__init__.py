@@ -1,6 +1,6 @@
 """The nn layers, containers and losses (re-exported by minigrad.nn)."""
 from .module import Module
-from .container import ModuleDict, ModuleList, Sequential
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .linear import Bilinear, Identity, Linear
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
@@ -21,7 +21,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
                    MSELoss, NLLLoss, SmoothL1Loss, TripletMarginLoss)
 
 __all__ = [
-    "Module", "Sequential", "ModuleList", "ModuleDict",
+    "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "Identity", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
     "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm", "LayerNorm", "Dropout", "Embedding", "Flatten", "Unflatten",
     "ReLU", "LeakyReLU", "GELU", "SiLU", "ELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Softplus",
