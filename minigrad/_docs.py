@@ -174,6 +174,9 @@ TENSOR = {
     "zero_": "Fill with 0 in place; returns self.",
     "fill_": "Fill with ``value`` in place; returns self.",
     "copy_": "Copy ``src``'s values (broadcast, converted) into this tensor in place; returns self.",
+    "uniform_": "Fill with samples of U(from_, to) in place (``generator=`` optional); returns self.",
+    "normal_": "Fill with samples of N(mean, std²) in place (``generator=`` optional); returns self.",
+    "bernoulli_": "Fill with 1 (probability ``p``) or 0 in place (``generator=`` optional); returns self.",
 }
 
 MEMBERS = {  # (class path, member): docstring

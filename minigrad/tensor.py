@@ -493,6 +493,22 @@ class Tensor:
     def zero_(self): return _ops.fill_(self, 0, name="zero_")
     def fill_(self, value): return _ops.fill_(self, value, name="fill_")
     def copy_(self, src): return _ops.copy_(self, src)
+
+    # in-place draws, as PyTorch's (w.data.normal_(0, 0.02) in ported init code): the draw is an op
+    # of ops.random, so mg.trace draws afresh, written through copy_ (a leaf that requires grad is
+    # refused outside no_grad, as PyTorch)
+    def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+        from .ops.random import Uniform
+        return _ops.copy_(self, Uniform.apply(tuple(self.shape), self.dtype, float(from_), float(to), generator))
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        from .ops.random import Normal
+        return _ops.copy_(self, Normal.apply(tuple(self.shape), self.dtype, float(mean), float(std), generator))
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        from .ops.random import Uniform
+        u = Uniform.apply(tuple(self.shape), _dtype.float64, 0.0, 1.0, generator)
+        return _ops.copy_(self, _ops.cast(u < p, self.dtype))
     def sqrt_(self): return _ops.sqrt_(self)
     def lerp_(self, end, weight): return _ops.lerp_(self, end, weight)
     def addcmul_(self, tensor1, tensor2, *, value=1): return _ops.addcmul_(self, tensor1, tensor2, value)

@@ -1,5 +1,6 @@
 """Randomness: mg.manual_seed, mg.Generator, generator= on creation functions."""
 import numpy as np
+import pytest
 
 import minigrad as mg
 from minigrad.random import get_rng
@@ -79,3 +80,25 @@ def test_generator_state_roundtrip():
     a = mg.rand(4, generator=g).data.numpy().copy()
     g.set_state(state)
     np.testing.assert_array_equal(mg.rand(4, generator=g).data.numpy(), a)
+
+
+def test_tensor_in_place_draws():
+    # Tensor.uniform_/normal_/bernoulli_ were missing (AttributeError in ported init code such as
+    # layer.weight.data.normal_(0, 0.02)); they fill in place, return self and follow the generator
+    mg.manual_seed(0)
+    t = mg.zeros(2000)
+    assert t.uniform_(-2, 3) is t
+    assert t.min().item() >= -2 and t.max().item() < 3 and abs(t.mean().item() - 0.5) < 0.2
+    assert t.normal_(1.0, 0.1) is t and t.dtype == mg.float32
+    assert abs(t.mean().item() - 1.0) < 0.02 and abs(t.std().item() - 0.1) < 0.02
+    assert t.bernoulli_(0.3) is t and set(t.tolist()) == {0.0, 1.0} and abs(t.mean().item() - 0.3) < 0.05
+    g = mg.Generator().manual_seed(1)
+    a = mg.zeros(3, dtype=mg.float64).normal_(generator=g)
+    g.manual_seed(1)
+    assert a.dtype == mg.float64 and a.tolist() == mg.zeros(3, dtype=mg.float64).normal_(generator=g).tolist()
+    w = mg.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):  # as PyTorch, outside no_grad
+        w.uniform_()
+    with mg.no_grad():
+        w.uniform_()
+    assert w.is_leaf and w.requires_grad
