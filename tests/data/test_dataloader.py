@@ -256,3 +256,14 @@ def test_collate_and_len_parity_with_torch():
     for n, bs, dl in [(10, 3, False), (10, 3, True), (9, 3, True), (1, 4, False), (1, 4, True)]:
         t = torch.utils.data.DataLoader(range(n), batch_size=bs, drop_last=dl)
         assert len(DataLoader(range(n), batch_size=bs, drop_last=dl)) == len(t)
+
+
+def test_utils_data_is_mg_data():
+    # a script ports by renaming torch to mg: torch.utils.data's imports must resolve, to the same
+    # objects (mg.utils.data was an AttributeError and `from minigrad.utils.data import ...` failed)
+    import minigrad.utils.data.datasets
+    from minigrad.utils.data import DataLoader
+    from minigrad.utils.data.dataloader import default_collate
+    assert mg.utils.data is mg.data and DataLoader is mg.data.DataLoader
+    assert default_collate is mg.data.default_collate
+    assert minigrad.utils.data.datasets.MNIST is mg.data.datasets.MNIST
