@@ -10,7 +10,8 @@ from ._dtype import bool_ as bool  # noqa: F401,A001
 from .tensor import Tensor  # noqa: F401
 from ._size import Size  # noqa: F401
 from ._printing import set_printoptions, get_printoptions  # noqa: F401
-from .random import Generator, manual_seed, default_generator  # noqa: F401
+from .random import (Generator, manual_seed, default_generator, initial_seed, seed, get_rng_state,  # noqa: F401
+                     set_rng_state)
 from .creation import (  # noqa: F401
     tensor, as_tensor, from_numpy, zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like,
     arange, linspace, eye, rand, randn, randint, randperm, rand_like, randn_like, randint_like)

@@ -38,6 +38,32 @@ def manual_seed(seed):
     return default_generator.manual_seed(seed)
 
 
+def initial_seed():
+    """The seed the default generator was last seeded with (None if seeded from entropy), as torch.initial_seed."""
+    return default_generator.initial_seed()
+
+
+def seed():
+    """Seed the default generator from fresh entropy and return that seed, as torch.seed."""
+    s = int(np.random.SeedSequence().entropy % (2**63))
+    default_generator.manual_seed(s)
+    return s
+
+
+def get_rng_state():
+    """The default generator's state, as torch.get_rng_state; give it back to :func:`set_rng_state`.
+
+    It is the NumPy bit generator's state (a dict, which mg.save stores), not PyTorch's byte tensor:
+    treat it as opaque.
+    """
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    """Restore a state returned by :func:`get_rng_state`, as torch.set_rng_state."""
+    default_generator.set_state(new_state)
+
+
 def get_rng(generator=None):
     """The numpy Generator to draw from: the given mg.Generator's, or the default one's."""
     return (generator or default_generator).rng

@@ -102,3 +102,19 @@ def test_tensor_in_place_draws():
     with mg.no_grad():
         w.uniform_()
     assert w.is_leaf and w.requires_grad
+
+
+def test_global_rng_state_functions():
+    # mg.get_rng_state / set_rng_state / initial_seed / seed were missing (AttributeError in ported
+    # checkpoint code that saves and restores the RNG)
+    mg.manual_seed(7)
+    assert mg.initial_seed() == 7
+    state = mg.get_rng_state()
+    a = mg.rand(4)
+    mg.set_rng_state(state)
+    assert mg.rand(4).tolist() == a.tolist()
+    s = mg.seed()
+    assert isinstance(s, int) and mg.initial_seed() == s
+    b = mg.rand(2)
+    mg.manual_seed(s)
+    assert mg.rand(2).tolist() == b.tolist()
