@@ -199,6 +199,25 @@ def test_get_submodule_parameter_buffer():
         outer.get_submodule("net.nope")
 
 
+def test_set_submodule():
+    # was missing (AttributeError); PyTorch's replace-or-add, strict and error rules
+    outer = nn.Module()
+    outer.net = Net()
+    new = Affine()
+    outer.set_submodule("net.layer1", new)
+    assert outer.net.layer1 is new and outer.get_submodule("net.layer1") is new
+    outer.set_submodule("net.extra", Affine())  # not strict: added
+    assert [n for n, _ in outer.net.named_children()] == ["layer1", "layer2", "extra"]
+    with pytest.raises(AttributeError, match="has no attribute `other`"):
+        outer.set_submodule("net.other", Affine(), strict=True)
+    with pytest.raises(AttributeError, match="is not an nn.Module"):
+        outer.set_submodule("net.layer1.w", Affine())
+    with pytest.raises(ValueError):
+        outer.set_submodule("", Affine())
+    with pytest.raises(ValueError):
+        outer.set_submodule("net.layer1", 3)
+
+
 def test_apply_visits_children_first():
     net = Net()
     seen = []

@@ -454,6 +454,26 @@ class Module:
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
 
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Replace (or, unless ``strict``, add) the submodule at a dotted path, e.g. ``"encoder.layers.0"``.
+
+        Raises:
+            ValueError: for an empty ``target`` or a ``module`` that is not a Module.
+            AttributeError: when the parent path does not lead to a module, the target is an
+                attribute that is not a module, or (``strict``) the target does not exist yet.
+        """
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
     def get_parameter(self, target: str) -> Parameter:
         """The parameter named by a dotted path, e.g. ``"0.weight"``."""
         module_path, _, name = target.rpartition(".")
