@@ -20,7 +20,7 @@ globals().update({_name: getattr(_ops, _name) for _name in _ops.__all__})  # the
 from .ops import (  # noqa: F401
     bitwise_and, bitwise_or, bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift)
 from . import autograd  # noqa: F401
-from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled  # noqa: F401
+from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode  # noqa: F401
 
 __version__ = "0.1.0"
 from .serialization import save, load  # noqa: F401,E402

@@ -1,6 +1,6 @@
 """Autograd: Function, the backward engine, grad-mode switches and gradient checking."""
 from .function import Function, Node, AccumulateGrad  # noqa: F401
-from .grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled  # noqa: F401
+from .grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode  # noqa: F401
 from .engine import run_backward as _run_backward
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 

@@ -1,4 +1,4 @@
-"""no_grad / enable_grad / set_grad_enabled: thread-local, usable as context managers and decorators."""
+"""no_grad / enable_grad / set_grad_enabled / inference_mode: thread-local, usable as context managers and decorators."""
 import functools
 import threading
 
@@ -109,6 +109,26 @@ class enable_grad(_GradModeBase):
     """Enable graph recording inside the block, even within no_grad."""
     _args = ()
     _mode = True
+
+
+class inference_mode(_GradModeBase):
+    """As PyTorch's inference_mode for ported code: no_grad inside the block (or the decorated
+    function); ``inference_mode(False)`` changes nothing. (PyTorch's extra speed and its refusal
+    of inference tensors in later autograd have no counterpart here.)"""
+
+    def __init__(self, mode=True):
+        self._on = bool(mode)
+        self._args = (mode,)
+        self._mode = False
+
+    def __enter__(self):
+        if self._on:
+            super().__enter__()
+
+    def __exit__(self, *exc):
+        if self._on:
+            return super().__exit__(*exc)
+        return False
 
 
 class set_grad_enabled(_GradModeBase):

@@ -173,3 +173,23 @@ def test_bare_decorator(x):
         return t * 2
 
     assert not f(x).requires_grad
+
+
+def test_inference_mode(x):
+    # mg.inference_mode was missing (AttributeError in ported evaluation code); here it is no_grad
+    with mg.inference_mode():
+        assert not mg.is_grad_enabled()
+        assert not (x * 2).requires_grad
+    assert mg.is_grad_enabled()
+    with mg.inference_mode(False):
+        assert mg.is_grad_enabled() and (x * 2).requires_grad
+
+    @mg.inference_mode()
+    def f(t):
+        return (t * 2).requires_grad
+
+    @mg.inference_mode
+    def g(t):
+        return (t * 2).requires_grad
+
+    assert f(x) is False and g(x) is False and mg.is_grad_enabled()
