@@ -8,6 +8,8 @@ from ._dtype import (  # noqa: F401
     long, get_default_dtype, set_default_dtype)
 from ._dtype import bool_ as bool  # noqa: F401,A001
 from .tensor import Tensor  # noqa: F401
+from ._typeinfo import (finfo, iinfo, promote_types, result_type, can_cast, is_tensor,  # noqa: F401
+                        is_floating_point, numel)
 from ._size import Size  # noqa: F401
 from ._printing import set_printoptions, get_printoptions  # noqa: F401
 from .random import (Generator, manual_seed, default_generator, initial_seed, seed, get_rng_state,  # noqa: F401

@@ -81,3 +81,23 @@ def test_gradient_dtype_follows_leaf_under_promotion():
     y.backward()
     assert x.grad.dtype == mg.float32 and w.grad.dtype == mg.float64
     np.testing.assert_allclose(x.grad.data.numpy(), [0.5, 0.25])
+
+
+def test_top_level_dtype_info_and_predicates():
+    # these were missing (AttributeError); values are PyTorch's
+    assert float(mg.finfo(mg.float32).eps) == 1.1920928955078125e-07
+    assert float(mg.finfo(mg.float16).max) == 65504.0 and mg.finfo().bits == 32
+    assert mg.iinfo(mg.int64).max == 9223372036854775807 and mg.iinfo(mg.uint8).min == 0
+    with pytest.raises(TypeError):
+        mg.finfo(mg.int32)
+    assert mg.promote_types(mg.int32, mg.float32) == mg.float32  # NumPy would say float64
+    assert mg.promote_types(mg.uint8, mg.int8) == mg.int16
+    assert mg.promote_types(mg.bool_, mg.int32) == mg.int32
+    assert mg.result_type(mg.tensor([1]), 2.5) == mg.float32
+    assert mg.result_type(mg.tensor([1], dtype=mg.int32), 2) == mg.int32
+    assert mg.result_type(mg.tensor([1]), mg.tensor(1.0, dtype=mg.float64)) == mg.float64
+    assert not mg.can_cast(mg.float32, mg.int32) and mg.can_cast(mg.int64, mg.float16)
+    assert not mg.can_cast(mg.int32, mg.bool_) and mg.can_cast(mg.float64, mg.float32)
+    assert mg.is_tensor(mg.ones(1)) and mg.is_tensor(mg.nn.Parameter(mg.ones(1))) and not mg.is_tensor([1])
+    assert mg.is_floating_point(mg.ones(1)) and not mg.is_floating_point(mg.tensor([1]))
+    assert mg.numel(mg.ones(2, 3)) == 6
