@@ -395,8 +395,13 @@ class Tensor:
     def __pos__(self): return self
     def __abs__(self): return _ops.abs(self)
     def __invert__(self): return _ops.bitwise_not(self)
-    def __eq__(self, other): return _ops.eq(self, other)
-    def __ne__(self, other): return _ops.ne(self, other)
+    # another kind of object (None, a str, a list) is not compared elementwise: NotImplemented lets
+    # Python fall back to identity, so t == None is False and t != None True, as in PyTorch
+    def __eq__(self, other):
+        return _ops.eq(self, other) if isinstance(other, _CMP_OPERANDS) else NotImplemented
+
+    def __ne__(self, other):
+        return _ops.ne(self, other) if isinstance(other, _CMP_OPERANDS) else NotImplemented
     def __lt__(self, other): return _ops.lt(self, other)
     def __le__(self, other): return _ops.le(self, other)
     def __gt__(self, other): return _ops.gt(self, other)
@@ -521,6 +526,7 @@ class Tensor:
 
 
 _new = object.__new__
+_CMP_OPERANDS = (Tensor, int, float, np.ndarray, np.generic)  # what == / != compare elementwise
 _getframe = sys._getframe
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 

@@ -145,6 +145,15 @@ def test_format_of_zero_dim_tensor():
         f"{mg.tensor([1.5]):.2f}"
 
 
+def test_eq_with_a_non_number_is_identity_not_an_error():
+    # t == None raised TypeError; PyTorch gives False (and != True), as for a str or a list
+    t = mg.tensor([1, 2])
+    for other in (None, "a", [1, 2], (1, 2), object()):
+        assert (t == other) is False and (t != other) is True
+    assert (t == 1).tolist() == [True, False] and (t != np.array([1, 3])).tolist() == [False, True]
+    assert None not in [t] and mg.tensor(1.0) in [None, 1.0]
+
+
 def test_grad_setter_validates():
     x = mg.tensor([1.0, 2.0], requires_grad=True)
     x.grad = mg.tensor([0.5, 0.5])
