@@ -27,7 +27,8 @@ from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, i
 __version__ = "0.1.0"
 from .serialization import save, load  # noqa: F401,E402
 from . import nn, optim, data, linalg, debug, utils, func, profiler  # noqa: F401,E402
-from .device import device, cuda, accelerator, set_default_device, get_default_device  # noqa: F401,E402
+from .device import (device, cuda, accelerator, backends, set_default_device, get_default_device,  # noqa: F401,E402
+                     use_deterministic_algorithms, are_deterministic_algorithms_enabled)
 from .graph.trace import trace_or_matrix_trace as trace, GraphBreak  # noqa: F401,E402
 from .graph.serialize import load_graph  # noqa: F401,E402
 from .compiler.jit import jit, compile  # noqa: F401,E402,A001

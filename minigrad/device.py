@@ -6,7 +6,8 @@ and any other device is refused with a clear error.
 """
 import types
 
-__all__ = ["device", "set_default_device", "get_default_device", "cuda", "accelerator", "check_device"]
+__all__ = ["device", "set_default_device", "get_default_device", "cuda", "accelerator", "backends", "check_device",
+           "use_deterministic_algorithms", "are_deterministic_algorithms_enabled"]
 
 
 class device:
@@ -97,3 +98,31 @@ accelerator = types.ModuleType("minigrad.accelerator", "Accelerators: none in mi
 accelerator.is_available = _no
 accelerator.current_accelerator = lambda check_available=False: None
 accelerator.device_count = lambda: 0
+
+# torch.backends' switches, which training scripts set as boilerplate (cudnn.benchmark = True,
+# cudnn.deterministic = True): plain attributes that change nothing (no cuDNN, MPS or TF32 here)
+backends = types.ModuleType("minigrad.backends", "Backend switches: accepted and inert in minigrad (CPU only).")
+backends.cudnn = types.ModuleType("minigrad.backends.cudnn")
+backends.cudnn.enabled = True
+backends.cudnn.benchmark = False
+backends.cudnn.deterministic = False
+backends.cudnn.allow_tf32 = True
+backends.cudnn.is_available = _no
+backends.mps = types.ModuleType("minigrad.backends.mps")
+backends.mps.is_available = _no
+backends.mps.is_built = _no
+backends.cuda = types.ModuleType("minigrad.backends.cuda")
+backends.cuda.is_built = _no
+backends.cuda.matmul = types.SimpleNamespace(allow_tf32=False)
+
+_deterministic = [False]
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """Record the flag, as torch.use_deterministic_algorithms; minigrad's ops are deterministic anyway."""
+    _deterministic[0] = bool(mode)
+
+
+def are_deterministic_algorithms_enabled():
+    """The flag last given to use_deterministic_algorithms (False by default)."""
+    return _deterministic[0]

@@ -420,6 +420,22 @@ def test_data_is_an_untracked_tensor_sharing_memory():
         w.data = np.zeros(2)
 
 
+def test_backend_switches_are_accepted():
+    # training-script boilerplate that raised AttributeError: the switches are plain, inert attributes
+    prev = mg.backends.cudnn.benchmark
+    try:
+        mg.backends.cudnn.benchmark = True
+        mg.backends.cudnn.deterministic = True
+        assert mg.backends.cudnn.benchmark and not mg.backends.cudnn.is_available()
+    finally:
+        mg.backends.cudnn.benchmark, mg.backends.cudnn.deterministic = prev, False
+    assert not mg.backends.mps.is_available() and not mg.backends.cuda.matmul.allow_tf32
+    assert not mg.are_deterministic_algorithms_enabled()
+    mg.use_deterministic_algorithms(True)
+    assert mg.are_deterministic_algorithms_enabled()
+    mg.use_deterministic_algorithms(False)
+
+
 def test_device_api_is_cpu_only():
     x = mg.ones(2)
     assert x.device == mg.device("cpu") and x.device == "cpu" and str(x.device) == "cpu"
