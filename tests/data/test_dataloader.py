@@ -267,3 +267,11 @@ def test_utils_data_is_mg_data():
     assert mg.utils.data is mg.data and DataLoader is mg.data.DataLoader
     assert default_collate is mg.data.default_collate
     assert minigrad.utils.data.datasets.MNIST is mg.data.datasets.MNIST
+
+
+def test_accepts_pytorch_loader_options():
+    # in_order= (PyTorch 2.6+) was a TypeError; like the other multi-process options it changes nothing
+    ds = mg.data.TensorDataset(mg.arange(5))
+    dl = mg.data.DataLoader(ds, batch_size=2, num_workers=2, pin_memory=True, persistent_workers=True,
+                            prefetch_factor=2, in_order=False)
+    assert [b[0].tolist() for b in dl] == [[0, 1], [2, 3], [4]]
