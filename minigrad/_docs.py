@@ -152,6 +152,8 @@ TENSOR = {
     "dim": "The number of dimensions.",
     "numel": "The number of elements.",
     "element_size": "The size of one element in bytes.",
+    "is_contiguous": "Whether the tensor's memory is C-contiguous (False for a transpose or a strided slice).",
+    "stride": "The step in elements between neighbours along each dim (a tuple), or along ``dim``.",
     "item": "The value of a one-element tensor as a Python number.",
     "tolist": "The values as (nested) Python lists of numbers.",
     "numpy": "The NumPy array holding this tensor's values (shared memory, no copy); refused when it requires grad.",

@@ -251,6 +251,19 @@ class Tensor:
     def element_size(self):
         return self._data.itemsize
 
+    def is_contiguous(self):
+        # the array's C order: a transpose or a strided slice is not, a broadcast (expand) is not
+        return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim=None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        if dim is None:
+            return strides
+        if not -len(strides) <= dim < max(len(strides), 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-max(len(strides), 1)}, {max(len(strides), 1) - 1}], but got {dim})")
+        return strides[dim]
+
     def __len__(self):
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")

@@ -154,6 +154,18 @@ def test_eq_with_a_non_number_is_identity_not_an_error():
     assert None not in [t] and mg.tensor(1.0) in [None, 1.0]
 
 
+def test_is_contiguous_and_stride():
+    # were missing (AttributeError); values are PyTorch's for the same views
+    x = mg.arange(6.0).reshape(2, 3)
+    assert x.is_contiguous() and not x.t().is_contiguous() and not x[:, ::2].is_contiguous()
+    assert x.t().contiguous().is_contiguous()
+    assert x.stride() == (3, 1) and x.t().stride() == (1, 3) and x[:, ::2].stride() == (3, 2)
+    assert x.stride(-1) == 1 and mg.tensor(1.0).stride() == ()
+    assert mg.ones(3).expand(2, 3).stride() == (0, 1) and not mg.ones(3).expand(2, 3).is_contiguous()
+    with pytest.raises(IndexError):
+        x.stride(2)
+
+
 def test_grad_setter_validates():
     x = mg.tensor([1.0, 2.0], requires_grad=True)
     x.grad = mg.tensor([0.5, 0.5])
