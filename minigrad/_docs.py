@@ -170,6 +170,8 @@ TENSOR = {
     "reshape_as": "This tensor reshaped to ``other``'s shape.",
     "T": "This tensor with the order of its dims reversed.",
     "mT": "This tensor with its last two dims swapped (a batch of transposed matrices).",
+    "mH": "The conjugate transpose of a batch of matrices: ``mT`` (minigrad's dtypes are real).",
+    "H": "The conjugate transpose of a matrix: ``T`` of a 2-D tensor (minigrad's dtypes are real).",
     "expand_as": "This tensor broadcast to ``other``'s shape without copying.",
     "contiguous": "This tensor with C-contiguous memory (self if it already is).",
     "where": "``x.where(condition, y)`` is ``minigrad.where(condition, x, y)``: x where condition holds, else y.",

@@ -441,7 +441,27 @@ class Tensor:
     @property
     def T(self): return _ops.permute(self, *reversed(range(self.ndim)))
     @property
-    def mT(self): return _ops.transpose(self, -2, -1)
+    def mT(self):
+        if self.ndim < 2:  # PyTorch's error (transpose's IndexError before)
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
+        return _ops.transpose(self, -2, -1)
+
+    # the conjugate transposes: with real dtypes only, they are the transposes
+    @property
+    def mH(self):
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
+        return _ops.transpose(self, -2, -1)
+
+    @property
+    def H(self):
+        if self.ndim == 0:
+            return self
+        if self.ndim != 2:
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
+        return _ops.transpose(self, 0, 1)
     def expand_as(self, other): return _ops.expand(self, *other.shape)
     def split(self, split_size, dim=0): return _ops.split(self, split_size, dim)
 

@@ -166,6 +166,16 @@ def test_is_contiguous_and_stride():
         x.stride(2)
 
 
+def test_conjugate_transposes_and_mT_errors():
+    # .H / .mH were missing; mT of a 1-D tensor raised IndexError where PyTorch raises RuntimeError
+    x = mg.arange(6.0).reshape(2, 3)
+    assert x.H.tolist() == x.T.tolist() and mg.ones(4, 2, 3).mH.shape == (4, 3, 2)
+    assert mg.tensor(2.0).H.item() == 2.0
+    for bad in (lambda: mg.ones(3).mT, lambda: mg.ones(3).mH, lambda: mg.ones(3).H, lambda: mg.ones(2, 2, 2).H):
+        with pytest.raises(RuntimeError, match="only supported on matrices"):
+            bad()
+
+
 def test_grad_setter_validates():
     x = mg.tensor([1.0, 2.0], requires_grad=True)
     x.grad = mg.tensor([0.5, 0.5])
