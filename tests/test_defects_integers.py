@@ -204,6 +204,16 @@ def test_float_valued_unary_ops_of_integers_give_the_default_float_dtype():
     np.testing.assert_allclose(F.sigmoid(mg.tensor([0, 3])).numpy(), [0.5, 0.95257413], rtol=1e-6)
 
 
+def test_float_valued_unary_ops_keep_a_complex_input_complex():
+    """The integer-to-float cast of exp, sqrt, sin, ... leaves complex tensors alone (casting them
+    dropped the imaginary part: exp(1+2j) gave 2.718)."""
+    z = np.array([1 + 2j, -0.5 + 0.25j])
+    for name in ["exp", "log", "sqrt", "sin", "cos", "tanh", "reciprocal"]:
+        out = getattr(mg, name)(mg.tensor(z))
+        assert out.dtype == np.complex128, name
+        np.testing.assert_allclose(out.numpy(), getattr(np, name)(z), rtol=1e-12)
+
+
 def test_clamp_of_integers_with_float_bounds_is_float_as_pytorch():
     """PyTorch's result type of clamp(int tensor, float bound) is float: [1.0, 1.5], where the bounds
     used to be cast to the integer dtype ([1, 1]); integer bounds keep the integer dtype."""

@@ -853,7 +853,9 @@ def erf(input): return Erf.apply(_float(input))
 
 
 def _float(x):
-    return x if x.dtype.kind == "f" else cast(x, _dtype.get_default_dtype())
+    # integers and bools to the default float dtype; complex stays complex (a cast would drop the
+    # imaginary part: exp of 1+2j gave 2.718)
+    return x if x.dtype.kind in "fc" else cast(x, _dtype.get_default_dtype())
 
 
 class _Piecewise(Function):
