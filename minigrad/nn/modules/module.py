@@ -165,28 +165,26 @@ class Module:
             for hook_id, hook in list(self._forward_hooks.items()):
                 if hook_id in self._forward_hooks_always_called:
                     called_always.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
-                    res = hook(self, args, kwargs, result)
-                else:
-                    res = hook(self, args, result)
-                if res is not None:
-                    result = res
+                result = self._run_forward_hook(hook_id, hook, args, kwargs, result)
             return result
         except Exception:
             for hook_id, hook in list(self._forward_hooks.items()):
                 if hook_id not in self._forward_hooks_always_called or hook_id in called_always:
                     continue
                 try:
-                    if hook_id in self._forward_hooks_with_kwargs:
-                        res = hook(self, args, kwargs, result)
-                    else:
-                        res = hook(self, args, result)
-                    if res is not None:
-                        result = res
+                    result = self._run_forward_hook(hook_id, hook, args, kwargs, result)
                 except Exception as e:  # the forward error is the one to report
                     warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
                                   f"silenced as another error was raised in forward: {e}")
             raise
+
+    def _run_forward_hook(self, hook_id: int, hook: Callable, args: tuple, kwargs: dict, result: Any) -> Any:
+        """One forward hook (given kwargs when it was registered with_kwargs): its new output, or result."""
+        if hook_id in self._forward_hooks_with_kwargs:
+            res = hook(self, args, kwargs, result)
+        else:
+            res = hook(self, args, result)
+        return result if res is None else res
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
