@@ -139,15 +139,18 @@ class LRScheduler:
 
     def _update_lr(self, epoch: int | None = None) -> None:
         # step's work without its checks: SequentialLR restarts a scheduler with _update_lr(0)
+        if epoch is None:
+            self.last_epoch += 1
+            self._set_lrs(self.get_lr)
+        else:
+            self.last_epoch = epoch
+            self._set_lrs(getattr(self, "_get_closed_form_lr", None) or self.get_lr)
+
+    def _set_lrs(self, compute) -> None:
+        """Write compute()'s values (get_lr or the closed form, called as from step) into the groups."""
         self._get_lr_called_within_step = True
         try:
-            if epoch is None:
-                self.last_epoch += 1
-                values = self.get_lr()
-            else:
-                self.last_epoch = epoch
-                closed = getattr(self, "_get_closed_form_lr", None)
-                values = closed() if closed is not None else self.get_lr()
+            values = compute()
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
@@ -435,14 +438,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_0
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        self._get_lr_called_within_step = True
-        try:
-            values = self.get_lr()
-        finally:
-            self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = _lrs(self.optimizer)
+        self._set_lrs(self.get_lr)
 
 
 class LinearLR(LRScheduler):
