@@ -343,6 +343,156 @@ class Function(Node):
         return tuple(results)
 
 
+
+# What a BinaryUfunc's backward reads, per input: never, always, or only when the *other* input
+# needs a gradient (d(x*y)/dy = x: x is kept only for y's gradient).
+NEVER, ALWAYS, IF_OTHER = 0, 1, 2
+
+
+class BinaryUfunc(Function):
+    """An elementwise op of two inputs that is one NumPy ufunc: add, sub, mul, div.
+
+    A subclass declares its ufunc (`_fast`) and what its backward reads (`_saves`, one of NEVER,
+    ALWAYS, IF_OTHER for x and for y), and writes backward (and jvp); forward follows from those
+    two. These are the ops recorded most often (every `x * 0.5`; every product in a backward), so
+    besides apply they have `_binary`, which records one in a single call -- the same node, edges
+    and saved values as apply, without the ctx protocol's calls in between.
+    """
+    _recycle = True
+    _saves = (NEVER, NEVER)
+
+    @classmethod
+    def forward(cls, ctx, x, y):
+        sx, sy = cls._saves
+        if sx or sy:
+            nx, ny = ctx.needs_input_grad
+            ctx.save_for_backward(x if sx == ALWAYS or (sx and ny) else None,
+                                  y if sy == ALWAYS or (sy and nx) else None)
+        return _buffers.ufunc(cls._fast, x, y)
+
+
+def _binary(cls, a, b):
+    """cls.apply(a, b) for a BinaryUfunc in the common case, in one call: a is a Tensor, and b a
+    Tensor of a's dtype, or a Python float with a float a (taken as a cached 0-d constant of a's
+    dtype: _scalar). None for anything else: the caller promotes and calls apply.
+
+    Inlined here: apply's unwrapping, _edge, _apply_recorded, forward and its save_for_backward,
+    _pack and Tensor._make. Anything uncommon (tracing, a wrapped apply, an input that is a view)
+    goes through apply itself."""
+    x = a._data
+    d = x.dtype
+    if type(b) is float:
+        if d.kind != "f":
+            return None
+        c = _scalars.get((b, d))
+        b = c if c is not None else _scalar(b, d)
+        if type(b) is float:  # 0.0 or nan: not cached
+            return cls._apply2(a, b)
+    elif type(b) is not Tensor or b._data.dtype is not d:
+        return None
+    if _tracer is not None or _FUNCTION_ATTRS["apply"] is not _APPLY:
+        # mg.trace records, or forward AD, the profiler or the doctor wraps apply
+        return cls.apply(a, b)
+    y = b._data
+    ra = a.requires_grad
+    rb = b.requires_grad
+    f = cls._fast
+    if (ra or rb) and _state.enabled:
+        if a._base is not None or b._base is not None:
+            return cls._apply2(a, b)  # a view: _edge re-slices it if its base changed in place
+        try:
+            out = f(x, y) if x.nbytes < _MIN_BYTES else f(x, y, out=_buffers.result(x, y))
+        except (ValueError, IndexError, TypeError) as e:
+            raise _op_error(cls, (x, y), e) from None
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)  # NumPy gives scalars for 0-d results
+        ctx = _new(cls)
+        ctx.needs_input_grad = (ra, rb)
+        if ra:
+            fn = a.grad_fn
+            if fn is None:
+                fn = a._acc
+                if fn is None:
+                    fn = _accumulator(a)
+            ea = (fn, a._output_nr, x.shape, d)
+        else:
+            ea = _NO_EDGE
+        if rb:
+            fn = b.grad_fn
+            if fn is None:
+                fn = b._acc
+                if fn is None:
+                    fn = _accumulator(b)
+            ctx._edges = (ea, (fn, b._output_nr, y.shape, d))
+        else:
+            ctx._edges = (ea, _NO_EDGE)
+        ctx._seq = next(_seq)
+        sx, sy = cls._saves
+        if sx or sy:  # (0, input, its version counter, the version now), as _pack keeps an input
+            if sx == ALWAYS or (sx and rb):
+                vc = a._vc
+                if vc is None:
+                    vc = a._vc = [0]
+                s0 = (0, a, vc, vc[0])
+            else:
+                s0 = _SAVED_NONE
+            if sy == ALWAYS or (sy and ra):
+                vc = b._vc
+                if vc is None:
+                    vc = b._vc = [0]
+                saved = (s0, (0, b, vc, vc[0]))
+            else:
+                saved = (s0, _SAVED_NONE)
+            ctx._saved = _hooked(ctx, saved) if _saved_hooks.stack else saved
+        else:
+            ctx._saved = ()
+        t = _new(Tensor)
+        t._data = out
+        t._output_nr = 0
+        t._vc = None
+        if d.kind == "f":  # the result has the inputs' dtype (complex results are not differentiable)
+            t.requires_grad = True
+            t.grad_fn = ctx
+        else:
+            t.requires_grad = False
+            t.grad_fn = None
+        return t
+    try:
+        out = f(x, y) if x.nbytes < _MIN_BYTES else f(x, y, out=_buffers.result(x, y))
+    except (ValueError, IndexError, TypeError) as e:
+        raise _op_error(cls, (x, y), e) from None
+    t = _new(Tensor)
+    t._data = out if type(out) is np.ndarray else np.asarray(out)
+    t.requires_grad = False
+    t.grad_fn = None
+    t._output_nr = 0
+    t._vc = None
+    return t
+
+
+_scalars = {}
+
+
+def _scalar(v, dtype):
+    """The Python float v as a cached constant 0-d tensor of dtype (read-only, never requires grad).
+
+    NumPy's array-with-0-d-array loop is about twice as fast as its array-with-Python-float path,
+    and the same scalars recur op after op (1.0, 0.5, a learning rate). Zeros (0.0 == -0.0 would
+    share an entry) and nan (never equal to itself) are passed through uncached.
+    """
+    key = (v, dtype)
+    t = _scalars.get(key)
+    if t is None:
+        if v == 0.0 or v != v or len(_scalars) >= 1024:
+            return v
+        arr = np.array(v, dtype=dtype)
+        arr.flags.writeable = False
+        t = _scalars[key] = Tensor._make(arr)
+    return t
+
+
+_MIN_BYTES = _buffers.MIN_BYTES
+
 _NO_EDGE = (None, 0, None, None)
 _TRUE1 = (True,)
 _tracer = None  # the active mg.trace recorder (minigrad/graph/trace.py), None when not tracing
@@ -493,3 +643,6 @@ def _op_error(cls, arrays, e):
 
 
 from ..tensor import Tensor  # noqa: E402  (Tensor imports this module's names lazily)
+
+_FUNCTION_ATTRS = Function.__dict__
+_APPLY = _FUNCTION_ATTRS["apply"]  # Function.apply as defined here (forward AD and others replace it)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import Function
+from ..autograd.function import ALWAYS, IF_OTHER, BinaryUfunc, Function, _binary, _scalar  # noqa: F401 (_scalar: ops/inplace.py)
 from ..tensor import Tensor
 from .. import kernels as _kernels
 from ..kernels import buffers as _buffers
@@ -58,49 +58,6 @@ def _promote(x, y):
     return _cast_to(x, dt), _cast_to(y, dt)
 
 
-_scalars = {}
-
-
-def _common_binary(cls, input, other):
-    """cls.apply(input, other) for a float tensor and a Python float (as a cached 0-d constant) or
-    two tensors of one dtype (every product in a backward): nothing to promote. None otherwise."""
-    d = input._data.dtype
-    if type(other) is float:
-        if d.kind != "f":
-            return None
-        c = _scalars.get((other, d))  # _scalar's cache hit, inlined: this runs for every `x * 0.5`
-        other = c if c is not None else _scalar(other, d)
-    elif type(other) is not Tensor or other._data.dtype is not d:
-        return None
-    # Function._apply2 skips apply's *args (a slow call in CPython 3.11); apply itself is taken
-    # while something wraps it (forward AD, the profiler, the doctor: they replace Function.apply)
-    if _FUNCTION_ATTRS["apply"] is _APPLY:
-        return cls._apply2(input, other)
-    return cls.apply(input, other)
-
-
-_FUNCTION_ATTRS = Function.__dict__
-_APPLY = _FUNCTION_ATTRS["apply"]
-
-
-def _scalar(v, dtype):
-    """The Python float v as a cached constant 0-d tensor of dtype (read-only, never requires grad).
-
-    NumPy's array-with-0-d-array loop is about twice as fast as its array-with-Python-float path,
-    and the same scalars recur op after op (1.0, 0.5, a learning rate). Zeros (0.0 == -0.0 would
-    share an entry) and nan (never equal to itself) are passed through uncached.
-    """
-    key = (v, dtype)
-    t = _scalars.get(key)
-    if t is None:
-        if v == 0.0 or v != v or len(_scalars) >= 1024:
-            return v
-        arr = np.array(v, dtype=dtype)
-        arr.flags.writeable = False
-        t = _scalars[key] = Tensor._make(arr)
-    return t
-
-
 _ufunc = _buffers.ufunc  # f(x[, y]), a large result in a recycled array
 
 
@@ -135,14 +92,9 @@ def cast(x, dtype):
     return ToCopy.apply(x, dtype)
 
 
-class Add(Function):
+class Add(BinaryUfunc):
     """out = x + y;  dx = g,  dy = g"""
     _fast = staticmethod(np.add)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x, y):
-        return _ufunc(np.add, x, y)
 
     @staticmethod
     def backward(ctx, g):
@@ -156,21 +108,16 @@ class Add(Function):
 def add(input, other, *, alpha=1):
     if alpha != 1:
         other = mul(other, alpha)  # other * alpha, as PyTorch's add(input, other, alpha=)
-    if type(input) is Tensor and (out := _common_binary(Add, input, other)) is not None:
+    if type(input) is Tensor and (out := _binary(Add, input, other)) is not None:
         return out
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         return add(other, input)  # 2 + t: the tensor is the first operand (next_functions in PyTorch's order)
     return Add.apply(*_promote(input, other))
 
 
-class Sub(Function):
+class Sub(BinaryUfunc):
     """out = x - y;  dx = g,  dy = -g"""
     _fast = staticmethod(np.subtract)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x, y):
-        return _ufunc(np.subtract, x, y)
 
     @staticmethod
     def backward(ctx, g):
@@ -204,21 +151,15 @@ def sub(input, other, *, alpha=1):
         other = mul(other, alpha)
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         return Rsub.apply(*_promote(other, input))
-    if type(input) is Tensor and (out := _common_binary(Sub, input, other)) is not None:
+    if type(input) is Tensor and (out := _binary(Sub, input, other)) is not None:
         return out
     return Sub.apply(*_promote(input, other))
 
 
-class Mul(Function):
+class Mul(BinaryUfunc):
     """out = x * y;  dx = g * y,  dy = g * x"""
     _fast = staticmethod(np.multiply)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x, y):
-        nx, ny = ctx.needs_input_grad
-        ctx.save_for_backward(x if ny else None, y if nx else None)  # only what backward reads
-        return _ufunc(np.multiply, x, y)
+    _saves = (IF_OTHER, IF_OTHER)  # x for dy, y for dx
 
     @staticmethod
     def backward(ctx, g):
@@ -235,23 +176,18 @@ class Mul(Function):
 
 
 def mul(input, other):
-    if type(input) is Tensor and (out := _common_binary(Mul, input, other)) is not None:
+    if type(input) is Tensor and (out := _binary(Mul, input, other)) is not None:
         return out
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         return mul(other, input)  # 2 * t: the tensor is the first operand (next_functions in PyTorch's order)
     return Mul.apply(*_promote(input, other))
 
 
-class Div(Function):
+class Div(BinaryUfunc):
     """out = x / y;  dx = g / y,  dy = -g * (x / y) / y  (PyTorch's order: y * y underflows to 0 for
     |y| < 1e-154, and overflows for |y| > 1e154, where (x / y) / y is finite)"""
     _fast = staticmethod(np.true_divide)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x, y):
-        ctx.save_for_backward(x, y)
-        return _ufunc(np.true_divide, x, y)
+    _saves = (IF_OTHER, ALWAYS)  # x for dy; y for both
 
     @staticmethod
     def backward(ctx, g):
@@ -295,6 +231,9 @@ class DivRounding(Function):
 
 
 def div(input, other, rounding_mode=None):
+    if (rounding_mode is None and type(input) is Tensor and input._data.dtype.kind == "f"
+            and (out := _binary(Div, input, other)) is not None):
+        return out
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
             raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "

@@ -737,3 +737,129 @@ def test_leaf_keeps_one_accumulate_grad_node_without_a_cycle():
 def test_backward_into_a_leaf_nobody_holds():
     loss = (mg.randn(3, requires_grad=True) + 1.0).sum()  # Add saves nothing: the leaf dies here
     loss.backward()  # its gradient has nowhere to go and is dropped, without an error
+
+
+# -- the ready queue: nodes run newest first, only those a gradient reaches ------------------------
+
+def test_node_runs_after_every_consumer_created_later():
+    # a feeds b (made later) and c: a's node must wait for both gradients, whatever the edge order
+    x = leaf([1.0, 2.0])
+    a = x * 2.0
+    b = a * 3.0
+    c = (a + b) + a * b
+    c.sum().backward()
+    # c = a + 3a + 3a^2, a = 2x: dc/dx = 2 * (4 + 6a)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (4 + 6 * (2 * np.array([1.0, 2.0]))))
+
+
+def test_autograd_grad_runs_no_node_outside_the_inputs_paths():
+    ran = []
+
+    class Loud(mg.autograd.Function):
+        @staticmethod
+        def forward(ctx, z):
+            return z * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            ran.append("Loud")
+            return g
+
+    x, z = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    y = (x * x).sum() + Loud.apply(z).sum()
+    (gx,) = mg.autograd.grad(y, [x])
+    np.testing.assert_allclose(gx.numpy(), [2.0, 4.0])
+    assert ran == []  # z's branch does not lead to x: never run
+    y2 = (x * x).sum() + Loud.apply(z).sum()
+    y2.backward()
+    assert ran == ["Loud"]
+
+
+def test_node_no_gradient_reaches_is_not_run():
+    ran = []
+
+    class Two(mg.autograd.Function):
+        @staticmethod
+        def forward(ctx, z):
+            return z * 2.0, z * 3.0
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            ran.append((g1 is None, g2 is None))
+            return g1 * 2.0 + g2 * 3.0
+
+    z = leaf([1.0])
+    p, q = Two.apply(z)
+    unused = p * 5.0  # never part of the loss
+    q.sum().backward()
+    assert ran == [(False, False)]  # the missing output's gradient is filled with zeros
+    np.testing.assert_allclose(z.grad.numpy(), [3.0])
+    del unused
+
+
+# -- BinaryUfunc ops recorded in one call (function._binary) match apply -----------------------------
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
+@pytest.mark.parametrize("need, other", [((True, False), "tensor"), ((False, True), "tensor"),
+                                         ((True, True), "tensor"), ((True, False), "float")])
+def test_binary_fast_path_records_what_apply_records(op, need, other):
+    from minigrad.autograd import function as F
+    from minigrad.ops import elementwise as E
+    cls = getattr(E, op)
+    rng = np.random.default_rng(0)
+    a = mg.tensor(rng.random(3) + 0.5, requires_grad=need[0])
+    b = 1.75 if other == "float" else mg.tensor(rng.random(3) + 0.5, requires_grad=need[1])
+    fast = F._binary(cls, a, b)
+    bb = F._scalar(b, a.dtype) if other == "float" else b
+    slow = cls.apply(a, bb)
+    np.testing.assert_array_equal(fast.detach().numpy(), slow.detach().numpy())
+    nf, ns = fast.grad_fn, slow.grad_fn
+    assert type(nf) is cls and nf.needs_input_grad == ns.needs_input_grad
+    assert [(e[0], e[1], e[2], e[3]) for e in nf._edges] == [(e[0], e[1], e[2], e[3]) for e in ns._edges]
+    assert len(nf._saved) == len(ns._saved)
+    for sf, ss in zip(nf._saved, ns._saved):
+        assert sf[0] == ss[0] and sf[1] is ss[1] and sf[2] is ss[2] and sf[3] == ss[3]
+    # and the gradients through either node are the same
+    leaves = [t for t in (a, b) if isinstance(t, mg.Tensor) and t.requires_grad]
+    gf = mg.autograd.grad(fast.sum(), leaves)
+    gs = mg.autograd.grad(slow.sum(), leaves)
+    for u, v in zip(gf, gs):
+        np.testing.assert_array_equal(u.numpy(), v.numpy())
+
+
+def test_binary_fast_path_declines_what_it_does_not_handle():
+    from minigrad.autograd import function as F
+    from minigrad.ops import elementwise as E
+    f32 = mg.ones(2, dtype=mg.float32, requires_grad=True)
+    f64 = mg.ones(2, dtype=mg.float64)
+    assert F._binary(E.Mul, f32, f64) is None             # dtypes differ: promotion is the caller's
+    assert F._binary(E.Mul, mg.ones(2, dtype=mg.int64), 2.5) is None  # int * float promotes
+    assert F._binary(E.Mul, f32, 2) is None                # a Python int: the caller's rules
+    # and the public ops still give PyTorch's dtypes for those
+    assert (f32 * f64).dtype == mg.float64 and (mg.ones(2, dtype=mg.int64) * 2.5).dtype == mg.float32
+    assert (mg.ones(2, dtype=mg.int64) / mg.ones(2, dtype=mg.int64)).dtype == mg.float32
+
+
+def test_binary_fast_path_on_a_view_and_uncached_scalars():
+    x = leaf([1.0, 2.0, 3.0])
+    v = x[1:]
+    y = v * 2.0 + v * 0.0 + v * float("nan") * 0.0  # a view; 0.0 and nan are not cached constants
+    assert np.isnan(y.detach().numpy()).all()
+    (v * 2.0 + v * 0.0).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 2.0, 2.0])
+
+
+def test_binary_fast_path_checks_saved_versions():
+    x = leaf([1.0, 2.0])
+    w = mg.tensor([3.0, 4.0])
+    y = x * w
+    w.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_binary_fast_path_broadcast_error_names_op_and_shapes():
+    with pytest.raises(ValueError, match=r"mul: shapes \(2,\) and \(3,\) cannot be broadcast"):
+        mg.ones(2, requires_grad=True) * mg.ones(3)
+    with pytest.raises(ValueError, match=r"add: shapes \(2,\) and \(3,\) cannot be broadcast"):
+        mg.ones(2) + mg.ones(3)
