@@ -3,6 +3,7 @@
 This is the only place where a gradient is summed back to its input's (pre-broadcast) shape.
 """
 import operator
+from heapq import heapify, heappop, heappush
 
 import numpy as np
 
@@ -37,11 +38,8 @@ def _root_node(t):
 
 
 def _topo_order(roots):
-    """Nodes reachable from roots, consumers before producers, without recursion.
-
-    Every node is created after the nodes of its inputs, so sorting by creation number (newest
-    first) is a topological order: one traversal to find the nodes, then one sort in C.
-    """
+    """Nodes reachable from roots, consumers before producers (newest first: see run_backward),
+    without recursion: one traversal to find the nodes, then one sort in C."""
     seen = set(roots)
     stack = list(seen)
     while stack:
@@ -95,9 +93,14 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             key = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (_accumulator(t), 0)
             capture.setdefault(key, []).append(i)
-    order = _topo_order(roots)
-    if capture is not None:
-        order = _prune(order, {node for node, _ in capture})
+    # The ready queue: the nodes a gradient has reached, newest first. Every node is created after
+    # the nodes of its inputs, so its creation number orders the graph: when a node comes off the
+    # heap, every node that feeds it a gradient has run. A node no gradient reaches never enters.
+    heap = [(-n._seq, n) for n in buf]
+    heapify(heap)
+    needed = None
+    if capture is not None:  # autograd.grad(inputs=...): only the nodes that lead to an input run
+        needed = set(_prune(_topo_order(roots), {node for node, _ in capture}))
     results = [None] * len(inputs) if inputs is not None else None
 
     # what the used nodes' saved values become: it names this call's line for a second backward
@@ -110,11 +113,12 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     capturing = capture is not None
     node = None
     try:
-        for node in order:
-            g = pop(node, None)
-            if g is None:
-                continue
+        while heap:
+            node = heappop(heap)[1]
+            g = pop(node)
             if node._special or capturing:  # hooks, leaves, several outputs, autograd.grad captures
+                if capturing and node not in needed:
+                    continue
                 if type(node) is AccumulateGrad and not capturing and node._pre_hooks is None:
                     var = node._variable()  # the leaf (held weakly)
                     if var is None:  # the leaf is gone: nobody can read its gradient
@@ -138,20 +142,21 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             for (nxt, nr, shape, dtype), gi in zip(edges, out):
                 if nxt is None or gi is None:
                     continue
-                if type(gi) is not Tensor and not isinstance(gi, Tensor):
-                    gi = Tensor._make(np.asarray(gi))
+                if type(gi) is not Tensor:
+                    gi = _as_tensor(gi)
                 d = gi._data
-                if d.shape != shape:
-                    try:
-                        gi = sum_to(gi, shape)
-                    except RuntimeError as e:
-                        raise RuntimeError(f"{node.name()}: {e}") from None
-                if d.dtype is not dtype and d.dtype != dtype:
-                    gi = gi.to(dtype)
+                if d.shape != shape or d.dtype is not dtype:
+                    gi = _conform(node, gi, shape, dtype)
                 if nxt._n_out == 1:
                     old = get(nxt)
-                    buf[nxt] = gi if old is None else _plus(old, gi, nxt, owned, create_graph)
+                    if old is None:
+                        buf[nxt] = gi
+                        heappush(heap, (-nxt._seq, nxt))
+                    else:
+                        buf[nxt] = _plus(old, gi, nxt, owned, create_graph)
                 else:
+                    if nxt not in buf:
+                        heappush(heap, (-nxt._seq, nxt))
                     _add_to(buf, nxt, nr, gi, owned, create_graph)
             if not retain_graph:
                 node._saved = freed
@@ -167,6 +172,24 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         _callbacks.pop()
         _state.enabled = prev
     return results
+
+
+def _as_tensor(g):
+    """A gradient a backward returned that is not a Tensor (a custom Function's array): wrapped."""
+    return g if isinstance(g, Tensor) else Tensor._make(np.asarray(g))
+
+
+def _conform(node, g, shape, dtype):
+    """Gradient g of an input of `shape` and `dtype`: summed over the dimensions broadcasting added
+    or widened, and cast (a gradient has its input's dtype)."""
+    if g.shape != shape:
+        try:
+            g = sum_to(g, shape)
+        except RuntimeError as e:
+            raise RuntimeError(f"{node.name()}: {e}") from None
+    if g.dtype != dtype:
+        g = g.to(dtype)
+    return g
 
 
 _callbacks = []  # one list per running backward (a hook may start a nested one)
