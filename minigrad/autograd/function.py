@@ -398,7 +398,7 @@ def _binary(cls, a, b):
     rb = b.requires_grad
     f = cls._fast
     if (ra or rb) and _state.enabled:
-        if a._base is not None or b._base is not None:
+        if (ra and a._base is not None) or (rb and b._base is not None):
             return cls._apply2(a, b)  # a view: _edge re-slices it if its base changed in place
         try:
             out = f(x, y) if x.nbytes < _MIN_BYTES else f(x, y, out=_buffers.result(x, y))
