@@ -470,6 +470,85 @@ def _binary(cls, a, b):
     return t
 
 
+# What a UnaryUfunc's backward reads: nothing (NEVER), its input, or its output.
+INPUT, OUTPUT = 1, 2
+
+
+class UnaryUfunc(Function):
+    """An elementwise op of one input that is one NumPy ufunc: exp, log, tanh, sqrt, neg, ...
+
+    As BinaryUfunc: a subclass declares its ufunc (`_fast`) and what its backward reads (`_saves`:
+    NEVER, INPUT or OUTPUT) and writes backward (and jvp); forward follows, and `_unary` records
+    one in a single call."""
+    _recycle = True
+    _saves = NEVER
+
+    @classmethod
+    def forward(cls, ctx, x):
+        # a large result goes into a recycled array of x's layout (kernels/buffers.py)
+        out = cls._fast(x) if x.nbytes < _MIN_BYTES else cls._fast(x, out=_buffers.like(x))
+        if cls._saves:
+            ctx.save_for_backward(x if cls._saves == INPUT else out)
+        return out
+
+
+def _unary(cls, a):
+    """cls.apply(a) for a UnaryUfunc, in one call when a is a Tensor (see _binary): the same node,
+    edge and saved value as apply -- the input with its version, or the output as its array."""
+    if type(a) is not Tensor or _tracer is not None or _FUNCTION_ATTRS["apply"] is not _APPLY:
+        return cls.apply(a)
+    x = a._data
+    f = cls._fast
+    try:
+        if a.requires_grad and _state.enabled:
+            if a._base is not None:
+                return cls.apply(a)  # a view: _edge re-slices it if its base changed in place
+            out = f(x) if x.nbytes < _MIN_BYTES else f(x, out=_buffers.like(x))
+        else:
+            out = f(x) if x.nbytes < _MIN_BYTES else f(x, out=_buffers.like(x))
+            t = _new(Tensor)
+            t._data = out if type(out) is np.ndarray else np.asarray(out)
+            t.requires_grad = False
+            t.grad_fn = None
+            t._output_nr = 0
+            t._vc = None
+            return t
+    except (ValueError, IndexError, TypeError) as e:
+        raise _op_error(cls, (x,), e) from None
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)  # NumPy gives scalars for 0-d results
+    ctx = _new(cls)
+    ctx.needs_input_grad = _TRUE1
+    fn = a.grad_fn
+    if fn is None:
+        fn = a._acc
+        if fn is None:
+            fn = _accumulator(a)
+    ctx._edges = ((fn, a._output_nr, x.shape, x.dtype),)
+    ctx._seq = next(_seq)
+    t = _new(Tensor)
+    t._data = out
+    t._output_nr = 0
+    t._vc = None
+    diff = out.dtype.kind == "f"  # (a complex result is not differentiable)
+    t.requires_grad = diff
+    t.grad_fn = ctx if diff else None
+    saves = cls._saves
+    if saves:
+        if saves == INPUT:
+            vc = a._vc
+            if vc is None:
+                vc = a._vc = [0]
+            saved = ((0, a, vc, vc[0]),)
+        else:  # the output, kept as its array (see _pack): no cycle output -> node -> output
+            vc = t._vc = [0]
+            saved = ((1, (out, 0), vc, 0) if diff else (0, t, vc, 0),)
+        ctx._saved = _hooked(ctx, saved) if _saved_hooks.stack else saved
+    else:
+        ctx._saved = ()
+    return t
+
+
 _scalars = {}
 
 

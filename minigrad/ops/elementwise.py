@@ -7,7 +7,8 @@ import math
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import ALWAYS, IF_OTHER, BinaryUfunc, Function, _binary, _scalar  # noqa: F401 (_scalar: ops/inplace.py)
+from ..autograd.function import (ALWAYS, IF_OTHER, INPUT, OUTPUT, BinaryUfunc, Function, UnaryUfunc, _binary,
+                                 _scalar, _unary)  # noqa: F401 (_scalar: ops/inplace.py)
 from ..tensor import Tensor
 from .. import kernels as _kernels
 from ..kernels import buffers as _buffers
@@ -296,14 +297,9 @@ def atan2(input, other):  # noqa: A002
 arctan2 = atan2
 
 
-class Neg(Function):
+class Neg(UnaryUfunc):
     """out = -x;  dx = -g"""
     _fast = staticmethod(np.negative)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x):
-        return _ufunc(np.negative, x)
 
     @staticmethod
     def backward(ctx, g):
@@ -315,7 +311,7 @@ class Neg(Function):
 
 
 def neg(input):
-    return Neg.apply(input)
+    return _unary(Neg, input)
 
 
 class Pow(Function):
@@ -387,16 +383,10 @@ def _rsqrt_np(x):
     return 1.0 / np.sqrt(x)
 
 
-class Exp(Function):
+class Exp(UnaryUfunc):
     """out = exp(x);  dx = g * out"""
     _fast = staticmethod(np.exp)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x):
-        out = _ufunc(np.exp, x)
-        ctx.save_for_backward(out)
-        return out
+    _saves = OUTPUT
 
     @staticmethod
     def backward(ctx, g):
@@ -408,16 +398,10 @@ class Exp(Function):
         return t * ctx.saved_tensors[0]
 
 
-class Log(Function):
+class Log(UnaryUfunc):
     """out = log(x);  dx = g / x"""
     _fast = staticmethod(np.log)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x):
-        out = _ufunc(np.log, x)
-        ctx.save_for_backward(x)
-        return out
+    _saves = INPUT
 
     @staticmethod
     def backward(ctx, g):
@@ -429,16 +413,10 @@ class Log(Function):
         return t / ctx.saved_tensors[0]
 
 
-class Log1P(Function):
+class Log1P(UnaryUfunc):
     """out = log(1 + x);  dx = g / (1 + x)"""
     _fast = staticmethod(np.log1p)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x):
-        out = _ufunc(np.log1p, x)
-        ctx.save_for_backward(x)
-        return out
+    _saves = INPUT
 
     @staticmethod
     def backward(ctx, g):
@@ -450,16 +428,10 @@ class Log1P(Function):
         return t / (ctx.saved_tensors[0] + 1.0)
 
 
-class Expm1(Function):
+class Expm1(UnaryUfunc):
     """out = exp(x) - 1;  dx = g * (out + 1)"""
     _fast = staticmethod(np.expm1)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x):
-        out = _ufunc(np.expm1, x)
-        ctx.save_for_backward(out)
-        return out
+    _saves = OUTPUT
 
     @staticmethod
     def backward(ctx, g):
@@ -471,16 +443,10 @@ class Expm1(Function):
         return t * (ctx.saved_tensors[0] + 1.0)
 
 
-class Sqrt(Function):
+class Sqrt(UnaryUfunc):
     """out = sqrt(x);  dx = g / (2 * out)"""
     _fast = staticmethod(np.sqrt)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x):
-        out = _ufunc(np.sqrt, x)
-        ctx.save_for_backward(out)
-        return out
+    _saves = OUTPUT
 
     @staticmethod
     def backward(ctx, g):
@@ -513,16 +479,10 @@ class Rsqrt(Function):
         return t * out * out * out * -0.5
 
 
-class Reciprocal(Function):
+class Reciprocal(UnaryUfunc):
     """out = 1 / x;  dx = -g * out**2"""
     _fast = staticmethod(np.reciprocal)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x):
-        out = _ufunc(np.reciprocal, x)
-        ctx.save_for_backward(out)
-        return out
+    _saves = OUTPUT
 
     @staticmethod
     def backward(ctx, g):
@@ -535,16 +495,10 @@ class Reciprocal(Function):
         return -t * out * out
 
 
-class Sin(Function):
+class Sin(UnaryUfunc):
     """out = sin(x);  dx = g * cos(x)"""
     _fast = staticmethod(np.sin)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x):
-        out = _ufunc(np.sin, x)
-        ctx.save_for_backward(x)
-        return out
+    _saves = INPUT
 
     @staticmethod
     def backward(ctx, g):
@@ -556,16 +510,10 @@ class Sin(Function):
         return t * cos(ctx.saved_tensors[0])
 
 
-class Cos(Function):
+class Cos(UnaryUfunc):
     """out = cos(x);  dx = -g * sin(x)"""
     _fast = staticmethod(np.cos)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x):
-        out = _ufunc(np.cos, x)
-        ctx.save_for_backward(x)
-        return out
+    _saves = INPUT
 
     @staticmethod
     def backward(ctx, g):
@@ -577,16 +525,10 @@ class Cos(Function):
         return -t * sin(ctx.saved_tensors[0])
 
 
-class Tan(Function):
+class Tan(UnaryUfunc):
     """out = tan(x);  dx = g * (1 + out**2)"""
     _fast = staticmethod(np.tan)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x):
-        out = _ufunc(np.tan, x)
-        ctx.save_for_backward(out)
-        return out
+    _saves = OUTPUT
 
     @staticmethod
     def backward(ctx, g):
@@ -599,16 +541,10 @@ class Tan(Function):
         return t * (out * out + 1.0)
 
 
-class Tanh(Function):
+class Tanh(UnaryUfunc):
     """out = tanh(x);  dx = g * (1 - out**2)"""
     _fast = staticmethod(np.tanh)
-    _recycle = True
-
-    @staticmethod
-    def forward(ctx, x):
-        out = _ufunc(np.tanh, x)
-        ctx.save_for_backward(out)
-        return out
+    _saves = OUTPUT
 
     @staticmethod
     def backward(ctx, g):
@@ -689,14 +625,14 @@ class LogSigmoid(Function):
         return t * Sigmoid.apply(-ctx.saved_tensors[0])
 
 
-class Relu(Function):
-    """out = max(x, 0);  dx = ThresholdBackward(g, out) = g * (out > 0)   (gradient 0 at x == 0, as PyTorch)"""
+def _relu(x, out=None):
+    return np.maximum(x, 0, out=out)
 
-    @staticmethod
-    def forward(ctx, x):
-        out = np.maximum(x, 0, out=_buffers.like(x))  # recycled when large (kernels/buffers.py)
-        ctx.save_for_backward(out)
-        return out
+
+class Relu(UnaryUfunc):
+    """out = max(x, 0);  dx = ThresholdBackward(g, out) = g * (out > 0)   (gradient 0 at x == 0, as PyTorch)"""
+    _fast = staticmethod(_relu)
+    _saves = OUTPUT
 
     @staticmethod
     def backward(ctx, g):
@@ -774,19 +710,19 @@ class Erf(Function):
 
 # the float-valued ops take an integer or bool input as the default float dtype, as PyTorch (NumPy gave
 # float64, or float16 for bool, and sigmoid kept int64: sigmoid(tensor([1, 2])) was [0, 0])
-def exp(input): return Exp.apply(_float(input))
-def log(input): return Log.apply(_float(input))
-def log1p(input): return Log1P.apply(_float(input))
-def expm1(input): return Expm1.apply(_float(input))
-def sqrt(input): return Sqrt.apply(_float(input))
+def exp(input): return _unary(Exp, _float(input))
+def log(input): return _unary(Log, _float(input))
+def log1p(input): return _unary(Log1P, _float(input))
+def expm1(input): return _unary(Expm1, _float(input))
+def sqrt(input): return _unary(Sqrt, _float(input))
 def rsqrt(input): return Rsqrt.apply(_float(input))
-def reciprocal(input): return Reciprocal.apply(_float(input))
-def sin(input): return Sin.apply(_float(input))
-def cos(input): return Cos.apply(_float(input))
-def tan(input): return Tan.apply(_float(input))
-def tanh(input): return Tanh.apply(_float(input))
+def reciprocal(input): return _unary(Reciprocal, _float(input))
+def sin(input): return _unary(Sin, _float(input))
+def cos(input): return _unary(Cos, _float(input))
+def tan(input): return _unary(Tan, _float(input))
+def tanh(input): return _unary(Tanh, _float(input))
 def sigmoid(input): return Sigmoid.apply(_float(input))
-def relu(input): return Relu.apply(input)
+def relu(input): return _unary(Relu, input)
 def abs(input): return Abs.apply(input)  # noqa: A001
 def erf(input): return Erf.apply(_float(input))
 

@@ -863,3 +863,63 @@ def test_binary_fast_path_broadcast_error_names_op_and_shapes():
         mg.ones(2, requires_grad=True) * mg.ones(3)
     with pytest.raises(ValueError, match=r"add: shapes \(2,\) and \(3,\) cannot be broadcast"):
         mg.ones(2) + mg.ones(3)
+
+
+# -- UnaryUfunc ops recorded in one call (function._unary) match apply -------------------------------
+
+def _unary_ops():
+    from minigrad.autograd.function import UnaryUfunc
+    return sorted(UnaryUfunc.__subclasses__(), key=lambda c: c.__name__)
+
+
+def test_unary_ufunc_ops_are_the_elementwise_ones():
+    names = {c.__name__ for c in _unary_ops()}
+    assert {"Exp", "Log", "Tanh", "Sqrt", "Neg", "Sin", "Cos"} <= names
+
+
+@pytest.mark.parametrize("cls", _unary_ops(), ids=lambda c: c.__name__)
+def test_unary_fast_path_records_what_apply_records(cls):
+    from minigrad.autograd import function as F
+    a = mg.tensor(np.random.default_rng(1).random(5) * 0.8 + 0.1, requires_grad=True)
+    fast = F._unary(cls, a)
+    slow = cls.apply(a)
+    np.testing.assert_array_equal(fast.detach().numpy(), slow.detach().numpy())
+    nf, ns = fast.grad_fn, slow.grad_fn
+    assert type(nf) is cls and nf.needs_input_grad == ns.needs_input_grad == (True,)
+    assert [tuple(e) for e in nf._edges] == [tuple(e) for e in ns._edges]
+    assert len(nf._saved) == len(ns._saved)
+    for sf, ss in zip(nf._saved, ns._saved):
+        assert sf[0] == ss[0] and sf[3] == ss[3]
+        if sf[0] == 0:      # the input itself
+            assert sf[1] is ss[1] is a
+        else:               # the own output, as its array
+            assert sf[1][0] is fast._data and ss[1][0] is slow._data
+    (gf,) = mg.autograd.grad(fast.sum(), [a])
+    (gs,) = mg.autograd.grad(slow.sum(), [a])
+    np.testing.assert_array_equal(gf.numpy(), gs.numpy())
+
+
+def test_unary_fast_path_saved_output_checks_its_version():
+    x = leaf([0.5, 1.0])
+    y = x.exp()
+    y.mul_(2.0)  # exp's backward reads its output: modified in place
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_unary_fast_path_no_grad_view_and_complex():
+    x = leaf([0.25, 1.0, 4.0])
+    with mg.no_grad():
+        r = x.sqrt()
+    assert r.grad_fn is None and not r.requires_grad
+    np.testing.assert_allclose(r.numpy(), [0.5, 1.0, 2.0])
+    v = x[1:]
+    v.sqrt().sum().backward()  # a view input
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.5, 0.25])
+    z = mg.tensor(np.array([1 + 1j]), requires_grad=True)
+    assert not mg.exp(z).requires_grad  # a complex result is not differentiable (as before)
+    s = mg.tensor(2.0, requires_grad=True)
+    e = s.exp()  # 0-d: NumPy returns a scalar, kept as a 0-d array
+    assert e.shape == () and isinstance(e._data, np.ndarray)
+    e.backward()
+    np.testing.assert_allclose(s.grad.item(), np.exp(2.0))
