@@ -506,13 +506,7 @@ def _unary(cls, a):
             out = f(x) if x.nbytes < _MIN_BYTES else f(x, out=_buffers.like(x))
         else:
             out = f(x) if x.nbytes < _MIN_BYTES else f(x, out=_buffers.like(x))
-            t = _new(Tensor)
-            t._data = out if type(out) is np.ndarray else np.asarray(out)
-            t.requires_grad = False
-            t.grad_fn = None
-            t._output_nr = 0
-            t._vc = None
-            return t
+            return _plain(out if type(out) is np.ndarray else np.asarray(out))
     except (ValueError, IndexError, TypeError) as e:
         raise _op_error(cls, (x,), e) from None
     if type(out) is not np.ndarray:
