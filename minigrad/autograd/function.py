@@ -386,8 +386,8 @@ def _binary(cls, a, b):
             return None
         c = _scalars.get((b, d))
         b = c if c is not None else _scalar(b, d)
-        if type(b) is float:  # 0.0 or nan: not cached
-            return cls._apply2(a, b)
+        if type(b) is float:  # 0.0 or nan: not cached (apply, which a wrapper may have replaced)
+            return cls.apply(a, b)
     elif type(b) is not Tensor or b._data.dtype is not d:
         return None
     if _tracer is not None or _FUNCTION_ATTRS["apply"] is not _APPLY:
