@@ -135,15 +135,11 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 out = node.backward(node, g)
             if type(out) is not tuple:
                 out = (out,)
-            edges = node._edges
-            if len(out) != len(edges):
-                raise RuntimeError(f"{node.name()}: backward returned {len(out)} gradients, expected "
-                                   f"{len(edges)} (one per forward input)")
-            for (nxt, nr, shape, dtype), gi in zip(edges, out):
+            if node._user:  # a Function defined outside minigrad: check what its backward returned
+                out = _user_grads(node, out)
+            for (nxt, nr, shape, dtype), gi in zip(node._edges, out):
                 if nxt is None or gi is None:
                     continue
-                if type(gi) is not Tensor:
-                    gi = _as_tensor(gi)
                 d = gi._data
                 if d.shape != shape or d.dtype is not dtype:
                     gi = _conform(node, gi, shape, dtype)
@@ -174,9 +170,15 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     return results
 
 
-def _as_tensor(g):
-    """A gradient a backward returned that is not a Tensor (a custom Function's array): wrapped."""
-    return g if isinstance(g, Tensor) else Tensor._make(np.asarray(g))
+def _user_grads(node, out):
+    """What the backward of a user's Function returned, checked: one gradient per forward input
+    (None for an input without one), arrays and numbers wrapped as Tensors. (minigrad's own ops
+    return Tensors, one per input: their tests check it, and the engine takes them as they are.)"""
+    n = len(node._edges)
+    if len(out) != n:
+        raise RuntimeError(f"{node.name()}: backward returned {len(out)} gradients, expected {n} "
+                           f"(one per forward input)")
+    return tuple(g if g is None or isinstance(g, Tensor) else Tensor._make(np.asarray(g)) for g in out)
 
 
 def _conform(node, g, shape, dtype):

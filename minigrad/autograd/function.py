@@ -39,6 +39,7 @@ class Node:
     _pre_hooks = None
     _n_out = 1
     _special = False  # True when the engine must take its slow path: hooks, a leaf, several outputs
+    _user = False  # True for a Function defined outside minigrad: the engine checks what its backward returns
 
     def name(self):
         return type(self).__name__ + "Backward0"
@@ -131,6 +132,10 @@ class Function(Node):
     # set when _fast is a NumPy ufunc whose result on float arrays has their dtype (add, exp, ...):
     # a large result then goes into a recycled array (kernels/buffers.py) instead of fresh memory
     _recycle = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._user = not cls.__module__.startswith("minigrad.")
 
     @staticmethod
     def forward(ctx, *args):
