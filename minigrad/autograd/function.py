@@ -352,7 +352,6 @@ class Function(Node):
         return tuple(results)
 
 
-
 # What a BinaryUfunc's backward reads, per input: never, always, or only when the *other* input
 # needs a gradient (d(x*y)/dy = x: x is kept only for y's gradient).
 NEVER, ALWAYS, IF_OTHER = 0, 1, 2
@@ -405,77 +404,59 @@ def _binary(cls, a, b):
     y = b._data
     ra = a.requires_grad
     rb = b.requires_grad
+    record = (ra or rb) and _state.enabled
+    if record and ((ra and a._base is not None) or (rb and b._base is not None)):
+        return cls._apply2(a, b)  # a view: _edge re-slices it if its base changed in place
     f = cls._fast
-    if (ra or rb) and _state.enabled:
-        if (ra and a._base is not None) or (rb and b._base is not None):
-            return cls._apply2(a, b)  # a view: _edge re-slices it if its base changed in place
-        try:
-            out = f(x, y) if x.nbytes < _MIN_BYTES else f(x, y, out=_buffers.result(x, y))
-        except (ValueError, IndexError, TypeError) as e:
-            raise _op_error(cls, (x, y), e) from None
-        if type(out) is not np.ndarray:
-            out = np.asarray(out)  # NumPy gives scalars for 0-d results
-        ctx = _new(cls)
-        ctx.needs_input_grad = (ra, rb)
-        if ra:
-            fn = a.grad_fn
-            if fn is None:
-                fn = a._acc
-                if fn is None:
-                    fn = _accumulator(a)
-            ea = (fn, a._output_nr, x.shape, d)
-        else:
-            ea = _NO_EDGE
-        if rb:
-            fn = b.grad_fn
-            if fn is None:
-                fn = b._acc
-                if fn is None:
-                    fn = _accumulator(b)
-            ctx._edges = (ea, (fn, b._output_nr, y.shape, d))
-        else:
-            ctx._edges = (ea, _NO_EDGE)
-        ctx._seq = next(_seq)
-        sx, sy = cls._saves
-        if sx or sy:  # (0, input, its version counter, the version now), as _pack keeps an input
-            if sx == ALWAYS or (sx and rb):
-                vc = a._vc
-                if vc is None:
-                    vc = a._vc = [0]
-                s0 = (0, a, vc, vc[0])
-            else:
-                s0 = _SAVED_NONE
-            if sy == ALWAYS or (sy and ra):
-                vc = b._vc
-                if vc is None:
-                    vc = b._vc = [0]
-                saved = (s0, (0, b, vc, vc[0]))
-            else:
-                saved = (s0, _SAVED_NONE)
-            ctx._saved = _hooked(ctx, saved) if _saved_hooks.stack else saved
-        else:
-            ctx._saved = ()
-        t = _new(Tensor)
-        t._data = out
-        t._output_nr = 0
-        t._vc = None
-        if d.kind == "f":  # the result has the inputs' dtype (complex results are not differentiable)
-            t.requires_grad = True
-            t.grad_fn = ctx
-        else:
-            t.requires_grad = False
-            t.grad_fn = None
-        return t
     try:
         out = f(x, y) if x.nbytes < _MIN_BYTES else f(x, y, out=_buffers.result(x, y))
     except (ValueError, IndexError, TypeError) as e:
         raise _op_error(cls, (x, y), e) from None
-    t = _new(Tensor)
-    t._data = out if type(out) is np.ndarray else np.asarray(out)
-    t.requires_grad = False
-    t.grad_fn = None
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)  # NumPy gives scalars for 0-d results
+    t = _new(Tensor)  # (Tensor._make, inlined: every product in a backward comes here)
+    t._data = out
     t._output_nr = 0
     t._vc = None
+    if not record:
+        t.requires_grad = False
+        t.grad_fn = None
+        return t
+    ctx = _new(cls)
+    ctx.needs_input_grad = (ra, rb)
+    if ra:
+        fn = a.grad_fn
+        ea = (fn if fn is not None else _accumulator(a), a._output_nr, x.shape, d)
+    else:
+        ea = _NO_EDGE
+    if rb:
+        fn = b.grad_fn
+        ctx._edges = (ea, (fn if fn is not None else _accumulator(b), b._output_nr, y.shape, d))
+    else:
+        ctx._edges = (ea, _NO_EDGE)
+    ctx._seq = next(_seq)
+    sx, sy = cls._saves
+    if sx or sy:  # (0, input, its version counter, the version now), as _pack keeps an input
+        if sx == ALWAYS or (sx and rb):
+            vc = a._vc
+            if vc is None:
+                vc = a._vc = [0]
+            s0 = (0, a, vc, vc[0])
+        else:
+            s0 = _SAVED_NONE
+        if sy == ALWAYS or (sy and ra):
+            vc = b._vc
+            if vc is None:
+                vc = b._vc = [0]
+            saved = (s0, (0, b, vc, vc[0]))
+        else:
+            saved = (s0, _SAVED_NONE)
+        ctx._saved = _hooked(ctx, saved) if _saved_hooks.stack else saved
+    else:
+        ctx._saved = ()
+    diff = d.kind == "f"  # the result has the inputs' dtype (complex results are not differentiable)
+    t.requires_grad = diff
+    t.grad_fn = ctx if diff else None
     return t
 
 
@@ -506,28 +487,23 @@ def _unary(cls, a):
     edge and saved value as apply -- the input with its version, or the output as its array."""
     if type(a) is not Tensor or _tracer is not None or _FUNCTION_ATTRS["apply"] is not _APPLY:
         return cls.apply(a)
+    record = a.requires_grad and _state.enabled
+    if record and a._base is not None:
+        return cls.apply(a)  # a view: _edge re-slices it if its base changed in place
     x = a._data
     f = cls._fast
     try:
-        if a.requires_grad and _state.enabled:
-            if a._base is not None:
-                return cls.apply(a)  # a view: _edge re-slices it if its base changed in place
-            out = f(x) if x.nbytes < _MIN_BYTES else f(x, out=_buffers.like(x))
-        else:
-            out = f(x) if x.nbytes < _MIN_BYTES else f(x, out=_buffers.like(x))
-            return _plain(out if type(out) is np.ndarray else np.asarray(out))
+        out = f(x) if x.nbytes < _MIN_BYTES else f(x, out=_buffers.like(x))
     except (ValueError, IndexError, TypeError) as e:
         raise _op_error(cls, (x,), e) from None
     if type(out) is not np.ndarray:
         out = np.asarray(out)  # NumPy gives scalars for 0-d results
+    if not record:
+        return _plain(out)
     ctx = _new(cls)
     ctx.needs_input_grad = _TRUE1
     fn = a.grad_fn
-    if fn is None:
-        fn = a._acc
-        if fn is None:
-            fn = _accumulator(a)
-    ctx._edges = ((fn, a._output_nr, x.shape, x.dtype),)
+    ctx._edges = ((fn if fn is not None else _accumulator(a), a._output_nr, x.shape, x.dtype),)
     ctx._seq = next(_seq)
     t = _new(Tensor)
     t._data = out
