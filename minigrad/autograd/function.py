@@ -528,6 +528,63 @@ def _unary(cls, a):
     return t
 
 
+def _fast_apply(cls, inputs, saves):
+    """cls.apply(*inputs) in one call for an op whose forward is `cls._fast(*arrays)` and saves the
+    inputs at the positions in `saves` (kept as apply keeps a saved input: with its version).
+    inputs: Tensors, or None for an absent optional one (linear's bias). The same node, edges and
+    saved values as apply; anything uncommon goes through apply itself: mg.trace recording, a
+    wrapped apply, an input that needs grad and is a view (_edge re-slices it)."""
+    if _tracer is not None or _FUNCTION_ATTRS["apply"] is not _APPLY:
+        return cls.apply(*inputs)
+    record = False
+    if _state.enabled:
+        for a in inputs:
+            if a is not None and a.requires_grad:
+                if a._base is not None:
+                    return cls.apply(*inputs)
+                record = True
+    arrays = [None if a is None else a._data for a in inputs]
+    try:
+        out = cls._fast(*arrays)
+    except (ValueError, IndexError, TypeError) as e:
+        raise _op_error(cls, arrays, e) from None
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)  # NumPy gives scalars for 0-d results
+    if not record or out.dtype.kind != "f":  # (a complex or integer result is not differentiable)
+        return _plain(out)
+    ctx = _new(cls)
+    ctx._to_save = ctx._non_diff = None
+    need = []
+    edges = []
+    for a in inputs:
+        if a is not None and a.requires_grad:
+            fn = a.grad_fn
+            d = a._data
+            edges.append((fn if fn is not None else _accumulator(a), a._output_nr, d.shape, d.dtype))
+            need.append(True)
+        else:
+            edges.append(_NO_EDGE)
+            need.append(False)
+    ctx.needs_input_grad = tuple(need)
+    ctx._edges = edges
+    ctx._seq = next(_seq)
+    saved = []
+    for i in saves:
+        a = inputs[i]
+        vc = a._vc
+        if vc is None:
+            vc = a._vc = [0]
+        saved.append((0, a, vc, vc[0]))
+    ctx._saved = _hooked(ctx, saved) if _saved_hooks.stack else saved
+    t = _new(Tensor)
+    t._data = out
+    t._output_nr = 0
+    t._vc = None
+    t.requires_grad = True
+    t.grad_fn = ctx
+    return t
+
+
 _scalars = {}
 
 
@@ -571,6 +628,14 @@ def _edge(t):
 
 def _is_in(x, items):
     return any(x is i for i in items)
+
+
+def _unrecorded():
+    """Whether an op may skip apply and run as plain NumPy now: no graph is recorded (a backward
+    without create_graph, an optimizer step, no_grad), mg.trace is not recording and nothing wraps
+    apply (forward AD, the profiler, the doctor). A backward's own ops check it to compute their
+    gradients straight from the arrays (what apply would do, without its dispatch)."""
+    return not _state.enabled and _tracer is None and _FUNCTION_ATTRS["apply"] is _APPLY
 
 
 def _plain(arr):

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.function import (ALWAYS, IF_OTHER, INPUT, OUTPUT, BinaryUfunc, Function, UnaryUfunc, _binary,
-                                 _scalar, _unary)  # noqa: F401 (_scalar: ops/inplace.py)
+                                 _plain, _scalar, _unary, _unrecorded)  # noqa: F401 (_scalar: ops/inplace.py)
 from ..tensor import Tensor
 from .. import kernels as _kernels
 from ..kernels import buffers as _buffers
@@ -637,6 +637,8 @@ class Relu(UnaryUfunc):
     @staticmethod
     def backward(ctx, g):
         out, = ctx.saved_tensors
+        if _unrecorded():  # no graph of this backward is wanted: the mask straight from the arrays
+            return _plain(_threshold_backward(g._data, out._data))
         return ThresholdBackward.apply(g, out)
 
     @staticmethod

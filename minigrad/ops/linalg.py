@@ -1,7 +1,7 @@
 """Linear algebra: matmul (1-D, 2-D, batched with broadcasting), mm, bmm, dot, outer, einsum."""
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, _fast_apply, _plain, _unrecorded
 from ..tensor import Tensor, _shape_of
 from .elementwise import _promote
 from .._aliases import dim_alias as _dim_alias
@@ -104,6 +104,13 @@ def dot(input, tensor):
     return matmul(input, tensor)
 
 
+def _addmm(x, w, b):
+    out = np.matmul(x, w.T)
+    if b is not None:
+        out += b
+    return out
+
+
 class Addmm(Function):
     """out = x @ w^T + b;  (dx, dw, db) = AddmmBackward(g, x, w)
 
@@ -113,21 +120,23 @@ class Addmm(Function):
 
     op_name = "linear"
 
+    _fast = staticmethod(_addmm)  # forward's result: linear records it in one call (_fast_apply)
+
     @staticmethod
     def forward(ctx, x, w, b):
         ctx.save_for_backward(x, w)
-        out = np.matmul(x, w.T)
-        if b is not None:
-            out += b
-        return out
+        return _addmm(x, w, b)
 
     @staticmethod
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
-        out = AddmmBackward.apply(g, x, w, need)
+        if _unrecorded():  # no graph of this backward is wanted: the products straight from the arrays
+            out = [_plain(a) for a in _addmm_backward(g._data, x._data, w._data, need)]
+        else:
+            out = AddmmBackward.apply(g, x, w, need)
         if len(out) == 3:  # every input needs its gradient (the common hidden layer)
-            return out
+            return tuple(out)
         it = iter(out)
         return tuple([next(it) if n else None for n in need])
 
@@ -230,7 +239,10 @@ def linear(x, weight, bias=None):
                            f"{weight.dtype}" + ("" if bias is None else f" (bias {bias.dtype})")
                            + f" (input of shape {x.shape}, weight of shape {weight.shape}); "
                            f"convert the input with .to({weight.dtype})")
-    return Addmm.apply(x, weight, bias)
+    return _fast_apply(Addmm, (x, weight, bias), _SAVES_XW)
+
+
+_SAVES_XW = (0, 1)  # Addmm saves x and w
 
 
 def outer(input, vec2):

@@ -7,7 +7,7 @@ gradient, its backward the second derivative (through softmax), so one definitio
 import numpy as np
 
 from .. import kernels
-from ..autograd.function import Function
+from ..autograd.function import Function, _unrecorded
 from ..tensor import Tensor
 from .elementwise import LogSigmoid, clamp, log, sigmoid
 from .reduction import log_softmax, softmax
@@ -125,7 +125,10 @@ class CrossEntropyLoss(Function):
     def backward(ctx, g):
         z, target = ctx.saved_tensors
         need = tuple(ctx.needs_input_grad[:2])
-        grads = CrossEntropyLossBackward.apply(g, z, target, ctx.st, need)
+        if _unrecorded():  # no graph of this backward is wanted: its forward, straight from the arrays
+            grads = CrossEntropyLossBackward._apply_plain(None, (g._data, z._data, target._data, ctx.st, need))
+        else:
+            grads = CrossEntropyLossBackward.apply(g, z, target, ctx.st, need)
         return _spread(grads, need) + (None,) * 5
 
     @staticmethod
@@ -173,8 +176,11 @@ class CrossEntropyLossBackward(Function):
         dt = z.dtype
         ndim = z.ndim
         if red == "mean":
-            with np.errstate(divide="ignore", invalid="ignore"):  # a zero denominator: see below
+            if st["denom"]:
                 gi = (g / dt.type(st["denom"])).astype(dt)
+            else:
+                with np.errstate(divide="ignore", invalid="ignore"):  # a zero denominator: see below
+                    gi = (g / dt.type(st["denom"])).astype(dt)
         elif red == "sum":
             gi = g.astype(dt, copy=False)
         else:

@@ -926,7 +926,8 @@ def test_unary_fast_path_no_grad_view_and_complex():
 
 
 @pytest.mark.parametrize("expr", [lambda t: t * 0.0, lambda t: t + float("nan"), lambda t: t * 2.0,
-                                  lambda t: t - t, lambda t: t.exp(), lambda t: -t])
+                                  lambda t: t - t, lambda t: t.exp(), lambda t: -t,
+                                  lambda t: mg.nn.functional.linear(t, t.reshape(1, 2))])
 def test_fast_paths_go_through_a_wrapped_apply(monkeypatch, expr):
     # forward AD, the profiler, the doctor and user no_grad marking replace Function.apply: every op,
     # the uncached constants (0.0, nan) included, must reach the wrapper
@@ -940,3 +941,80 @@ def test_fast_paths_go_through_a_wrapped_apply(monkeypatch, expr):
     monkeypatch.setattr(Function, "apply", classmethod(spy))
     expr(leaf([1.0, 2.0]))
     assert seen, "the op bypassed the wrapped Function.apply"
+
+
+# -- linear recorded in one call (function._fast_apply) matches apply ---------------------------------
+
+@pytest.mark.parametrize("need", [(True, True, True), (False, True, True), (True, False, False),
+                                  (False, True, None), (True, True, None)])
+def test_linear_fast_path_records_what_apply_records(need):
+    from minigrad.ops.linalg import Addmm
+    rng = np.random.default_rng(2)
+    x = mg.tensor(rng.random((3, 4)), requires_grad=need[0])
+    w = mg.tensor(rng.random((2, 4)), requires_grad=need[1])
+    b = None if need[2] is None else mg.tensor(rng.random(2), requires_grad=need[2])
+    fast = mg.nn.functional.linear(x, w, b)
+    slow = Addmm.apply(x, w, b)
+    np.testing.assert_array_equal(fast.detach().numpy(), slow.detach().numpy())
+    nf, ns = fast.grad_fn, slow.grad_fn
+    assert type(nf) is Addmm and nf.needs_input_grad == ns.needs_input_grad
+    assert [tuple(e) for e in nf._edges] == [tuple(e) for e in ns._edges]
+    assert len(nf._saved) == len(ns._saved) == 2
+    for sf, ss in zip(nf._saved, ns._saved):
+        assert sf[0] == ss[0] == 0 and sf[1] is ss[1] and sf[2] is ss[2] and sf[3] == ss[3]
+    leaves = [t for t in (x, w, b) if t is not None and t.requires_grad]
+    for u, v in zip(mg.autograd.grad(fast.sum(), leaves), mg.autograd.grad(slow.sum(), leaves)):
+        np.testing.assert_array_equal(u.numpy(), v.numpy())
+
+
+def test_linear_fast_path_no_grad_view_version_and_errors():
+    w = leaf(np.ones((2, 3)))
+    x = leaf(np.arange(12.0).reshape(4, 3))
+    with mg.no_grad():
+        y = mg.nn.functional.linear(x, w)
+    assert y.grad_fn is None and not y.requires_grad
+    mg.nn.functional.linear(x[1:], w).sum().backward()  # a view input goes through apply
+    np.testing.assert_allclose(x.grad.numpy(), [[0.0] * 3] + [[2.0] * 3] * 3)
+    z = mg.nn.functional.linear(x, w)
+    with mg.no_grad():
+        w.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+    with pytest.raises(RuntimeError, match=r"linear: input of shape \(4, 2\) and weight of shape \(2, 3\)"):
+        mg.nn.functional.linear(leaf(np.ones((4, 2))), w)
+
+
+# -- a backward without create_graph computes its ops straight from the arrays (_unrecorded) ------------
+
+def _mlp_grads(create_graph, seed=3):
+    rng = np.random.default_rng(seed)
+    x = mg.tensor(rng.standard_normal((5, 4)).astype(np.float32))
+    w1 = mg.tensor(rng.standard_normal((6, 4)).astype(np.float32), requires_grad=True)
+    b1 = mg.tensor(rng.standard_normal(6).astype(np.float32), requires_grad=True)
+    w2 = mg.tensor(rng.standard_normal((3, 6)).astype(np.float32), requires_grad=True)
+    y = mg.tensor(rng.integers(0, 3, 5))
+    F = mg.nn.functional
+    loss = F.cross_entropy(F.linear(F.relu(F.linear(x, w1, b1)), w2), y)
+    return mg.autograd.grad(loss, [w1, b1, w2], create_graph=create_graph)
+
+
+def test_unrecorded_backward_equals_the_recorded_one():
+    plain = _mlp_grads(False)
+    graph = _mlp_grads(True)  # the same ops through apply, recorded
+    assert all(g.grad_fn is None for g in plain) and all(g.grad_fn is not None for g in graph)
+    for u, v in zip(plain, graph):
+        np.testing.assert_array_equal(u.numpy(), v.detach().numpy())
+
+
+def test_backward_ops_go_through_a_wrapped_apply(monkeypatch):
+    # the profiler wraps apply to name every op, those a backward runs too
+    from minigrad.autograd.function import Function
+    orig = Function.__dict__["apply"].__func__
+    seen = set()
+
+    def spy(cls, *args):
+        seen.add(cls.__name__)
+        return orig(cls, *args)
+    monkeypatch.setattr(Function, "apply", classmethod(spy))
+    _mlp_grads(False)
+    assert {"AddmmBackward", "ThresholdBackward", "CrossEntropyLossBackward"} <= seen
