@@ -70,10 +70,10 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         node, nr = _root_node(t)
         roots.append(node)
         if g is None:
-            if t.numel() != 1:
+            d = t._data
+            if d.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            shape = t.shape
-            g = Tensor._make(np.ones(shape, dtype=t.dtype) if shape else np.array(1, dtype=t.dtype))
+            g = Tensor._make(np.ones(d.shape, dtype=d.dtype) if d.ndim else np.array(1, dtype=d.dtype))
         else:
             if not isinstance(g, Tensor):
                 g = Tensor._make(np.asarray(g, dtype=t.dtype))
@@ -111,6 +111,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     pop = buf.pop
     get = buf.get
     capturing = capture is not None
+    leaves = []
     node = None
     try:
         while heap:
@@ -147,7 +148,12 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     old = get(nxt)
                     if old is None:
                         buf[nxt] = gi
-                        heappush(heap, (-nxt._seq, nxt))
+                        if (type(nxt) is AccumulateGrad and not capturing and nxt._pre_hooks is None
+                                and (var := nxt._variable()) is not None and not var._hooks
+                                and not var._post_acc_hooks):
+                            leaves.append(nxt)  # a leaf without hooks: accumulated at the end
+                        else:
+                            heappush(heap, (-nxt._seq, nxt))
                     else:
                         buf[nxt] = _plus(old, gi, nxt, owned, create_graph)
                 else:
@@ -156,6 +162,12 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     _add_to(buf, nxt, nr, gi, owned, create_graph)
             if not retain_graph:
                 node._saved = freed
+        # The leaves without hooks, last: nothing runs after them, so when they run does not change
+        # a result, and they skip the ready queue. (A leaf with hooks runs in its turn, its hooks too.)
+        for node in leaves:
+            var = node._variable()
+            if var is not None and accumulate:
+                _accumulate(var, pop(node), create_graph, handed)
         node = None
         queued = _callbacks[-1]
         for cb in queued:  # a callback may queue more: the loop sees them

@@ -13,10 +13,21 @@ def _is_internal(filename):
     return filename.startswith(_PKG) or filename.startswith("<frozen ")
 
 
+_internal_code = {}  # code object -> whether it is minigrad's (every backward asks for its caller)
+
+
 def user_frame(depth=1):
     """The innermost frame (starting `depth` frames above the caller) whose code is not minigrad's."""
     f = sys._getframe(depth + 1)
-    while f is not None and _is_internal(f.f_code.co_filename):
+    while f is not None:
+        code = f.f_code
+        internal = _internal_code.get(code)
+        if internal is None:
+            internal = _is_internal(code.co_filename)
+            if len(_internal_code) < 4096:  # (code made on the fly, e.g. by exec, is not kept forever)
+                _internal_code[code] = internal
+        if not internal:
+            break
         f = f.f_back
     return f
 

@@ -46,3 +46,13 @@ def backward(p, t, gi, dz):
         for c in range(C):
             dz[i, c] = p[i, c] * gi
         dz[i, t[i]] -= gi
+
+
+@numba.njit(cache=True, nogil=True)
+def in_range(t, C):
+    """Whether every class index of the 1-d t lies in [0, C): one pass, where t.min() and t.max() are
+    two reductions of ~1 us each at a batch's size."""
+    for i in range(t.shape[0]):
+        if t[i] < 0 or t[i] >= C:
+            return False
+    return True

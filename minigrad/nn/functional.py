@@ -15,6 +15,7 @@ import numpy as np
 import minigrad as mg
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import is_recomputing
+from .. import kernels as _kernels
 from .. import ops as _ops
 from ..ops.activation import LeakyRelu
 from ..ops.elementwise import _promote
@@ -109,7 +110,7 @@ def _check_pointwise_target(input, target, op):
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """out = max(x, 0);  dx = g * (x > 0). See :func:`minigrad.relu`."""
-    return _inplace_result(input, mg.relu(input), inplace)
+    return _inplace_result(input, mg.relu(input), inplace) if inplace else mg.relu(input)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -398,7 +399,10 @@ _min, _max = np.minimum.reduce, np.maximum.reduce  # t.min() and t.max() without
 
 
 def _check_class_range(t, C, ignore_index, op):
-    if t.size == 0 or (_min(t, None) >= 0 and _max(t, None) < C):  # the usual case, in two reductions
+    if t.ndim == 1 and _kernels.available():
+        if _kernels.load("loss").in_range(t, C):  # the usual case, in one pass (numba)
+            return
+    elif t.size == 0 or (_min(t, None) >= 0 and _max(t, None) < C):  # the usual case, in two reductions
         return
     bad = (t != ignore_index) & ((t < 0) | (t >= C))
     if bad.any():

@@ -132,11 +132,12 @@ class Addmm(Function):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
         if _unrecorded():  # no graph of this backward is wanted: the products straight from the arrays
-            out = [_plain(a) for a in _addmm_backward(g._data, x._data, w._data, need)]
-        else:
-            out = AddmmBackward.apply(g, x, w, need)
+            dx, dw, db = _addmm_grads(g._data, x._data, w._data, need)
+            return (None if dx is None else _plain(dx), None if dw is None else _plain(dw),
+                    None if db is None else _plain(db))
+        out = AddmmBackward.apply(g, x, w, need)
         if len(out) == 3:  # every input needs its gradient (the common hidden layer)
-            return tuple(out)
+            return out
         it = iter(out)
         return tuple([next(it) if n else None for n in need])
 
@@ -150,17 +151,18 @@ class Addmm(Function):
         return out
 
 
-def _addmm_backward(g, x, w, need):
+def _addmm_grads(g, x, w, need):
+    """(dx, dw, db) of out = x @ w^T + b for upstream g, None for those not in need."""
     nx, nw, nb = need
     g2 = g.reshape(-1, g.shape[-1]) if g.ndim != 2 else g
-    out = []
-    if nx:
-        out.append(g @ w)
-    if nw:
-        out.append(_matmul(g2.T, x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x))
-    if nb:
-        out.append(np.add.reduce(g2, 0))  # g2.sum(0) without ndarray.sum's Python-level wrapper
-    return tuple(out)
+    return (g @ w if nx else None,
+            _matmul(g2.T, x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x) if nw else None,
+            np.add.reduce(g2, 0) if nb else None)  # g2.sum(0) without ndarray.sum's Python-level wrapper
+
+
+def _addmm_backward(g, x, w, need):
+    """AddmmBackward's outputs: the gradients in need, in order."""
+    return tuple([d for d in _addmm_grads(g, x, w, need) if d is not None])
 
 
 class AddmmBackward(Function):

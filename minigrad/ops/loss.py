@@ -24,17 +24,19 @@ def _bshape(w, ndim):
 
 def _spread(grads, need):
     """The gradients a backward op returned (only those in need) as one entry per input, None elsewhere."""
+    if len(grads) == len(need):
+        return tuple(grads)
     it = iter(grads)
-    return tuple(next(it) if n else None for n in need)
+    return tuple([next(it) if n else None for n in need])
 
 
 def _reduce_np(loss, reduction, denom, dt):
     if reduction == "mean":
         if denom == 0:  # no target counts (all ignored or of weight 0): nan, as PyTorch, without a warning
             return np.asarray(np.nan, dtype=dt)
-        return np.asarray(loss.sum() / denom, dtype=dt)
+        return np.asarray(np.add.reduce(loss, None) / denom, dtype=dt)  # (ndarray.sum's wrapper skipped)
     if reduction == "sum":
-        return np.asarray(loss.sum(), dtype=dt)
+        return np.asarray(np.add.reduce(loss, None), dtype=dt)
     return loss.astype(dt, copy=False)
 
 

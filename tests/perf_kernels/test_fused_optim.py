@@ -49,9 +49,12 @@ def _arrays(ps, opt):
 @pytest.mark.parametrize("name,kw", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
 def test_fused_step_equals_per_tensor_step_bitwise(monkeypatch, name, kw, dtypes):
     calls = []
-    fused_cls = adam_mod.AdamStep if name.startswith("Adam") else sgd_mod.SGDStep
-    orig = fused_cls.forward
-    monkeypatch.setattr(fused_cls, "forward", staticmethod(lambda *a: calls.append(1) or orig(*a)))
+    if name.startswith("Adam"):
+        orig = adam_mod.AdamStep.forward
+        monkeypatch.setattr(adam_mod.AdamStep, "forward", staticmethod(lambda *a: calls.append(1) or orig(*a)))
+    else:  # SGD's eager step calls SGDStep's forward function without apply's dispatch
+        orig = sgd_mod._sgd_step
+        monkeypatch.setattr(sgd_mod, "_sgd_step", lambda *a: calls.append(1) or orig(*a))
     a = _arrays(*_run(monkeypatch, True, name, kw, dtypes))
     assert len(calls) == 4, "the fused op did not run once per step"
     b = _arrays(*_run(monkeypatch, False, name, kw, dtypes))

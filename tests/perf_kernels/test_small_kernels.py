@@ -190,3 +190,23 @@ def test_adam_kernel_bit_for_bit(cls, dtype, kw):
     for other in (_adam_run(False, True, cls, dtype, kw), _adam_run(False, False, cls, dtype, kw)):
         for a, b in zip(got, other):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("target, ok", [([0, 3, 9, 1], True), ([0, 10, 1], False), ([2, -1], False),
+                                        ([-100, 2], False), ([], True)])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
+def test_class_range_kernel_matches_numpy(target, ok, dtype):
+    from minigrad.nn.functional import _check_class_range
+    if dtype is np.uint8 and min(target, default=0) < 0:
+        pytest.skip("a negative index has no uint8 form")
+    t = np.array(target, dtype=dtype)
+
+    def check(ignore_index):
+        try:
+            _check_class_range(t, 10, ignore_index, "cross_entropy")
+            return None
+        except IndexError as e:
+            return str(e)
+    for ii in (-100, 10):  # an ignored value passes either way; any other value outside [0, 10) is named
+        assert _with(True, check, ii) == _with(False, check, ii)
+    assert (_with(True, check, -100) is None) == (ok or target == [-100, 2])
