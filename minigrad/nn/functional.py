@@ -459,11 +459,15 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         >>> loss = F.cross_entropy(logits, mg.tensor([1, 0, 9, 3]))
         >>> loss.backward()
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction, "cross_entropy")
-    if not 0.0 <= label_smoothing <= 1.0:
+    # (the checks below run every training step: each is skipped cheaply in the common case)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction != "mean":
+        _check_reduction(reduction, "cross_entropy")
+    if label_smoothing and not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
-    target = _as_tensor(target)
+    if type(target) is not Tensor:
+        target = _as_tensor(target)
     if input.dtype.kind != "f":
         raise TypeError(f"cross_entropy: input must be floating point (logits), got {input.dtype}")
     unb = False
@@ -483,7 +487,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     else:
         _class_target_info(input, target, "cross_entropy")
         _check_class_range(target._data, C, ignore_index, "cross_entropy")
-    w = _class_weight(weight, C, "cross_entropy", input.dtype)
+    w = None if weight is None else _class_weight(weight, C, "cross_entropy", input.dtype)
     out = CrossEntropyLoss.apply(input, target, w, probs, int(ignore_index), reduction, float(label_smoothing))
     if unb and reduction == "none":
         out = out.squeeze(0)

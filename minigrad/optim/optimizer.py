@@ -133,8 +133,8 @@ def _fusable(group: dict, params: list, *lists: list) -> bool:
     shape and dtype, and every hyper-parameter a Python number (not a Tensor)."""
     if not _FOREACH or _function._tracer is not None or _forward_ad._levels:
         return False
-    for k, v in group.items():
-        if isinstance(v, Tensor) and k != "params":
+    for v in group.values():  # (group["params"] is a list)
+        if isinstance(v, Tensor):
             return False
     for i, p in enumerate(params):
         d = p._data
@@ -373,7 +373,7 @@ class Optimizer:
         """
         if type(self)._update is Optimizer._update:
             raise NotImplementedError(f"{type(self).__name__} defines neither step() nor _update()")
-        loss = self._run_closure(closure)
+        loss = None if closure is None else self._run_closure(closure)
         prev = _grad_state.enabled  # no_grad without its provenance bookkeeping (for user blocks)
         _grad_state.enabled = False
         try:
