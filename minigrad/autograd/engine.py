@@ -96,6 +96,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     # The ready queue: the nodes a gradient has reached, newest first. Every node is created after
     # the nodes of its inputs, so its creation number orders the graph: when a node comes off the
     # heap, every node that feeds it a gradient has run. A node no gradient reaches never enters.
+    # A node reached while the heap is empty is the only one ready (nothing queued can still feed
+    # it): it runs next without entering the heap (`ready`), which is every node of a chain of ops.
     heap = [(-n._seq, n) for n in buf]
     heapify(heap)
     needed = None
@@ -112,10 +114,17 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     get = buf.get
     capturing = capture is not None
     leaves = []
+    ready = None
     node = None
     try:
-        while heap:
-            node = heappop(heap)[1]
+        while True:
+            if ready is not None:  # the one node reached while nothing else was ready: next, by itself
+                node = ready
+                ready = None
+            elif heap:
+                node = heappop(heap)[1]
+            else:
+                break
             g = pop(node)
             if node._special or capturing:  # hooks, leaves, several outputs, autograd.grad captures
                 if capturing and node not in needed:
@@ -152,12 +161,20 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                                 and (var := nxt._variable()) is not None and not var._hooks
                                 and not var._post_acc_hooks):
                             leaves.append(nxt)  # a leaf without hooks: accumulated at the end
+                        elif ready is None and not heap:
+                            ready = nxt  # (a chain of ops: no queue to keep)
                         else:
+                            if ready is not None:
+                                heappush(heap, (-ready._seq, ready))
+                                ready = None
                             heappush(heap, (-nxt._seq, nxt))
                     else:
                         buf[nxt] = _plus(old, gi, nxt, owned, create_graph)
                 else:
                     if nxt not in buf:
+                        if ready is not None:
+                            heappush(heap, (-ready._seq, ready))
+                            ready = None
                         heappush(heap, (-nxt._seq, nxt))
                     _add_to(buf, nxt, nr, gi, owned, create_graph)
             if not retain_graph:

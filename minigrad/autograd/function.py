@@ -537,9 +537,12 @@ def _fast_apply(cls, inputs, saves):
     if _tracer is not None or _FUNCTION_ATTRS["apply"] is not _APPLY:
         return cls.apply(*inputs)
     record = False
-    if _state.enabled:
-        for a in inputs:
-            if a is not None and a.requires_grad:
+    enabled = _state.enabled
+    for a in inputs:
+        if a is not None:
+            if not isinstance(a, Tensor) or type(a._data) is not np.ndarray:  # an array, a number, vmap's
+                return cls.apply(*inputs)
+            if enabled and a.requires_grad:
                 if a._base is not None:
                     return cls.apply(*inputs)
                 record = True

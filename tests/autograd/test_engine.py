@@ -1018,3 +1018,44 @@ def test_backward_ops_go_through_a_wrapped_apply(monkeypatch):
     monkeypatch.setattr(Function, "apply", classmethod(spy))
     _mlp_grads(False)
     assert {"AddmmBackward", "ThresholdBackward", "CrossEntropyLossBackward"} <= seen
+
+
+# -- a chain runs without the heap (engine `ready`), which must never run a node too early -----------
+
+def _tagged(order):
+    class Tag(mg.autograd.Function):
+        @staticmethod
+        def forward(ctx, z, name):
+            ctx.name = name
+            return z * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            order.append(ctx.name)
+            return g, None
+    return Tag
+
+
+class _Split(mg.autograd.Function):
+    @staticmethod
+    def forward(ctx, z):
+        return z * 1.0, z * 2.0
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        return g1 + g2 * 2.0
+
+
+def test_ready_node_runs_newest_first_and_once():
+    order = []
+    Tag = _tagged(order)
+    x = leaf([1.0, 2.0])
+    a = Tag.apply(x, "a")
+    b = Tag.apply(a, "b")           # a chain a <- b ...
+    c = Tag.apply(b, "c")
+    d = Tag.apply(a * 2.0, "d")     # ... and a second consumer of a, made after b and c
+    p, q = _Split.apply(c)          # a two-output node reached along with others
+    e = Tag.apply(p + q, "e")
+    (e + d).sum().backward()
+    assert order == ["e", "d", "c", "b", "a"]  # newest first; a after both of its consumers
+    np.testing.assert_allclose(x.grad.numpy(), [5.0, 5.0])  # 3 through c (p + 2q), 2 through d
