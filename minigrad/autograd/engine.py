@@ -114,6 +114,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     get = buf.get
     capturing = capture is not None
     leaves = []
+    # (mg.trace records each accumulation where it happens: a traced step keeps PyTorch's order)
+    defer = not capturing and _function._tracer is None
     ready = None
     node = None
     try:
@@ -157,7 +159,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     old = get(nxt)
                     if old is None:
                         buf[nxt] = gi
-                        if (type(nxt) is AccumulateGrad and not capturing and nxt._pre_hooks is None
+                        if (type(nxt) is AccumulateGrad and defer and nxt._pre_hooks is None
                                 and (var := nxt._variable()) is not None and not var._hooks
                                 and not var._post_acc_hooks):
                             leaves.append(nxt)  # a leaf without hooks: accumulated at the end
