@@ -13,6 +13,7 @@ if none is, the new array is an ordinary one.
 """
 import sys
 import threading
+from math import prod as _prod
 
 import numpy as np
 
@@ -35,9 +36,7 @@ def empty(shape, dtype):
     """An uninitialised array like np.empty(shape, dtype), recycled when nothing else holds it."""
     dtype = np.dtype(dtype)
     shape = tuple(shape)
-    n = dtype.itemsize
-    for d in shape:
-        n *= d
+    n = _prod(shape) * dtype.itemsize
     if n < MIN_BYTES:
         return np.empty(shape, dtype)
     pools = getattr(_local, "pools", None)

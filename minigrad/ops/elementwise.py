@@ -653,7 +653,7 @@ def _threshold_backward(g, y):
         cm = g.ndim == 4 and not (g.flags.c_contiguous and y.flags.c_contiguous)
         gk, yk = (g.transpose(1, 0, 2, 3), y.transpose(1, 0, 2, 3)) if cm else (g, y)
         if gk.flags.c_contiguous and yk.flags.c_contiguous:
-            out = np.empty(gk.shape, g.dtype) if g.nbytes < _buffers.MIN_BYTES else _buffers.empty(gk.shape, g.dtype)
+            out = _buffers.empty(gk.shape, g.dtype)
             _kernels.load("elementwise").threshold_backward(gk, yk, g.dtype.type(0), out)
             return out.transpose(1, 0, 2, 3) if cm else out
     return np.multiply(g, np.greater(y, 0, out=_buffers.like(y, dtype=bool)), out=_buffers.like(g, y))

@@ -236,8 +236,7 @@ def linear(x, weight, bias=None):
         return out + bias if bias is not None else out
     # no silent promotion, as PyTorch: an int64 or float64 input into a float32 layer is an error
     wt = weight.dtype
-    xt = x.dtype
-    if (xt is not wt and xt != wt) or (bias is not None and bias.dtype != wt):
+    if x.dtype != wt or (bias is not None and bias.dtype != wt):
         raise RuntimeError(f"linear: mat1 and mat2 must have the same dtype, but got {x.dtype} and "
                            f"{weight.dtype}" + ("" if bias is None else f" (bias {bias.dtype})")
                            + f" (input of shape {x.shape}, weight of shape {weight.shape}); "
