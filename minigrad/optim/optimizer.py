@@ -169,19 +169,9 @@ def _scratch(opt: "Optimizer", params: list, n: int = 1) -> dict:
 
 
 def _bump(tensors: list) -> None:
-    """Tensor._bump_version of each tensor (None skipped); inlined outside mg.trace (a step's hot loop)."""
-    if _function._tracer is not None:
-        for t in tensors:
-            if t is not None:
-                t._bump_version()
-        return
     for t in tensors:
         if t is not None:
-            vc = t._vc
-            if vc is None:
-                t._vc = [1]
-            else:
-                vc[0] += 1
+            t._bump_version()
 
 
 def _scalar(t: Tensor) -> Any:
