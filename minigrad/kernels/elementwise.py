@@ -1,5 +1,7 @@
-"""Elementwise backward rules that NumPy makes in two passes (numba; imported only by
-minigrad.kernels): relu's gradient g * (y > 0) without the boolean mask array."""
+"""Elementwise rules NumPy makes slowly (numba; imported only by minigrad.kernels): relu's forward
+(NumPy's float ``maximum`` runs at a quarter of a copy's speed on the hosts measured: 0.63 ms
+against this loop's 0.16 ms for 1.6 M float32) and relu's gradient g * (y > 0) without the boolean
+mask array."""
 import numba
 
 
@@ -14,3 +16,12 @@ def threshold_backward(g, y, zero, out):
     of = out.reshape(n)
     for i in range(n):
         of[i] = gf[i] if yf[i] > 0 else gf[i] * zero
+
+
+@numba.njit(cache=True, nogil=True)
+def relu(x, out):
+    """out = max(x, 0) over 1-D arrays, as NumPy's maximum(x, 0): nan stays nan, -0.0 gives 0.0."""
+    zero = x.dtype.type(0)
+    for i in range(x.size):
+        v = x[i]
+        out[i] = zero if v <= zero else v

@@ -625,7 +625,22 @@ class LogSigmoid(Function):
         return t * Sigmoid.apply(-ctx.saved_tensors[0])
 
 
+_RELU_KERNEL_MIN = 4096  # elements: below, np.maximum's call costs less than the kernel's dispatch
+
+
 def _relu(x, out=None):
+    if x.size >= _RELU_KERNEL_MIN and x.dtype.kind == "f" and x.dtype.itemsize >= 4 and _kernels.available():
+        # numba's one pass (kernels/elementwise.py), on x and out as 1-D views in memory order:
+        # C-contiguous, or both channel-major (conv2d's outputs)
+        if out is None:
+            out = np.empty_like(x)  # (x's layout)
+        if out.dtype == x.dtype and out.strides == x.strides:
+            xt, ot = x, out
+            if not x.flags.c_contiguous and x.ndim == 4:
+                xt, ot = x.transpose(1, 0, 2, 3), out.transpose(1, 0, 2, 3)
+            if xt.flags.c_contiguous:
+                _kernels.load("elementwise").relu(xt.reshape(-1), ot.reshape(-1))
+                return out
     return np.maximum(x, 0, out=out)
 
 

@@ -1,4 +1,4 @@
-"""The numba kernels of cross_entropy's common case (kernels/loss.py), relu's gradient
+"""The numba kernels of cross_entropy's common case (kernels/loss.py), relu and its gradient
 (kernels/elementwise.py) and the SGD step (kernels/optim.py) against the NumPy paths they replace:
 relu's gradient and SGD bit for bit, cross_entropy up to its float64 sums."""
 import itertools
@@ -9,7 +9,8 @@ import pytest
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import kernels
-from minigrad.ops.elementwise import _threshold_backward
+from minigrad.ops import elementwise as elementwise_mod
+from minigrad.ops.elementwise import _relu, _threshold_backward
 from minigrad.optim import optimizer as optimizer_mod
 
 pytest.importorskip("numba", reason="numba is optional: the kernels exist only with it")
@@ -77,7 +78,7 @@ def test_cross_entropy_kernel_gradients_check():
     assert _with(True, mg.autograd.gradgradcheck, lambda t: F.cross_entropy(t, y, reduction="sum"), (z,))
 
 
-# -- relu's gradient -----------------------------------------------------------------------------
+# -- relu and its gradient -----------------------------------------------------------------------
 def _arrays(shape, dtype, layout, seed):
     rng = np.random.default_rng(seed)
     g = rng.standard_normal(shape).astype(dtype)
@@ -103,6 +104,39 @@ def test_threshold_backward_kernel_bit_for_bit(dtype, shape, layout):
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))  # -0.0 where g < 0 is masked
     if layout == "cm":
         assert got.transpose(1, 0, 2, 3).flags.c_contiguous  # the layout conv2d's consumers expect
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,layout", [((7,), "c"), ((128, 256), "c"), ((4, 3, 6, 6), "cm"),
+                                          ((64, 32, 28, 28), "cm"), ((64, 130), "strided")])
+def test_relu_kernel_bit_for_bit(monkeypatch, dtype, shape, layout):
+    """relu's forward through the kernel equals np.maximum(x, 0): nan stays nan, -0.0 and -inf give
+    0.0, the layout is kept; a strided input takes NumPy's path."""
+    monkeypatch.setattr(elementwise_mod, "_RELU_KERNEL_MIN", 1)
+    x, _ = _arrays(shape, dtype, layout, seed=3)
+    x.flat[:4] = [np.nan, -0.0, np.inf, -np.inf]
+    calls = []
+    real = kernels.load("elementwise").relu
+    monkeypatch.setattr(kernels.load("elementwise"), "relu", lambda a, o: calls.append(1) or real(a, o))
+    want = np.maximum(x, 0)
+    for out in (None, np.empty_like(x)):
+        got = _with(True, _relu, x, out)
+        assert got.dtype == want.dtype and got.shape == want.shape and got.strides == np.empty_like(x).strides
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+        assert out is None or got is out
+    assert len(calls) == (0 if layout == "strided" else 2)
+    np.testing.assert_array_equal(_with(False, _relu, x), want)  # without numba: NumPy's path
+
+
+def test_relu_kernel_serves_the_op_for_large_inputs():
+    x = np.random.default_rng(8).standard_normal((64, 128)).astype(np.float32)
+    xt = mg.tensor(x, requires_grad=True)
+    assert x.size >= elementwise_mod._RELU_KERNEL_MIN
+    y = _with(True, mg.relu, xt)
+    np.testing.assert_array_equal(y.detach().numpy(), np.maximum(x, 0))
+    y.sum().backward()
+    np.testing.assert_array_equal(xt.grad.numpy(), (x > 0).astype(np.float32))
 
 
 def test_relu_gradient_through_the_kernel():
