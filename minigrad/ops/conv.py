@@ -325,10 +325,13 @@ class Col2Im(Function):
 # conv2d runs its 3x3 stride-1 convolutions as Winograd F(2x2, 3x3) (minigrad/kernels/winograd.py:
 # 16 GEMMs on transformed tiles, 4 multiplications per output instead of 9) when numba is there, the
 # input has at least _WINOGRAD_MIN_CHANNELS channels (the GEMMs' inner dimension) and the batch has at
-# least _WINOGRAD_MIN_TILES 2x2 output tiles. Measured (one conv's forward and backward, float32):
-# 32->64 14x14 batch 64 8.1 -> 5.2 ms, 16->32 batch 64 3.4 -> 2.4 ms, 8->16 1.87 -> 1.54 ms, batch 2
-# 0.51 -> 0.48 ms; worse below the limits: 1->32 and 3->16 (no input gradient) 1.5-8x slower, and
-# 32->64 or 64->128 at batch 1 on 14x14 (49 tiles) 5-8 % slower (16 thin GEMMs cost more than one)
+# least _WINOGRAD_MIN_TILES 2x2 output tiles. Measured on one conv, float32, 14x14, forward / backward
+# in ms, Winograd vs im2col alternating in one process (a noisy 2-core host: ranges of 2 runs):
+# 32->64 batch 64 4.1-5.0 / 7.1-8.3 vs 4.8-5.5 / 8.6-9.3; 16->32 1.5-1.9 / 3.1-3.2 vs 2.0-2.1 /
+# 3.2-3.4; 8->16 0.57 / 0.88 vs 0.58-0.61 / 1.30; in the CNN benchmark's 32/64 step (batch 64)
+# 18-19 ms vs 21-22. Below the limits it loses: 1->32 and 3->16 (no input gradient) 1.8-7x
+# slower, 32->64 or 64->128 at batch 1 on 14x14 (49 tiles) 4-9 % slower: 16 thin GEMMs cost
+# more than one
 _WINOGRAD_MIN_CHANNELS = 8
 _WINOGRAD_MIN_TILES = 64
 
