@@ -62,9 +62,10 @@ def forward(x, cf, w, b, eps, xhat, out, mean, var, rstd):
 
 
 @numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
-def backward_dx(g, xhat, cf, w, rstd, dx):
+def backward_dx(g, xhat, cf, w, rstd, dx, sums):
     """dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)), means per channel; g, xhat, dx in
-    forward's layout, w and rstd (C,)."""
+    forward's layout, w and rstd (C,); sums (2, C) float64 gets the per-channel sums of g and of
+    g * xhat (the bias and weight gradients) the means are made of."""
     C = g.shape[0] if cf else g.shape[1]
     N = g.shape[1] if cf else g.shape[0]
     L = g.shape[2]
@@ -80,6 +81,8 @@ def backward_dx(g, xhat, cf, w, rstd, dx):
             for i in range(L):
                 s1 += gr[i]
                 s2 += gr[i] * hr[i]
+        sums[0, c] = s1
+        sums[1, c] = s2
         st[0] = s1 * wc / M
         st[1] = s2 * wc / M
         m1 = st[0]

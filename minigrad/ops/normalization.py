@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import kernels
 from ..autograd.function import Function
+from ..autograd.engine import sum_to
 from .elementwise import rsqrt
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
@@ -123,15 +124,35 @@ class _Normalize(Function):
         return out
 
 
+def _sum_to(a, shape):
+    """Array a summed down to shape (the dimensions broadcasting added or widened), as the engine's
+    sum_to does for a Tensor."""
+    lead = a.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and a.shape[lead + i] != 1)
+    return a.sum(axis=axes, keepdims=True).reshape(shape) if axes else a.reshape(shape)
+
+
+def _param_shape(shape, axes):
+    """The shape of the weight and bias the forward broadcast against an input of shape, normalised
+    over axes: batch_norm's (0, 2, ...) give (1, C, 1, ...), layer_norm's trailing ones give
+    normalized_shape (its axes always hold dimension 1, or are (0,) of a 1-d input)."""
+    if len(shape) >= 2 and axes and axes[0] == 0 and 1 not in axes:
+        return tuple(1 if d in axes else s for d, s in enumerate(shape))
+    return tuple(shape[d] for d in axes)
+
+
 class _NormalizeBackward(Function):
-    """dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)) with gw = g * w, dw = g * xhat, db = g
-    (in x's shape: the engine sums them to w's and b's); its backward is the second derivative"""
+    """dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)) with gw = g * w, dw = sum(g * xhat),
+    db = sum(g) (summed to the parameters' shape, _param_shape: with numba, batch_norm's are the
+    sums its dx kernel makes anyway); its backward is the second derivative"""
 
     @staticmethod
     def forward(ctx, g, x, w, xhat, rstd, axes, eps, need):
         ctx.axes, ctx.eps, ctx.need = axes, eps, need
         ctx.save_for_backward(g, x, w)
         out = []
+        pshape = _param_shape(x.shape, axes)
+        sums = None
         layout = _kernel_layout(xhat, axes) if need[0] else None
         if layout is not None:  # numba: two passes over g and xhat (kernels/norm.py)
             C = x.shape[1]
@@ -140,8 +161,10 @@ class _NormalizeBackward(Function):
             if g.dtype != xhat.dtype or _layout(g) != layout:  # the kernel reads g in xhat's layout and dtype
                 gl = _empty(xhat, layout)
                 gl[...] = g
+            sums = np.empty((2, C))
             kernels.load("norm").backward_dx(_ncl(gl, layout), _ncl(xhat, layout), layout == "cm",
-                                             _per_channel(w, C, x.dtype, 1), rstd.reshape(C), _ncl(dx, layout))
+                                             _per_channel(w, C, x.dtype, 1), rstd.reshape(C), _ncl(dx, layout),
+                                             sums)
             out.append(dx)
         elif need[0]:
             gw = g * w if w is not None else g
@@ -149,10 +172,11 @@ class _NormalizeBackward(Function):
             dx -= xhat * (gw * xhat).mean(axis=axes, keepdims=True)
             dx *= rstd
             out.append(dx.astype(x.dtype, copy=False))
+        dt = np.result_type(g, xhat)
         if need[1]:
-            out.append(g * xhat)
+            out.append(sums[1].astype(dt).reshape(pshape) if sums is not None else _sum_to(g * xhat, pshape))
         if need[2]:
-            out.append(g)
+            out.append(sums[0].astype(g.dtype).reshape(pshape) if sums is not None else _sum_to(g, pshape))
         return tuple(out)
 
     @staticmethod
@@ -179,11 +203,14 @@ class _NormalizeBackward(Function):
         PA = P(A) if A is not None else None
         dg = dx = dw = None
         if ng:
+            # (B and C have the parameters' shape: they broadcast back over the summed dimensions)
             terms = [PA * w if (PA is not None and w is not None) else PA,
                      B * u if B is not None else None, C]
             for t in terms:
                 if t is not None:
                     dg = t if dg is None else dg + t
+            if dg is not None and dg.shape != g.shape:
+                dg = dg.expand(*g.shape)
         if nw and PA is not None:
             dw = PA * g
         if nx:
@@ -223,10 +250,12 @@ class _NormalizeBackward(Function):
                 gw = g * w if w is not None else g
                 d = add(d, -r * E(u * tx) * P(gw) - r * (du * E(gw * u) + u * E(gw * du)))
             out.append(d)
+        pshape = _param_shape(x.shape, axes)
         if ctx.need[1]:
-            out.append(add(tg * u if tg is not None else None, g * du if du is not None else None))
+            t = add(tg * u if tg is not None else None, g * du if du is not None else None)
+            out.append(None if t is None else sum_to(t, pshape))
         if ctx.need[2]:
-            out.append(tg)
+            out.append(None if tg is None else sum_to(tg, pshape))
         return tuple(out)
 
 

@@ -150,16 +150,31 @@ def test_no_grad_mode_branch_in_backward(cls):
         assert word not in src, f"{cls.__name__} looks at {word}"
 
 
-def test_norm_backward_does_not_unbroadcast():
-    """dw and db leave the norm's backward op in the input's shape: the engine's sum_to reduces them."""
-    x, w, b = _t((4, 3, 2)), _t((3,)), _t((3,))
-    out = F.batch_norm(x, None, None, w, b, training=True)
-    node = out.grad_fn
-    xs, ws = node.saved_tensors
-    dx, dw, db = normalization.NativeBatchNormBackward.apply(_cot(out), xs, ws, node.xhat, node.rstd, node.axes,
-                                                             node.eps, (True, True, True))
-    assert dx.shape == dw.shape == db.shape == (4, 3, 2)
-    assert "sum" not in inspect.getsource(normalization._NormalizeBackward.forward).replace("keepdims", "")
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_norm_backward_gives_parameter_gradients_in_their_shape(use_numba):
+    """dw and db leave the norm's backward op already summed to the parameters' shape ((1, C, 1)
+    for batch_norm, normalized_shape for layer_norm): sum(g * xhat) and sum(g), without a
+    full-size product for the engine to reduce (with numba, batch_norm's come from its dx kernel)."""
+    from minigrad import kernels
+    if use_numba:
+        pytest.importorskip("numba", reason="the numba kernels are an optional extra")
+    old = kernels.set_enabled(use_numba)
+    try:
+        for layer in (False, True):
+            x, w, b = _t((4, 3, 2)), _t((2,) if layer else (3,)), _t((2,) if layer else (3,))
+            out = F.layer_norm(x, (2,), w, b) if layer else F.batch_norm(x, None, None, w, b, training=True)
+            node = out.grad_fn
+            xs, ws = node.saved_tensors
+            g = _cot(out)
+            op = normalization.NativeLayerNormBackward if layer else normalization.NativeBatchNormBackward
+            dx, dw, db = op.apply(g, xs, ws, node.xhat, node.rstd, node.axes, node.eps, (True, True, True))
+            pshape = (2,) if layer else (1, 3, 1)
+            assert dx.shape == (4, 3, 2) and dw.shape == db.shape == pshape
+            axes = (0, 1) if layer else (0, 2)
+            np.testing.assert_allclose(dw.detach().numpy(), (g.numpy() * node.xhat).sum(axes).reshape(pshape), rtol=1e-12)
+            np.testing.assert_allclose(db.detach().numpy(), g.numpy().sum(axes).reshape(pshape), rtol=1e-12)
+    finally:
+        kernels.set_enabled(old)
 
 
 # -- names ----------------------------------------------------------------------------------------
