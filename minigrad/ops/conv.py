@@ -358,7 +358,7 @@ def _winograd(geo, groups, a, *others):
 def _wino_planes(C, P, dtype, scratch=None):
     """A (16, C, P) array for transformed tiles whose 16 planes lie one cache line more than C*P
     apart: planes exactly a multiple of 4 KiB apart (P = 3136 for 14x14 images, batch 64) make the
-    kernels' 16 streams fight over the same cache sets, 3-9x slower. scratch: a _workspace key (the
+    kernels' 16 streams fight over the same cache sets, 2-9x slower. scratch: a _workspace key (the
     array is overwritten by the next call) or None (recycled by kernels/buffers.py: the forward
     saves it for the weight gradient)."""
     n = C * P + 64 // dtype.itemsize
