@@ -32,6 +32,15 @@ import numba
 import numpy as np
 
 
+@numba.njit(cache=True, inline="always")
+def _image_buffer(H, W, pt, pl, TH, TW, dtype):
+    """A zeroed (2TH + 2, 2TW + 2) buffer for one padded image (the patches of its TH x TW tiles), and
+    the input rows [h_lo, h_hi) and columns [w_lo, w_hi) that land inside it (at + pt, + pl)."""
+    Hp, Wp = 2 * TH + 2, 2 * TW + 2
+    buf = np.zeros((Hp, Wp), dtype)
+    return buf, max(0, -pt), min(H, Hp - pt), max(0, -pl), min(W, Wp - pl)
+
+
 @numba.njit(cache=True, nogil=True)
 def inputs(x, cm, V, pt, pl, TH, TW):
     """x: the input, C-contiguous in memory order (N, C, H, W), or (C, N, H, W) when cm; V: (16, C,
@@ -42,13 +51,9 @@ def inputs(x, cm, V, pt, pl, TH, TW):
         N, C = B, A
     else:
         N, C = A, B
-    Hp, Wp = 2 * TH + 2, 2 * TW + 2
     T = TH * TW
     # one image, zero-padded: every image fills the same interior, so the border stays zero
-    buf = np.zeros((Hp, Wp), x.dtype)
-    # the input rows/columns that land inside the padded image
-    h_lo, h_hi = max(0, -pt), min(H, Hp - pt)
-    w_lo, w_hi = max(0, -pl), min(W, Wp - pl)
+    buf, h_lo, h_hi, w_lo, w_hi = _image_buffer(H, W, pt, pl, TH, TW, x.dtype)
     for c in range(C):
         for n in range(N):
             img = x[c, n] if cm else x[n, c]
@@ -196,17 +201,11 @@ def inputs_adjoint(dV, dx, pt, pl, TH, TW):
     into each tile's 4x4 patch and cropped to the input. dV: (16, C, N*TH*TW); dx: (C, N, H, W)
     C-contiguous (channel-major, as conv2d's other input-gradient paths hand it back)."""
     C, N, H, W = dx.shape
-    Hp, Wp = 2 * TH + 2, 2 * TW + 2
     T = TH * TW
-    buf = np.zeros((Hp, Wp), dx.dtype)
-    h_lo, h_hi = max(0, -pt), min(H, Hp - pt)
-    w_lo, w_hi = max(0, -pl), min(W, Wp - pl)
+    buf, h_lo, h_hi, w_lo, w_hi = _image_buffer(H, W, pt, pl, TH, TW, dx.dtype)
     for c in range(C):
         for n in range(N):
-            for q in range(Hp):
-                row = buf[q]
-                for r in range(Wp):
-                    row[r] = 0
+            buf[:] = 0
             base = n * T
             for th in range(TH):
                 r0, r1, r2, r3 = buf[2 * th], buf[2 * th + 1], buf[2 * th + 2], buf[2 * th + 3]
