@@ -13,15 +13,21 @@ from .grad_mode import _state
 from ..debug._sites import user_site
 
 
+def sum_axes(gshape, shape):
+    """The axes to sum an array of gshape over (keeping them) to reach shape, undoing broadcasting:
+    the dimensions broadcasting added in front and those it widened from 1."""
+    lead = len(gshape) - len(shape)
+    if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, gshape[lead:])):
+        raise RuntimeError(f"gradient of shape {gshape} cannot be summed to the input's shape {shape}")
+    return tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+
+
 def sum_to(g, shape):
     """Sum gradient g (a Tensor) down to `shape`, undoing broadcasting: the engine's one un-broadcast."""
     gshape = g.shape
     if gshape == shape:
         return g
-    lead = len(gshape) - len(shape)
-    if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, gshape[lead:])):
-        raise RuntimeError(f"gradient of shape {gshape} cannot be summed to the input's shape {shape}")
-    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+    axes = sum_axes(gshape, shape)
     if axes:
         g = g.sum(axes, keepdim=True)
     return g.reshape(shape) if g.shape != shape else g

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import kernels
 from ..autograd.function import Function
-from ..autograd.engine import sum_to
+from ..autograd.engine import sum_axes, sum_to
 from .elementwise import rsqrt
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
@@ -125,10 +125,8 @@ class _Normalize(Function):
 
 
 def _sum_to(a, shape):
-    """Array a summed down to shape (the dimensions broadcasting added or widened), as the engine's
-    sum_to does for a Tensor."""
-    lead = a.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and a.shape[lead + i] != 1)
+    """Array a summed down to shape, as the engine's sum_to does for a Tensor (the same axes)."""
+    axes = sum_axes(a.shape, shape)
     return a.sum(axis=axes, keepdims=True).reshape(shape) if axes else a.reshape(shape)
 
 
