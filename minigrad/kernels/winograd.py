@@ -32,6 +32,44 @@ import numba
 import numpy as np
 
 
+# The four 1-D transforms, each applied along both axes of a tile (inline: the kernels below compile
+# to the same straight-line code as written out by hand)
+
+@numba.njit(cache=True, inline="always")
+def _bt(x0, x1, x2, x3):
+    """B^T x"""
+    return x0 - x2, x1 + x2, x2 - x1, x1 - x3
+
+
+@numba.njit(cache=True, inline="always")
+def _b(x0, x1, x2, x3):
+    """B x, the transpose of _bt"""
+    return x0, x1 - x2 + x3, x1 + x2 - x0, -x3
+
+
+@numba.njit(cache=True, inline="always")
+def _at(x0, x1, x2, x3):
+    """A^T x"""
+    return x0 + x1 + x2, x1 - x2 - x3
+
+
+@numba.njit(cache=True, inline="always")
+def _a(x0, x1):
+    """A x, the transpose of _at"""
+    return x0, x0 + x1, x0 - x1, -x1
+
+
+@numba.njit(cache=True, inline="always")
+def _load(P, r, c, p):
+    """Row r (xi = 4r .. 4r + 3) of the 4x4 tile p, channel c, of the planes P."""
+    return P[4 * r, c, p], P[4 * r + 1, c, p], P[4 * r + 2, c, p], P[4 * r + 3, c, p]
+
+
+@numba.njit(cache=True, inline="always")
+def _store(P, r, c, p, t):
+    P[4 * r, c, p], P[4 * r + 1, c, p], P[4 * r + 2, c, p], P[4 * r + 3, c, p] = t
+
+
 @numba.njit(cache=True, inline="always")
 def _image_buffer(H, W, pt, pl, TH, TW, dtype):
     """A zeroed (2TH + 2, 2TW + 2) buffer for one padded image (the patches of its TH x TW tiles), and
@@ -44,7 +82,7 @@ def _image_buffer(H, W, pt, pl, TH, TW, dtype):
 @numba.njit(cache=True, nogil=True)
 def inputs(x, cm, V, pt, pl, TH, TW):
     """x: the input, C-contiguous in memory order (N, C, H, W), or (C, N, H, W) when cm; V: (16, C,
-    N*TH*TW) C-contiguous, tile p = (n*TH + th)*TW + tw reads input rows 2th-pt..2th-pt+3 and
+    N*TH*TW) (any strides), tile p = (n*TH + th)*TW + tw reads input rows 2th-pt..2th-pt+3 and
     columns 2tw-pl..2tw-pl+3."""
     A, B, H, W = x.shape
     if cm:
@@ -68,38 +106,17 @@ def inputs(x, cm, V, pt, pl, TH, TW):
                 p0 = base + th * TW
                 for tw in range(TW):
                     k = 2 * tw
-                    # rows of B^T d
-                    a0, a1, a2, a3 = r0[k] - r2[k], r1[k] + r2[k], r2[k] - r1[k], r1[k] - r3[k]
-                    b0 = r0[k + 1] - r2[k + 1]
-                    b1 = r1[k + 1] + r2[k + 1]
-                    b2 = r2[k + 1] - r1[k + 1]
-                    b3 = r1[k + 1] - r3[k + 1]
-                    c0 = r0[k + 2] - r2[k + 2]
-                    c1 = r1[k + 2] + r2[k + 2]
-                    c2 = r2[k + 2] - r1[k + 2]
-                    c3 = r1[k + 2] - r3[k + 2]
-                    d0 = r0[k + 3] - r2[k + 3]
-                    d1 = r1[k + 3] + r2[k + 3]
-                    d2 = r2[k + 3] - r1[k + 3]
-                    d3 = r1[k + 3] - r3[k + 3]
+                    # B^T d down each of the patch's four columns ...
+                    a = _bt(r0[k], r1[k], r2[k], r3[k])
+                    b = _bt(r0[k + 1], r1[k + 1], r2[k + 1], r3[k + 1])
+                    e = _bt(r0[k + 2], r1[k + 2], r2[k + 2], r3[k + 2])
+                    d = _bt(r0[k + 3], r1[k + 3], r2[k + 3], r3[k + 3])
+                    # ... then (B^T d) B along each row
                     p = p0 + tw
-                    # (B^T d) B: column j of the row above is a (j=0), b, c, d
-                    V[0, c, p] = a0 - c0
-                    V[1, c, p] = b0 + c0
-                    V[2, c, p] = c0 - b0
-                    V[3, c, p] = b0 - d0
-                    V[4, c, p] = a1 - c1
-                    V[5, c, p] = b1 + c1
-                    V[6, c, p] = c1 - b1
-                    V[7, c, p] = b1 - d1
-                    V[8, c, p] = a2 - c2
-                    V[9, c, p] = b2 + c2
-                    V[10, c, p] = c2 - b2
-                    V[11, c, p] = b2 - d2
-                    V[12, c, p] = a3 - c3
-                    V[13, c, p] = b3 + c3
-                    V[14, c, p] = c3 - b3
-                    V[15, c, p] = b3 - d3
+                    _store(V, 0, c, p, _bt(a[0], b[0], e[0], d[0]))
+                    _store(V, 1, c, p, _bt(a[1], b[1], e[1], d[1]))
+                    _store(V, 2, c, p, _bt(a[2], b[2], e[2], d[2]))
+                    _store(V, 3, c, p, _bt(a[3], b[3], e[3], d[3]))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -120,27 +137,23 @@ def outputs(M, out, bias, has_bias):
                 full_h = h + 1 < OH
                 for tw in range(TW):
                     p = p0 + tw
-                    m0, m1, m2, m3 = M[0, o, p], M[1, o, p], M[2, o, p], M[3, o, p]
-                    m4, m5, m6, m7 = M[4, o, p], M[5, o, p], M[6, o, p], M[7, o, p]
-                    m8, m9, m10, m11 = M[8, o, p], M[9, o, p], M[10, o, p], M[11, o, p]
-                    m12, m13, m14, m15 = M[12, o, p], M[13, o, p], M[14, o, p], M[15, o, p]
-                    # A^T m: two rows of four
-                    s0 = m0 + m4 + m8
-                    s1 = m1 + m5 + m9
-                    s2 = m2 + m6 + m10
-                    s3 = m3 + m7 + m11
-                    t0 = m4 - m8 - m12
-                    t1 = m5 - m9 - m13
-                    t2 = m6 - m10 - m14
-                    t3 = m7 - m11 - m15
+                    m0, m1, m2, m3 = _load(M, 0, o, p), _load(M, 1, o, p), _load(M, 2, o, p), _load(M, 3, o, p)
+                    # A^T m down each column (two rows s, t of four) ...
+                    s0, t0 = _at(m0[0], m1[0], m2[0], m3[0])
+                    s1, t1 = _at(m0[1], m1[1], m2[1], m3[1])
+                    s2, t2 = _at(m0[2], m1[2], m2[2], m3[2])
+                    s3, t3 = _at(m0[3], m1[3], m2[3], m3[3])
+                    # ... then (A^T m) A along each row: the 2x2 outputs, cropped at an odd edge
                     w = 2 * tw
-                    img[h, w] = s0 + s1 + s2 + bo
+                    y0, y1 = _at(s0, s1, s2, s3)
+                    img[h, w] = y0 + bo
                     if w + 1 < OW:
-                        img[h, w + 1] = s1 - s2 - s3 + bo
+                        img[h, w + 1] = y1 + bo
                     if full_h:
-                        img[h + 1, w] = t0 + t1 + t2 + bo
+                        y0, y1 = _at(t0, t1, t2, t3)
+                        img[h + 1, w] = y0 + bo
                         if w + 1 < OW:
-                            img[h + 1, w + 1] = t1 - t2 - t3 + bo
+                            img[h + 1, w + 1] = y1 + bo
 
 
 @numba.njit(cache=True, nogil=True)
@@ -170,29 +183,15 @@ def outputs_adjoint(g, cm, dM):
                     g01 = img[h, w + 1] if full_w else zero
                     g10 = img[h + 1, w] if full_h else zero
                     g11 = img[h + 1, w + 1] if full_h and full_w else zero
-                    # A g: four rows of two (A = [[1, 0], [1, 1], [1, -1], [0, -1]])
-                    u0, v0 = g00, g01
-                    u1, v1 = g00 + g10, g01 + g11
-                    u2, v2 = g00 - g10, g01 - g11
-                    u3, v3 = -g10, -g11
+                    # A g down both columns (u, v: four rows of two) ...
+                    u = _a(g00, g10)
+                    v = _a(g01, g11)
+                    # ... then (A g) A^T along each row
                     p = p0 + tw
-                    # (A g) A^T: row r gives (u, u + v, u - v, -v)
-                    dM[0, o, p] = u0
-                    dM[1, o, p] = u0 + v0
-                    dM[2, o, p] = u0 - v0
-                    dM[3, o, p] = -v0
-                    dM[4, o, p] = u1
-                    dM[5, o, p] = u1 + v1
-                    dM[6, o, p] = u1 - v1
-                    dM[7, o, p] = -v1
-                    dM[8, o, p] = u2
-                    dM[9, o, p] = u2 + v2
-                    dM[10, o, p] = u2 - v2
-                    dM[11, o, p] = -v2
-                    dM[12, o, p] = u3
-                    dM[13, o, p] = u3 + v3
-                    dM[14, o, p] = u3 - v3
-                    dM[15, o, p] = -v3
+                    _store(dM, 0, o, p, _a(u[0], v[0]))
+                    _store(dM, 1, o, p, _a(u[1], v[1]))
+                    _store(dM, 2, o, p, _a(u[2], v[2]))
+                    _store(dM, 3, o, p, _a(u[3], v[3]))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -212,33 +211,20 @@ def inputs_adjoint(dV, dx, pt, pl, TH, TW):
                 p0 = base + th * TW
                 for tw in range(TW):
                     p = p0 + tw
-                    v0, v1, v2, v3 = dV[0, c, p], dV[1, c, p], dV[2, c, p], dV[3, c, p]
-                    v4, v5, v6, v7 = dV[4, c, p], dV[5, c, p], dV[6, c, p], dV[7, c, p]
-                    v8, v9, v10, v11 = dV[8, c, p], dV[9, c, p], dV[10, c, p], dV[11, c, p]
-                    v12, v13, v14, v15 = dV[12, c, p], dV[13, c, p], dV[14, c, p], dV[15, c, p]
-                    # B v over the row index (B = [[1,0,0,0],[0,1,-1,1],[-1,1,1,0],[0,0,0,-1]])
-                    e0, e1, e2, e3 = v0, v1, v2, v3
-                    f0, f1, f2, f3 = v4 - v8 + v12, v5 - v9 + v13, v6 - v10 + v14, v7 - v11 + v15
-                    h0, h1, h2, h3 = v4 + v8 - v0, v5 + v9 - v1, v6 + v10 - v2, v7 + v11 - v3
-                    i0, i1, i2, i3 = -v12, -v13, -v14, -v15
+                    v0, v1, v2, v3 = _load(dV, 0, c, p), _load(dV, 1, c, p), _load(dV, 2, c, p), _load(dV, 3, c, p)
+                    # B v down each column ...
+                    a = _b(v0[0], v1[0], v2[0], v3[0])
+                    b = _b(v0[1], v1[1], v2[1], v3[1])
+                    e = _b(v0[2], v1[2], v2[2], v3[2])
+                    d = _b(v0[3], v1[3], v2[3], v3[3])
+                    # ... then (B v) B^T along each row, added into the patch (patches overlap)
                     k = 2 * tw
-                    # then over the column index, each row y -> (y0, y1 - y2 + y3, y1 + y2 - y0, -y3)
-                    r0[k] += e0
-                    r0[k + 1] += e1 - e2 + e3
-                    r0[k + 2] += e1 + e2 - e0
-                    r0[k + 3] -= e3
-                    r1[k] += f0
-                    r1[k + 1] += f1 - f2 + f3
-                    r1[k + 2] += f1 + f2 - f0
-                    r1[k + 3] -= f3
-                    r2[k] += h0
-                    r2[k + 1] += h1 - h2 + h3
-                    r2[k + 2] += h1 + h2 - h0
-                    r2[k + 3] -= h3
-                    r3[k] += i0
-                    r3[k + 1] += i1 - i2 + i3
-                    r3[k + 2] += i1 + i2 - i0
-                    r3[k + 3] -= i3
+                    for r, row in ((0, r0), (1, r1), (2, r2), (3, r3)):
+                        y = _b(a[r], b[r], e[r], d[r])
+                        row[k] += y[0]
+                        row[k + 1] += y[1]
+                        row[k + 2] += y[2]
+                        row[k + 3] += y[3]
             img = dx[c, n]
             for h in range(H):
                 dst = img[h]
