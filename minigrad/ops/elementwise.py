@@ -628,6 +628,19 @@ class LogSigmoid(Function):
 _RELU_KERNEL_MIN = 4096  # elements: below, np.maximum's call costs less than the kernel's dispatch
 
 
+def _memory_order(a, b):
+    """(a, b, False) when both are C-contiguous; (a, b with their first two axes swapped, True) when
+    both are channel-major 4-d arrays (conv2d's layout), C-contiguous so; else (None, None, False):
+    the views the numba elementwise kernels walk in memory order."""
+    if a.flags.c_contiguous and b.flags.c_contiguous:
+        return a, b, False
+    if a.ndim == 4:
+        at, bt = a.transpose(1, 0, 2, 3), b.transpose(1, 0, 2, 3)
+        if at.flags.c_contiguous and bt.flags.c_contiguous:
+            return at, bt, True
+    return None, None, False
+
+
 def _relu(x, out=None):
     if x.size >= _RELU_KERNEL_MIN and x.dtype.kind == "f" and x.dtype.itemsize >= 4 and _kernels.available():
         # numba's one pass (kernels/elementwise.py), on x and out as 1-D views in memory order:
@@ -635,10 +648,8 @@ def _relu(x, out=None):
         if out is None:
             out = np.empty_like(x)  # (x's layout)
         if out.dtype == x.dtype and out.strides == x.strides:
-            xt, ot = x, out
-            if not x.flags.c_contiguous and x.ndim == 4:
-                xt, ot = x.transpose(1, 0, 2, 3), out.transpose(1, 0, 2, 3)
-            if xt.flags.c_contiguous:
+            xt, ot, _ = _memory_order(x, out)
+            if xt is not None:
                 _kernels.load("elementwise").relu(xt.reshape(-1), ot.reshape(-1))
                 return out
     return np.maximum(x, 0, out=out)
@@ -665,9 +676,8 @@ def _threshold_backward(g, y):
     if g.dtype.kind == "f" and g.dtype == y.dtype and g.shape == y.shape and _kernels.available():
         # numba: one pass, no boolean mask; arrays C-contiguous or both channel-major (conv2d's,
         # C-contiguous once the first two axes are swapped: the result keeps that layout)
-        cm = g.ndim == 4 and not (g.flags.c_contiguous and y.flags.c_contiguous)
-        gk, yk = (g.transpose(1, 0, 2, 3), y.transpose(1, 0, 2, 3)) if cm else (g, y)
-        if gk.flags.c_contiguous and yk.flags.c_contiguous:
+        gk, yk, cm = _memory_order(g, y)
+        if gk is not None:
             out = _buffers.empty(gk.shape, g.dtype)
             _kernels.load("elementwise").threshold_backward(gk, yk, g.dtype.type(0), out)
             return out.transpose(1, 0, 2, 3) if cm else out
