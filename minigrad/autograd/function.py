@@ -641,6 +641,16 @@ def _unrecorded():
     return not _state.enabled and _tracer is None and _FUNCTION_ATTRS["apply"] is _APPLY
 
 
+def _spread(grads, need):
+    """The gradients a backward op returned (only those in need) as one entry per input, None
+    elsewhere: how an op whose backward is itself an op (conv2d's, the norms', the losses') maps
+    that op's outputs back onto its own inputs."""
+    if len(grads) == len(need):
+        return tuple(grads)
+    it = iter(grads)
+    return tuple([next(it) if n else None for n in need])
+
+
 def _plain(arr):
     t = _new(Tensor)
     t._data = arr

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import kernels
-from ..autograd.function import Function
+from ..autograd.function import Function, _spread
 from ..kernels import buffers
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
@@ -485,12 +485,6 @@ class Convolution(Function):
         cols, ctx.cols = ctx.cols, None  # freed as saved tensors are (a second backward makes them again)
         grads = ConvolutionBackward.apply(g, x, w, cols, ctx.geo, ctx.groups, need)
         return _spread(grads, need) + (None, None)
-
-
-def _spread(grads, need):
-    """The gradients a backward op returned (only those in need) as one entry per input, None elsewhere."""
-    it = iter(grads)
-    return tuple(next(it) if n else None for n in need)
 
 
 class ConvolutionBackward(Function):

@@ -7,7 +7,7 @@ gradient, its backward the second derivative (through softmax), so one definitio
 import numpy as np
 
 from .. import kernels
-from ..autograd.function import Function, _unrecorded
+from ..autograd.function import Function, _spread, _unrecorded
 from ..tensor import Tensor
 from .elementwise import LogSigmoid, clamp, log, sigmoid
 from .reduction import log_softmax, softmax
@@ -20,14 +20,6 @@ _make = Tensor._make
 def _bshape(w, ndim):
     """w of shape (C,) viewed so it broadcasts along dim 1 of an ndim-dimensional (N, C, ...) array."""
     return w.reshape((1, -1) + (1,) * (ndim - 2))
-
-
-def _spread(grads, need):
-    """The gradients a backward op returned (only those in need) as one entry per input, None elsewhere."""
-    if len(grads) == len(need):
-        return tuple(grads)
-    it = iter(grads)
-    return tuple([next(it) if n else None for n in need])
 
 
 def _reduce_np(loss, reduction, denom, dt):

@@ -7,17 +7,11 @@ its forward is the NumPy gradient, its backward the second derivative.
 import numpy as np
 
 from .. import kernels
-from ..autograd.function import Function
+from ..autograd.function import Function, _spread
 from ..autograd.engine import sum_axes, sum_to
 from .elementwise import rsqrt
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
-
-
-def _spread(grads, need):
-    """The gradients a backward op returned (only those in need) as one entry per input, None elsewhere."""
-    it = iter(grads)
-    return tuple(next(it) if n else None for n in need)
 
 
 def _layout(a):
