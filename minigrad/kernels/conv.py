@@ -152,3 +152,124 @@ def col2im(cols, dx, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
                             dst = drow[lo * sw + j * dw - pl:]
                             for q in range(src.size):
                                 dst[q * sw] += src[q]
+
+
+
+# -- the weight gradient of a 3x3 convolution of few input channels (stride 1, no dilation) ---------
+#
+# A first layer (1 or 3 input channels) has im2col columns of 9 or 27 rows: its weight gradient
+# g2 @ cols^T is a GEMM with a (O, 9) result and an inner dimension of N*OH*OW, which BLAS runs far
+# below its peak (0.71 ms for 1->16 at batch 64, 28x28). Here each image's channels are copied once
+# into zero-padded planes of width Wp = OW + 2 and each output channel's gradient into a grid of the
+# same width (its last two columns zero), so that the 9 taps' products are 9 dot products of the
+# whole grid with the plane shifted by i*Wp + j: one pass that keeps 18 sums in registers for two
+# output channels at a time (0.33 ms at that shape).
+
+_DOT = {"reassoc", "contract"}  # let the dot products vectorise (partial sums in the lanes)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _fill_planes(x, cm, n, xp, Wp, pt, pl):
+    """xp[c, (h + pt)*Wp + pl + w] = image n's x[c, h, w]; the rest of xp stays as it is (zeros)."""
+    C = x.shape[0] if cm else x.shape[1]
+    H, W = x.shape[2], x.shape[3]
+    for c in range(C):
+        img = x[c, n] if cm else x[n, c]
+        plane = xp[c]
+        for h in range(H):
+            dst = plane[(h + pt) * Wp + pl:][:W]
+            src = img[h]
+            for q in range(W):
+                dst[q] = src[q]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _fill_grid(g, gcm, n, o, gb, Wp):
+    """gb[oh*Wp + ow] = image n's g[o, oh, ow] (the other columns of gb stay as they are: zeros);
+    returns the sum of gb."""
+    img = g[o, n] if gcm else g[n, o]
+    OH, OW = img.shape
+    for oh in range(OH):
+        d = gb[oh * Wp:][:OW]
+        r = img[oh]
+        for q in range(OW):
+            d[q] = r[q]
+    t = gb.dtype.type(0)
+    for q in range(gb.size):
+        t += gb[q]
+    return t
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_DOT)
+def weight_grad3x3(x, cm, g, gcm, dw, db, pt, pl):
+    """dw[o, c, i, j] = the sum over n, oh, ow of g[n, o, oh, ow] * xpad[n, c, oh + i, ow + j], and
+    db[o] = the sum of g[:, o]: summed per image in g's dtype, over images in float64.
+    x: the input in memory order, (N, C, H, W), or (C, N, H, W) when cm; g likewise (N, O, OH, OW)
+    or (O, N, OH, OW) when gcm; dw: (O, C, 3, 3) and db: (O,), written."""
+    O, C = dw.shape[0], dw.shape[1]
+    OH, OW = g.shape[2], g.shape[3]
+    N = g.shape[1] if gcm else g.shape[0]
+    Wp = OW + 2
+    S = OH * Wp
+    xp = np.zeros((C, (OH + 2) * Wp + 2), x.dtype)  # (+ 2: the last row's shifted reads)
+    gb = np.zeros((2, S), g.dtype)  # two output channels' gradients; the extra columns stay 0
+    sw = np.zeros((O, C, 9))
+    sb = np.zeros(O)
+    zero = g.dtype.type(0)
+    for n in range(N):
+        _fill_planes(x, cm, n, xp, Wp, pt, pl)
+        for o in range(0, O, 2):
+            two = o + 1 < O
+            sb[o] += _fill_grid(g, gcm, n, o, gb[0], Wp)
+            if two:
+                sb[o + 1] += _fill_grid(g, gcm, n, o + 1, gb[1], Wp)
+            u, v = gb[0], gb[1]  # (v: zeros or a stale channel when not two; its sums are dropped)
+            for c in range(C):
+                p = xp[c]
+                p0, p1, p2 = p[0:][:S], p[1:][:S], p[2:][:S]
+                p3, p4, p5 = p[Wp:][:S], p[Wp + 1:][:S], p[Wp + 2:][:S]
+                p6, p7, p8 = p[2 * Wp:][:S], p[2 * Wp + 1:][:S], p[2 * Wp + 2:][:S]
+                a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = zero
+                b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = b8 = zero
+                for q in range(S):
+                    e0, e1, e2, e3, e4, e5, e6, e7, e8 = p0[q], p1[q], p2[q], p3[q], p4[q], p5[q], p6[q], p7[q], p8[q]
+                    s, t = u[q], v[q]
+                    a0 += s * e0
+                    a1 += s * e1
+                    a2 += s * e2
+                    a3 += s * e3
+                    a4 += s * e4
+                    a5 += s * e5
+                    a6 += s * e6
+                    a7 += s * e7
+                    a8 += s * e8
+                    b0 += t * e0
+                    b1 += t * e1
+                    b2 += t * e2
+                    b3 += t * e3
+                    b4 += t * e4
+                    b5 += t * e5
+                    b6 += t * e6
+                    b7 += t * e7
+                    b8 += t * e8
+                _add9(sw[o, c], a0, a1, a2, a3, a4, a5, a6, a7, a8)
+                if two:
+                    _add9(sw[o + 1, c], b0, b1, b2, b3, b4, b5, b6, b7, b8)
+    for o in range(O):
+        db[o] = sb[o]
+        for c in range(C):
+            for k in range(9):
+                dw[o, c, k // 3, k % 3] = sw[o, c, k]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add9(s, a0, a1, a2, a3, a4, a5, a6, a7, a8):
+    s[0] += a0
+    s[1] += a1
+    s[2] += a2
+    s[3] += a3
+    s[4] += a4
+    s[5] += a5
+    s[6] += a6
+    s[7] += a7
+    s[8] += a8
