@@ -70,3 +70,27 @@ def grads(fn, *arrays, dtype=np.float64):
     out = fn(*xs)
     out.sum().backward()
     return out, [None if x.grad is None else x.grad.data.numpy() for x in xs]
+
+
+def conv3x3_case(shape, padding, dtype, bias):
+    """Random float inputs for a 3x3 conv2d of shape (N, C, O, H, W) with padding (an int, a pair
+    or "same"): x, w (scaled by 1/sqrt(9C)), b (None without bias) and an upstream gradient g of the
+    output's shape, as arrays of dtype."""
+    N, Ci, O, H, W = shape
+    rng = np.random.default_rng(N + Ci + O + H + W)
+    xs = rng.standard_normal((N, Ci, H, W)).astype(dtype)
+    ws = (rng.standard_normal((O, Ci, 3, 3)) / np.sqrt(9 * Ci)).astype(dtype)
+    bs = rng.standard_normal(O).astype(dtype) if bias else None
+    ph, pw = (padding,) * 2 if isinstance(padding, int) else ((1, 1) if padding == "same" else padding)
+    gs = rng.standard_normal((N, O, H + 2 * ph - 2, W + 2 * pw - 2)).astype(dtype)
+    return xs, ws, bs, gs
+
+
+def assert_results_close(got, ref, dtype):
+    """Two lists of arrays (an op's output and gradients by two paths) equal in shape and dtype and
+    within float rounding of each other, relative to each reference's largest entry."""
+    assert len(got) == len(ref)
+    for a, r in zip(got, ref):
+        assert a.shape == r.shape and a.dtype == r.dtype == dtype
+        tol = 1e-12 if dtype == np.float64 else 2e-6
+        assert np.abs(a - r).max() <= tol * np.abs(r).max(), (np.abs(a - r).max(), np.abs(r).max())

@@ -11,6 +11,8 @@ import minigrad.nn.functional as F
 from minigrad import kernels
 from minigrad.ops import conv as C
 
+from helpers import assert_results_close, conv3x3_case
+
 pytest.importorskip("numba", reason="the direct weight gradient is a numba kernel (an optional extra)")
 
 
@@ -99,20 +101,11 @@ def _grads(monkeypatch, direct, xs, ws, bs, gs, x_grad, **kw):
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("x_grad", [False, True])
 def test_conv2d_direct_weight_grad_matches_the_gemm_path(monkeypatch, shape, kw, dtype, bias, x_grad):
-    N, Ci, O, H, W = shape
-    rng = np.random.default_rng(N + Ci + O + H + W)
-    xs = rng.standard_normal((N, Ci, H, W)).astype(dtype)
-    ws = (rng.standard_normal((O, Ci, 3, 3)) / np.sqrt(9 * Ci)).astype(dtype)
-    bs = rng.standard_normal(O).astype(dtype) if bias else None
-    ph, pw = (kw["padding"],) * 2 if isinstance(kw["padding"], int) else ((1, 1) if kw["padding"] == "same" else kw["padding"])
-    gs = rng.standard_normal((N, O, H + 2 * ph - 2, W + 2 * pw - 2)).astype(dtype)
+    xs, ws, bs, gs = conv3x3_case(shape, kw["padding"], dtype, bias)
     got = _grads(monkeypatch, True, xs, ws, bs, gs, x_grad, **kw)
     ref = _grads(monkeypatch, False, xs, ws, bs, gs, x_grad, **kw)
-    assert len(got) == len(ref) == 2 + bias + x_grad
-    for a, r in zip(got, ref):
-        assert a.shape == r.shape and a.dtype == r.dtype == dtype
-        tol = 1e-12 if dtype == np.float64 else 2e-6
-        assert np.abs(a - r).max() <= tol * np.abs(r).max(), (np.abs(a - r).max(), np.abs(r).max())
+    assert len(got) == 2 + bias + x_grad
+    assert_results_close(got, ref, dtype)
 
 
 def test_conv2d_direct_weight_grad_gradcheck_and_gradgradcheck(monkeypatch):
@@ -132,14 +125,11 @@ def test_conv2d_direct_weight_grad_gradcheck_and_gradgradcheck(monkeypatch):
     assert calls
 
 
-def _takes(shape, wshape, dtype=np.float32, gdtype=None, **kw):
-    """Whether conv2d of these shapes computes its weight gradient directly (default limits)."""
-    x = np.zeros(shape, dtype)
-    stride, dilation = kw.get("stride", 1), kw.get("dilation", 1)
-    pad = kw.get("padding", 1)
-    geo = C._make_geom("conv2d", shape, wshape[2:], (stride, stride), (dilation, dilation), (pad,) * 4)
-    g = np.zeros((shape[0], wshape[0], geo.OH, geo.OW), gdtype or dtype)
-    return C._direct_weight_grad(geo, kw.get("groups", 1), wshape[0], x, g)
+def _takes(shape, wshape, dtype=np.float32):
+    """Whether conv2d of these shapes (3x3, padding 1) computes its weight gradient directly."""
+    geo = C._make_geom("conv2d", shape, (3, 3), (1, 1), (1, 1), (1,) * 4)
+    g = np.zeros((shape[0], wshape[0], geo.OH, geo.OW), dtype)
+    return C._direct_weight_grad(geo, 1, wshape[0], np.zeros(shape, dtype), g)
 
 
 def test_which_convolutions_take_the_direct_weight_grad():
@@ -151,17 +141,29 @@ def test_which_convolutions_take_the_direct_weight_grad():
     assert not _takes((64, 3, 32, 32), (64, 3, 3, 3))
     assert not _takes((64, 1, 14, 14), (32, 1, 3, 3))         # small images: the GEMM wins
     assert not _takes((4, 1, 28, 28), (16, 1, 3, 3))          # 3136 positions: the GEMM wins
-    assert not _takes((64, 1, 28, 28), (16, 1, 3, 3), stride=2)
-    assert not _takes((64, 1, 28, 28), (16, 1, 3, 3), dilation=2)
-    assert not _takes((64, 2, 28, 28), (16, 1, 3, 3), groups=2)
-    assert not _takes((64, 1, 28, 28), (16, 1, 5, 5), padding=2)
-    assert not _takes((64, 1, 28, 28), (16, 1, 3, 3), np.float32, np.float64)
-    assert not _takes((64, 1, 28, 28), (16, 1, 3, 3), np.float16)
-    old = kernels.set_enabled(False)
+
+
+@pytest.mark.parametrize("change", ["none", "stride 2", "dilation 2", "groups 2", "5x5", "two dtypes",
+                                    "float16", "numba off"])
+def test_only_plain_3x3_convolutions_take_a_numba_path(change):
+    """The Winograd path and the direct weight gradient both serve only _plain3x3 convolutions: 3x3,
+    stride 1, undilated, one group, one float32 or float64 dtype, numba on. A convolution both
+    would take (8 -> 4 channels, 28x28, batch 64) is taken by neither after any one change."""
+    stride = 2 if change == "stride 2" else 1
+    dilation = 2 if change == "dilation 2" else 1
+    groups = 2 if change == "groups 2" else 1
+    k = 5 if change == "5x5" else 3
+    dt = np.float16 if change == "float16" else np.float32
+    x = np.zeros((64, 8, 28, 28), dt)
+    w = np.zeros((4, 8 // groups, k, k), np.float64 if change == "two dtypes" else dt)
+    geo = C._make_geom("conv2d", x.shape, (k, k), (stride, stride), (dilation, dilation), (k // 2,) * 4)
+    g = np.zeros((64, 4, geo.OH, geo.OW), w.dtype)
+    old = kernels.set_enabled(change != "numba off")
     try:
-        assert not _takes((64, 1, 28, 28), (16, 1, 3, 3))
+        takes = C._winograd(geo, groups, x, w), C._direct_weight_grad(geo, groups, 4, x, g)
     finally:
         kernels.set_enabled(old)
+    assert takes == ((True, True) if change == "none" else (False, False))
 
 
 def test_the_forward_keeps_no_columns_for_a_direct_weight_grad(monkeypatch):

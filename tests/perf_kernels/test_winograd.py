@@ -12,6 +12,8 @@ import minigrad.nn.functional as F
 from minigrad import kernels
 from minigrad.ops import conv as C
 
+from helpers import assert_results_close, conv3x3_case
+
 pytest.importorskip("numba", reason="the Winograd kernels are numba kernels (an optional extra)")
 
 BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.float64)
@@ -152,21 +154,11 @@ def _conv_results(monkeypatch, winograd, xs, ws, bs, gs, chain=False, **kw):
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("chain", [False, True])
 def test_conv2d_winograd_matches_im2col(monkeypatch, shape, kw, dtype, bias, chain):
-    N, Ci, O, H, W = shape
-    rng = np.random.default_rng(N + Ci + O + H + W)
-    xs = rng.standard_normal((N, Ci, H, W)).astype(dtype)
-    ws = (rng.standard_normal((O, Ci, 3, 3)) / np.sqrt(9 * Ci)).astype(dtype)
-    bs = rng.standard_normal(O).astype(dtype) if bias else None
-    ph, pw = (kw["padding"],) * 2 if isinstance(kw["padding"], int) else ((1, 1) if kw["padding"] == "same" else kw["padding"])
-    gs = rng.standard_normal((N, O, H + 2 * ph - 2, W + 2 * pw - 2)).astype(dtype)
+    xs, ws, bs, gs = conv3x3_case(shape, kw["padding"], dtype, bias)
     got = _conv_results(monkeypatch, True, xs, ws, bs, gs, chain, **kw)
     ref = _conv_results(monkeypatch, False, xs, ws, bs, gs, chain, **kw)
-    assert len(got) == len(ref) == (4 if bias else 3)
-    for a, r in zip(got, ref):
-        assert a.shape == r.shape and a.dtype == r.dtype == dtype
-        scale = np.abs(r).max()
-        tol = 1e-12 if dtype == np.float64 else 2e-6
-        assert np.abs(a - r).max() <= tol * scale, (np.abs(a - r).max(), scale)
+    assert len(got) == (4 if bias else 3)
+    assert_results_close(got, ref, dtype)
 
 
 def test_conv2d_winograd_gradcheck_and_gradgradcheck(monkeypatch):
@@ -202,17 +194,8 @@ def test_which_convolutions_take_winograd():
     assert not _takes((64, 1, 28, 28), (32, 1, 3, 3))         # too few input channels
     assert not _takes((1, 32, 14, 14), (64, 32, 3, 3))        # 49 tiles: batch 1 on 14x14
     assert _takes((1, 32, 28, 28), (64, 32, 3, 3))            # 196 tiles
-    assert not _takes((64, 32, 14, 14), (64, 32, 3, 3), stride=2)
-    assert not _takes((64, 32, 14, 14), (64, 32, 3, 3), dilation=2)
-    assert not _takes((64, 32, 14, 14), (64, 16, 3, 3), groups=2)
-    assert not _takes((64, 32, 14, 14), (64, 32, 5, 5), padding=2)
-    assert not _takes((64, 32, 14, 14), (64, 32, 3, 3), np.float32, np.float64)
-    assert not _takes((64, 32, 14, 14), (64, 32, 3, 3), np.float16)
-    old = kernels.set_enabled(False)
-    try:
-        assert not _takes((64, 32, 14, 14), (64, 32, 3, 3))
-    finally:
-        kernels.set_enabled(old)
+    # (stride, dilation, groups, kernel size, dtypes, numba: test_conv_direct_dw.py's
+    # test_only_plain_3x3_convolutions_take_a_numba_path)
 
 
 def test_saved_tiles_survive_other_convolutions_of_the_same_shape():
