@@ -1,4 +1,5 @@
-"""conv2d's im2col and col2im in one pass each (numba; imported only by minigrad.kernels).
+"""conv2d's im2col and col2im in one pass each, and the weight gradient of 3x3 convolutions of few
+channels in one pass (numba; imported only by minigrad.kernels).
 
 The NumPy paths (ops/conv.py) build the columns with a padded copy of the input and one 6-D strided
 copy, and add the input gradient back with one slice-add per kernel tap: for a small convolution
@@ -11,7 +12,9 @@ copy, and add the input gradient back with one slice-add per kernel tap: for a s
 * ``col2im`` computes, row by row of the input, the sum of the column entries of the taps that
   read it, in tap order (i, j) from a zero start -- the same additions in the same order as
   ops/conv.py's _col2im, so the same float result -- and writes dx in (C, N, H, W) memory order
-  (channel-major, as the NumPy paths hand conv2d's input gradient back), with no padded buffer.
+  (channel-major, as the NumPy paths hand conv2d's input gradient back), with no padded buffer;
+* ``weight_grad3x3`` computes a 3x3 stride-1 convolution's weight and bias gradients directly
+  (see its section below), where the GEMM on im2col's columns would have a 9-wide result.
 
 Every inner loop runs over a slice from index 0 (a provably non-negative index), which lets LLVM
 drop numba's negative-index wraparound and vectorise: 3-4x faster than the same loops indexed by
