@@ -1,12 +1,16 @@
-"""2x2 / stride-2 max pooling's forward in one pass (numba; imported only by minigrad.kernels).
+"""2x2 / stride-2 max pooling's forward and backward (numba; imported only by minigrad.kernels).
 
 The NumPy path (ops/pooling.py: _max_2x2) takes two pairwise maxima over the input in memory order,
-with two temporaries; the kernel reads each window once and writes the same three results: the
-maxima (NaN propagates, as np.maximum), ih ("the second of each horizontal pair is strictly
-greater", for both rows of every window) and iv ("the bottom row's maximum is strictly greater"),
-so that the first maximum in row-major window order wins ties, as PyTorch. The backward routes
-the gradient down the same two choices in one pass, with the NumPy path's multiplications by the
-0/1 masks (so even the signs of its zeros are the same).
+with two temporaries; the kernel makes the same two passes compiled, with one scratch array, and
+writes the same three results: the maxima (NaN propagates, as np.maximum), ih ("the second of each
+horizontal pair is strictly greater", for both rows of every window) and iv ("the bottom row's
+maximum is strictly greater"), so that the first maximum in row-major window order wins ties, as
+PyTorch. The backward routes the gradient down the same two choices in reverse, with the NumPy
+path's multiplications by the 0/1 masks (so even the signs of its zeros are the same). The
+horizontal pass runs over the whole array as one loop (every pair is two neighbours in memory),
+which vectorises; the earlier one-pass kernel ran window by window along rows of 7-14 windows, too
+short to vectorise: 0.40-0.75 ms against 0.23 forward, 0.36-0.59 against 0.19 backward, on the MNIST
+CNN's (64, 16, 28, 28) activation.
 """
 import numba
 import numpy as np
@@ -21,42 +25,51 @@ def _max(a, b):
 
 
 @numba.njit(cache=True, nogil=True)
-def max2x2_forward(x, out, ih, iv):
-    """x: the (rows of windows, 2, W) view of the input in memory order; out, iv: (rows, W / 2);
-    ih: (rows, 2, W / 2). Branch-free: random maxima would mispredict every other branch."""
+def max2x2_forward(x, out, ih, iv, hp):
+    """x: the input's memory as a flat (R*2*W,) array, R rows of windows of two input rows each;
+    out, iv: (R, W / 2); ih, hp: (R*2*W/2,), hp a scratch array. Two passes, each of which
+    vectorises: the horizontal pairs over the whole array (every pair is two neighbours in memory,
+    whatever row it is in), then the two rows of each window. Branch-free: random maxima would
+    mispredict every other branch."""
+    for k in range(hp.size):
+        p = x[2 * k]
+        q = x[2 * k + 1]
+        hp[k] = _max(p, q)
+        ih[k] = q > p
     R, OW = out.shape
     for r in range(R):
+        top = hp[2 * r * OW:][:OW]
+        bot = hp[(2 * r + 1) * OW:][:OW]
+        o = out[r]
+        v = iv[r]
         for j in range(OW):
-            p = x[r, 0, 2 * j]
-            q = x[r, 0, 2 * j + 1]
-            u = x[r, 1, 2 * j]
-            v = x[r, 1, 2 * j + 1]
-            top = _max(p, q)
-            bot = _max(u, v)
-            out[r, j] = _max(top, bot)
-            ih[r, 0, j] = q > p
-            ih[r, 1, j] = v > u
-            iv[r, j] = bot > top
+            t = top[j]
+            b = bot[j]
+            o[j] = _max(t, b)
+            v[j] = b > t
 
 
 @numba.njit(cache=True, nogil=True)
-def max2x2_backward(g, ih, iv, dx):
-    """g, iv: (rows, W / 2); ih (rows, 2, W / 2) and iv as uint8; dx: (rows, 2, W). Multiplies by
-    the masks, as _max_2x2_scatter (a select instead measured slower: it does not vectorise)."""
+def max2x2_backward(g, ih, iv, dx, gs):
+    """g, iv: (R, W / 2); ih (R*2*W/2,) and iv as uint8; dx: flat (R*2*W,); gs: (R*2*W/2,) scratch.
+    Multiplies by the masks, as _max_2x2_scatter (a select instead measured slower: it does not
+    vectorise): first each window's gradient to its row (gs), then each row's to its column, over
+    the whole array at once, as the forward's two passes in reverse."""
     R, OW = iv.shape
     one = dx.dtype.type(1)
     for r in range(R):
+        top = gs[2 * r * OW:][:OW]
+        bot = gs[(2 * r + 1) * OW:][:OW]
+        gr = g[r]
+        v = iv[r]
         for j in range(OW):
-            gv = g[r, j]
-            a = dx.dtype.type(iv[r, j])
-            top = gv * (one - a)
-            bot = gv * a
-            h0 = dx.dtype.type(ih[r, 0, j])
-            h1 = dx.dtype.type(ih[r, 1, j])
-            dx[r, 0, 2 * j] = top * (one - h0)
-            dx[r, 0, 2 * j + 1] = top * h0
-            dx[r, 1, 2 * j] = bot * (one - h1)
-            dx[r, 1, 2 * j + 1] = bot * h1
+            a = dx.dtype.type(v[j])
+            top[j] = gr[j] * (one - a)
+            bot[j] = gr[j] * a
+    for k in range(gs.size):
+        h = dx.dtype.type(ih[k])
+        dx[2 * k] = gs[k] * (one - h)
+        dx[2 * k + 1] = gs[k] * h
 
 
 def backward(gm, ih, iv):
@@ -64,7 +77,8 @@ def backward(gm, ih, iv):
     same order and the forward's ih, iv."""
     R, OW = iv.shape
     dx = buffers.empty((R * 4 * OW,), gm.dtype)
-    max2x2_backward(gm, ih.reshape(R, 2, OW).view(np.uint8), iv.view(np.uint8), dx.reshape(R, 2, 2 * OW))
+    gs = buffers.empty((R * 2 * OW,), gm.dtype)
+    max2x2_backward(gm, ih.view(np.uint8), iv.view(np.uint8), dx, gs)
     return dx
 
 
@@ -76,5 +90,6 @@ def forward(xm, OH, OW):
     out = buffers.empty((A, B, OH, OW), xm.dtype)
     ih = buffers.empty((R * 2 * OW,), np.bool_)
     iv = buffers.empty((R, OW), np.bool_)
-    max2x2_forward(xm.reshape(R, 2, 2 * OW), out.reshape(R, OW), ih.reshape(R, 2, OW), iv)
+    hp = buffers.empty((R * 2 * OW,), xm.dtype)
+    max2x2_forward(xm.reshape(-1), out.reshape(R, OW), ih, iv, hp)
     return out, ih, iv
