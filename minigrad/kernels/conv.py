@@ -157,7 +157,6 @@ def col2im(cols, dx, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
                                 dst[q * sw] += src[q]
 
 
-
 # -- the weight gradient of a 3x3 convolution of few input channels (stride 1, no dilation) ---------
 #
 # A first layer (1 or 3 input channels) has im2col columns of 9 or 27 rows: its weight gradient
@@ -201,6 +200,20 @@ def _fill_grid(g, gcm, n, o, gb, Wp):
     for q in range(gb.size):
         t += gb[q]
     return t
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add9(s, a0, a1, a2, a3, a4, a5, a6, a7, a8):
+    """s[k] += ak for the 9 taps."""
+    s[0] += a0
+    s[1] += a1
+    s[2] += a2
+    s[3] += a3
+    s[4] += a4
+    s[5] += a5
+    s[6] += a6
+    s[7] += a7
+    s[8] += a8
 
 
 @numba.njit(cache=True, nogil=True, fastmath=_DOT)
@@ -263,16 +276,3 @@ def weight_grad3x3(x, cm, g, gcm, dw, db, pt, pl):
         for c in range(C):
             for k in range(9):
                 dw[o, c, k // 3, k % 3] = sw[o, c, k]
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _add9(s, a0, a1, a2, a3, a4, a5, a6, a7, a8):
-    s[0] += a0
-    s[1] += a1
-    s[2] += a2
-    s[3] += a3
-    s[4] += a4
-    s[5] += a5
-    s[6] += a6
-    s[7] += a7
-    s[8] += a8
