@@ -16,12 +16,16 @@ A kernel is only worth having if its inner loop vectorises; two things silently 
 first Adam kernel ran at half NumPy's speed): numba's default ``error_model="python"``, which
 checks every float division for zero (kernels that divide use ``error_model="numpy"``: IEEE
 results, as NumPy's), and an argument that may alias an array the loop writes (pass a distinct
-placeholder for an unused array, not one of the others).
+placeholder for an unused array, not one of the others). A loop that sums (a reduction) vectorises
+only when its additions may be reordered: such kernels compile with ``fastmath=SUMS``, which allows
+that and fused multiply-adds and nothing else (NaN and inf behave as without it).
 """
 import importlib
 import os
 
 __all__ = ["available", "load", "set_enabled"]
+
+SUMS = {"reassoc", "contract"}  # numba fastmath flags for kernels whose float sums must vectorise
 
 _enabled = os.environ.get("MINIGRAD_NUMBA", "1") not in ("0", "false", "False", "")
 _numba = None  # None: not tried yet; False: not importable; else the module

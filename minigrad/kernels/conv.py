@@ -23,6 +23,8 @@ offsets.
 import numba
 import numpy as np
 
+from . import SUMS
+
 
 @numba.njit(cache=True, inline="always")
 def _ceil_div(a, b):
@@ -167,8 +169,6 @@ def col2im(cols, dx, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
 # whole grid with the plane shifted by i*Wp + j: one pass that keeps 18 sums in registers for two
 # output channels at a time (0.33 ms at that shape).
 
-_DOT = {"reassoc", "contract"}  # let the dot products vectorise (partial sums in the lanes)
-
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _fill_planes(x, cm, n, xp, Wp, pt, pl):
@@ -216,7 +216,7 @@ def _add9(s, a0, a1, a2, a3, a4, a5, a6, a7, a8):
     s[8] += a8
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_DOT)
+@numba.njit(cache=True, nogil=True, fastmath=SUMS)
 def weight_grad3x3(x, cm, g, gcm, dw, db, pt, pl):
     """dw[o, c, i, j] = the sum over n, oh, ow of g[n, o, oh, ow] * xpad[n, c, oh + i, ow + j], and
     db[o] = the sum of g[:, o]: summed per image in g's dtype, over images in float64.

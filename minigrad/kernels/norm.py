@@ -13,7 +13,7 @@ write dx. Arrays come as C-contiguous 3-d views, (N, C, L) for C-contiguous inpu
 import numba
 import numpy as np
 
-_FLAGS = {"reassoc", "contract"}  # let the float64 sums vectorise
+from . import SUMS
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -21,7 +21,7 @@ def _row(a, cf, c, n):
     return a[c, n] if cf else a[n, c]
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
+@numba.njit(cache=True, nogil=True, fastmath=SUMS)
 def forward(x, cf, w, b, eps, xhat, out, mean, var, rstd):
     """x, xhat, out: (N, C, L), or (C, N, L) when cf; w, b, mean, var, rstd: (C,). Biased
     variance, as batch_norm."""
@@ -61,7 +61,7 @@ def forward(x, cf, w, b, eps, xhat, out, mean, var, rstd):
                 orow[i] = h * wc + bc
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
+@numba.njit(cache=True, nogil=True, fastmath=SUMS)
 def backward_dx(g, xhat, cf, w, rstd, dx, sums):
     """dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)), means per channel; g, xhat, dx in
     forward's layout, w and rstd (C,); sums (2, C) float64 gets the per-channel sums of g and of
