@@ -5,8 +5,9 @@ The NumPy path (ops/normalization.py) makes about eight passes over the activati
 mean, a centred copy, its square and mean, the scaling, the affine map; in backward two means of
 products and four updates). Here, per channel, the forward reads x twice for the statistics
 (mean, then the centred sum of squares: the same two-pass formula, accumulated in float64) and
-once more to write xhat and out; the backward reads g and xhat once for the two means and once to
-write dx. Arrays come as C-contiguous 3-d views, (N, C, L) for C-contiguous inputs or (C, N, L)
+once more to write out; the backward reads g and x once for the two means and once to write dx,
+recomputing xhat = (x - mean) * rstd as it goes (bit for bit the forward's, which keeps no xhat:
+one write pass and an activation-sized array fewer per layer, as PyTorch's saved mean and invstd). Arrays come as C-contiguous 3-d views, (N, C, L) for C-contiguous inputs or (C, N, L)
 (cf=True) for conv2d's channel-major outputs, so every inner loop runs over contiguous memory
 (numba vectorises those; the sums may be reassociated, in float64).
 """
@@ -22,8 +23,8 @@ def _row(a, cf, c, n):
 
 
 @numba.njit(cache=True, nogil=True, fastmath=SUMS)
-def forward(x, cf, w, b, eps, xhat, out, mean, var, rstd):
-    """x, xhat, out: (N, C, L), or (C, N, L) when cf; w, b, mean, var, rstd: (C,). Biased
+def forward(x, cf, w, b, eps, out, mean, var, rstd):
+    """x, out: (N, C, L), or (C, N, L) when cf; w, b, mean, var, rstd: (C,) in x's dtype. Biased
     variance, as batch_norm."""
     C = x.shape[0] if cf else x.shape[1]
     N = x.shape[1] if cf else x.shape[0]
@@ -53,19 +54,17 @@ def forward(x, cf, w, b, eps, xhat, out, mean, var, rstd):
         bc = b[c]
         for n in range(N):
             xr = _row(x, cf, c, n)
-            hr = _row(xhat, cf, c, n)
             orow = _row(out, cf, c, n)
             for i in range(L):
-                h = (xr[i] - mf) * rf
-                hr[i] = h
-                orow[i] = h * wc + bc
+                orow[i] = (xr[i] - mf) * rf * wc + bc
 
 
 @numba.njit(cache=True, nogil=True, fastmath=SUMS)
-def backward_dx(g, xhat, cf, w, rstd, dx, sums):
-    """dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)), means per channel; g, xhat, dx in
-    forward's layout, w and rstd (C,); sums (2, C) float64 gets the per-channel sums of g and of
-    g * xhat (the bias and weight gradients) the means are made of."""
+def backward_dx(g, x, cf, w, mean, rstd, dx, sums):
+    """dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)), means per channel, xhat = (x - mean) *
+    rstd; g, x, dx in forward's layout, w, mean and rstd (C,) (mean and rstd in x's dtype, as
+    forward made them); sums (2, C) float64 gets the per-channel sums of g and of g * xhat (the
+    bias and weight gradients) the means are made of."""
     C = g.shape[0] if cf else g.shape[1]
     N = g.shape[1] if cf else g.shape[0]
     L = g.shape[2]
@@ -73,24 +72,25 @@ def backward_dx(g, xhat, cf, w, rstd, dx, sums):
     st = np.empty(2, dx.dtype)  # the two means in dx's dtype, as the NumPy path's arithmetic
     for c in range(C):
         wc = w[c]
+        mc = mean[c]
+        r = rstd[c]
         s1 = 0.0
         s2 = 0.0
         for n in range(N):
             gr = _row(g, cf, c, n)
-            hr = _row(xhat, cf, c, n)
+            xr = _row(x, cf, c, n)
             for i in range(L):
                 s1 += gr[i]
-                s2 += gr[i] * hr[i]
+                s2 += gr[i] * ((xr[i] - mc) * r)
         sums[0, c] = s1
         sums[1, c] = s2
         st[0] = s1 * wc / M
         st[1] = s2 * wc / M
         m1 = st[0]
         m2 = st[1]
-        r = rstd[c]
         for n in range(N):
             gr = _row(g, cf, c, n)
-            hr = _row(xhat, cf, c, n)
+            xr = _row(x, cf, c, n)
             dr = _row(dx, cf, c, n)
             for i in range(L):
-                dr[i] = (gr[i] * wc - m1 - hr[i] * m2) * r
+                dr[i] = (gr[i] * wc - m1 - (xr[i] - mc) * r * m2) * r

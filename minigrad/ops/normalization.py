@@ -54,15 +54,15 @@ def _per_channel(v, C, dtype, fill):
 def _forward_kernel(ctx, x, w, b, axes, eps, stats, layout):
     C = x.shape[1]
     dt = x.dtype
-    xhat, out = _empty(x, layout), _empty(x, layout)
+    out = _empty(x, layout)
     mean, var, rstd = np.empty(C, dt), np.empty(C, dt), np.empty(C, dt)
     kernels.load("norm").forward(_ncl(x, layout), layout == "cm", _per_channel(w, C, dt, 1),
-                                 _per_channel(b, C, dt, 0), eps, _ncl(xhat, layout), _ncl(out, layout),
-                                 mean, var, rstd)
+                                 _per_channel(b, C, dt, 0), eps, _ncl(out, layout), mean, var, rstd)
     kshape = (1, C) + (1,) * (x.ndim - 2)
     if stats is not None:
         stats["mean"], stats["var"] = mean.reshape(kshape), var.reshape(kshape)
-    ctx.xhat, ctx.rstd, ctx.axes, ctx.eps = xhat, rstd.reshape(kshape), axes, eps
+    # no xhat kept: the backward recomputes it from x and these statistics as it reads x
+    ctx.xhat, ctx.mean, ctx.rstd, ctx.axes, ctx.eps = None, mean.reshape(kshape), rstd.reshape(kshape), axes, eps
     ctx.save_for_backward(x, w)
     return out
 
@@ -87,7 +87,7 @@ class _Normalize(Function):
             out += b
         if stats is not None:
             stats["mean"], stats["var"] = mean, var
-        ctx.xhat, ctx.rstd, ctx.axes, ctx.eps = xhat, rstd, axes, eps
+        ctx.xhat, ctx.mean, ctx.rstd, ctx.axes, ctx.eps = xhat, mean, rstd, axes, eps
         ctx.save_for_backward(x, w)
         return out.astype(x.dtype, copy=False)
 
@@ -95,7 +95,7 @@ class _Normalize(Function):
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         need = tuple(ctx.needs_input_grad[:3])
-        grads = type(ctx)._backward_op.apply(g, x, w, ctx.xhat, ctx.rstd, ctx.axes, ctx.eps, need)
+        grads = type(ctx)._backward_op.apply(g, x, w, ctx.mean, ctx.rstd, ctx.axes, ctx.eps, need, ctx.xhat)
         return _spread(grads, need) + (None, None, None)
 
     @staticmethod
@@ -136,35 +136,39 @@ def _param_shape(shape, axes):
 class _NormalizeBackward(Function):
     """dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)) with gw = g * w, dw = sum(g * xhat),
     db = sum(g) (summed to the parameters' shape, _param_shape: with numba, batch_norm's are the
-    sums its dx kernel makes anyway); its backward is the second derivative"""
+    sums its dx kernel makes anyway), xhat = (x - mean) * rstd from the forward's statistics (mean
+    and rstd keep the reduced dimensions; xhat: the NumPy forward's, which it had made anyway, or
+    None); its backward is the second derivative"""
 
     @staticmethod
-    def forward(ctx, g, x, w, xhat, rstd, axes, eps, need):
+    def forward(ctx, g, x, w, mean, rstd, axes, eps, need, xhat=None):
         ctx.axes, ctx.eps, ctx.need = axes, eps, need
         ctx.save_for_backward(g, x, w)
         out = []
         pshape = _param_shape(x.shape, axes)
         sums = None
-        layout = _kernel_layout(xhat, axes) if need[0] else None
-        if layout is not None:  # numba: two passes over g and xhat (kernels/norm.py)
+        layout = _kernel_layout(x, axes) if need[0] else None
+        if layout is not None:  # numba: two passes over g and x (kernels/norm.py)
             C = x.shape[1]
-            dx = _empty(xhat, layout)
+            dx = _empty(x, layout)
             gl = g
-            if g.dtype != xhat.dtype or _layout(g) != layout:  # the kernel reads g in xhat's layout and dtype
-                gl = _empty(xhat, layout)
+            if g.dtype != x.dtype or _layout(g) != layout:  # the kernel reads g in x's layout and dtype
+                gl = _empty(x, layout)
                 gl[...] = g
             sums = np.empty((2, C))
-            kernels.load("norm").backward_dx(_ncl(gl, layout), _ncl(xhat, layout), layout == "cm",
-                                             _per_channel(w, C, x.dtype, 1), rstd.reshape(C), _ncl(dx, layout),
-                                             sums)
+            kernels.load("norm").backward_dx(_ncl(gl, layout), _ncl(x, layout), layout == "cm",
+                                             _per_channel(w, C, x.dtype, 1), mean.reshape(C).astype(x.dtype, copy=False),
+                                             rstd.reshape(C).astype(x.dtype, copy=False), _ncl(dx, layout), sums)
             out.append(dx)
-        elif need[0]:
+        elif xhat is None and (need[0] or need[1]):
+            xhat = (x - mean) * rstd
+        if layout is None and need[0]:
             gw = g * w if w is not None else g
             dx = gw - gw.mean(axis=axes, keepdims=True)
             dx -= xhat * (gw * xhat).mean(axis=axes, keepdims=True)
             dx *= rstd
             out.append(dx.astype(x.dtype, copy=False))
-        dt = np.result_type(g, xhat)
+        dt = np.result_type(g, x if xhat is None else xhat)
         if need[1]:
             out.append(sums[1].astype(dt).reshape(pshape) if sums is not None else _sum_to(g * xhat, pshape))
         if need[2]:
@@ -212,7 +216,7 @@ class _NormalizeBackward(Function):
             if B is not None:
                 t = P(g * B)
                 dx = t if dx is None else dx + t
-        return dg, dx, dw, None, None, None, None, None
+        return dg, dx, dw, None, None, None, None, None, None
 
     @staticmethod
     def jvp(ctx, tg, tx, tw, *_):

@@ -297,9 +297,8 @@ def _norm_backward(g, x, w, layer=True):
     axes = (x.ndim - 1,) if layer else (0,) + tuple(range(2, x.ndim))
     mean = xd.mean(axes, keepdims=True)
     rstd = 1.0 / np.sqrt(((xd - mean) ** 2).mean(axes, keepdims=True) + 1e-5)
-    xhat = (xd - mean) * rstd
     op = NativeLayerNormBackward if layer else NativeBatchNormBackward
-    return op.apply(g, x, w, xhat, rstd, axes, 1e-5, (True, True, True))
+    return op.apply(g, x, w, mean, rstd, axes, 1e-5, (True, True, True))
 
 
 def _maxpool_backward(g, x):

@@ -75,7 +75,7 @@ def test_the_kernels_run_and_other_layouts_take_the_numpy_path(kernels_on, monke
     assert N._kernel_layout(xs, (0, 2, 3)) is None
     np.testing.assert_allclose(_run(xs, True, True)[1], _run(np.ascontiguousarray(xs), True, False)[1],
                                rtol=1e-5, atol=1e-6)
-    assert calls == ["norm"]  # the NumPy forward; dx from its (C-contiguous) xhat by the kernel
+    assert calls == []  # the NumPy path both ways: the dx kernel reads x, which no kernel layout fits
     assert N._kernel_layout(np.ones((4, 3, 5), np.float32), (2,)) is None  # layer_norm's axes
 
 
@@ -111,3 +111,39 @@ def test_matches_pytorch_on_a_conv_output(kernels_on):
     np.testing.assert_allclose(out_mg[3], bn.running_var.numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out_mg[4], bn.weight.grad.numpy(), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(out_mg[5], bn.bias.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_the_kernel_forward_keeps_no_normalised_copy(kernels_on):
+    """The kernel forward saves x (as every path does) and per-channel statistics, not xhat: the
+    backward recomputes xhat from them as it reads x (PyTorch's saved mean and invstd)."""
+    x = mg.from_numpy(_input((4, 3, 5, 5), np.float32, "cm")).requires_grad_()
+    node = F.batch_norm(x, None, None, training=True).grad_fn
+    assert node.xhat is None
+    assert node.mean.shape == node.rstd.shape == (1, 3, 1, 1)
+    old = kernels.set_enabled(False)
+    try:  # the NumPy forward makes xhat anyway and hands it on
+        assert F.batch_norm(x, None, None, training=True).grad_fn.xhat.shape == (4, 3, 5, 5)
+    finally:
+        kernels.set_enabled(old)
+
+
+@pytest.mark.parametrize("layout", ["c", "cm"])
+@pytest.mark.parametrize("forward_kernels", [True, False])
+def test_forward_and_backward_on_different_paths(layout, forward_kernels):
+    """numba switched on or off between the forward and the backward: the backward takes either
+    path from what the forward saved (statistics only, or xhat too) and gives the same gradients."""
+    xv = _input((6, 4, 5, 3), np.float32, layout, seed=2)
+    ref = _run(xv, True, False)
+    old = kernels.set_enabled(forward_kernels)
+    try:
+        x = mg.from_numpy(xv.copy() if xv.flags.c_contiguous else xv).requires_grad_()
+        w = mg.tensor(np.linspace(0.5, 1.5, 4).astype(np.float32), requires_grad=True)
+        b = mg.tensor(np.linspace(-1, 1, 4).astype(np.float32), requires_grad=True)
+        out = F.batch_norm(x, mg.zeros(4), mg.ones(4), w, b, training=True)
+        g = np.cos(np.arange(out.numel())).reshape(out.shape).astype(np.float32)
+        kernels.set_enabled(not forward_kernels)
+        out.backward(mg.tensor(g))
+    finally:
+        kernels.set_enabled(old)
+    for got, want in zip((x.grad, w.grad, b.grad), (ref[1], ref[4], ref[5])):
+        np.testing.assert_allclose(got.numpy(), want, rtol=2e-5, atol=2e-5)
