@@ -20,7 +20,8 @@ pass over its arrays (ops/conv.py does the GEMMs and the weight transforms):
 * ``outputs``: out[o, n, 2th+a, 2tw+b] = (A^T M[:, o, p] A)[a, b] + bias[o], the valid part of
   each 2x2 tile (an odd output size has a half tile at the edge);
 * ``outputs_adjoint`` and ``inputs_adjoint``: the transposes of those two linear maps, for the
-  backward: dM = A g A^T per tile (zeros past the edge) and dx = the sum over tiles of B dV B^T
+  backward: dM = A g A^T per tile (zeros past the edge; with the bias gradient, the sum of g, as it
+  reads g) and dx = the sum over tiles of B dV B^T
   added back into each tile's 4x4 patch (patches overlap by two rows and columns).
 
 The gradients are those of the function the forward computes (dU = dM @ V^T, dV = U^T @ dM, then
@@ -157,10 +158,11 @@ def outputs(M, out, bias, has_bias):
 
 
 @numba.njit(cache=True, nogil=True)
-def outputs_adjoint(g, cm, dM):
-    """The transpose of ``outputs`` (without the bias): dM[:, o, p] = A g_tile A^T, g_tile the 2x2
-    block of the output gradient at tile p (zeros past an odd edge). g: C-contiguous in memory order
-    (N, O, OH, OW), or (O, N, OH, OW) when cm; dM: (16, O, N*TH*TW)."""
+def outputs_adjoint(g, cm, dM, db):
+    """The transpose of ``outputs``: dM[:, o, p] = A g_tile A^T, g_tile the 2x2 block of the output
+    gradient at tile p (zeros past an odd edge), and the bias's, db[o] = the sum of g[:, o] (float64
+    sums; db of size 0: not wanted). g: C-contiguous in memory order (N, O, OH, OW), or (O, N, OH,
+    OW) when cm; dM: (16, O, N*TH*TW)."""
     A, B, OH, OW = g.shape
     if cm:
         N, O = B, A
@@ -169,7 +171,9 @@ def outputs_adjoint(g, cm, dM):
     TH, TW = (OH + 1) // 2, (OW + 1) // 2
     T = TH * TW
     zero = g.dtype.type(0)
+    want_db = db.size > 0
     for o in range(O):
+        s0 = s1 = s2 = s3 = 0.0  # four chains: one add each per tile keeps the sum off the critical path
         for n in range(N):
             img = g[o, n] if cm else g[n, o]
             for th in range(TH):
@@ -183,6 +187,11 @@ def outputs_adjoint(g, cm, dM):
                     g01 = img[h, w + 1] if full_w else zero
                     g10 = img[h + 1, w] if full_h else zero
                     g11 = img[h + 1, w + 1] if full_h and full_w else zero
+                    if want_db:
+                        s0 += g00
+                        s1 += g01
+                        s2 += g10
+                        s3 += g11
                     # A g down both columns (u, v: four rows of two) ...
                     u = _a(g00, g10)
                     v = _a(g01, g11)
@@ -192,6 +201,8 @@ def outputs_adjoint(g, cm, dM):
                     _store(dM, 1, o, p, _a(u[1], v[1]))
                     _store(dM, 2, o, p, _a(u[2], v[2]))
                     _store(dM, 3, o, p, _a(u[3], v[3]))
+        if want_db:
+            db[o] = (s0 + s1) + (s2 + s3)
 
 
 @numba.njit(cache=True, nogil=True)

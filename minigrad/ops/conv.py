@@ -417,10 +417,12 @@ def _wino_backward(g, x, w, V, geo, need):
     O, C = g.shape[1], geo.C
     TH, TW, P = _wino_tiles(geo)
     out = []
+    db = None
     if nx or nw:
         dM = _wino_planes(O, P, g.dtype, "wino_dM")
         gm, cm = _mem_order(g)
-        K.outputs_adjoint(gm, cm, dM)
+        db = np.empty(O if nb else 0)  # the bias gradient comes with the pass over g
+        K.outputs_adjoint(gm, cm, dM, db)
     if nx:
         dV = _wino_planes(C, P, g.dtype, "wino_dV")
         np.matmul(_wino_weights(w).transpose(0, 2, 1), dM, out=dV)
@@ -435,7 +437,7 @@ def _wino_backward(g, x, w, V, geo, need):
         np.matmul(dU.reshape(16, O * C).T, _WINO_GG[g.dtype], out=dw.reshape(O * C, 9))
         out.append(dw)
     if nb:
-        out.append(g.sum(axis=(0, 2, 3)))
+        out.append(db.astype(g.dtype) if db is not None else g.sum(axis=(0, 2, 3)))
     return tuple(out)
 
 

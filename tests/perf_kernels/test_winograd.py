@@ -115,8 +115,13 @@ def test_adjoint_transforms_are_transposes(N, Ci, O, H, W, pt, pl, OH, OW, chann
     out = np.empty((O, N, OH, OW))
     K.outputs(M, out, np.zeros(O), False)
     dM = _planes(O, P, np.float64)
-    K.outputs_adjoint(*_layout(g, channel_major), dM)
+    db = np.full(O, np.nan)
+    K.outputs_adjoint(*_layout(g, channel_major), dM, db)
     np.testing.assert_allclose(np.vdot(out.transpose(1, 0, 2, 3), g), np.vdot(M, dM), rtol=1e-12)
+    np.testing.assert_allclose(db, g.sum(axis=(0, 2, 3)), rtol=1e-12)  # the bias's, from the same pass
+    dM2 = _planes(O, P, np.float64)
+    K.outputs_adjoint(*_layout(g, channel_major), dM2, np.empty(0))  # no bias gradient wanted
+    np.testing.assert_array_equal(dM2, dM)
 
 
 def _copy(a):
