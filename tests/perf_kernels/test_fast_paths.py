@@ -93,3 +93,25 @@ def test_conv2d_weight_gradient_is_taken_as_grad_without_a_copy(cin, batch):
     want = np.stack([xp[:, :, i:i + 28, j:j + 28].sum(axis=(0, 2, 3)) for i in range(3) for j in range(3)], -1)
     np.testing.assert_allclose(g, np.broadcast_to(want.reshape(1, cin, 3, 3), g.shape), rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(conv.bias.grad.numpy(), np.full(4, batch * 28 * 28, np.float32))
+
+
+@pytest.mark.parametrize("B,M,K,N,chunks", [(16, 32, 3136, 16, 2), (3, 16, 12544, 8, 2), (2, 16, 12544, 16, 4),
+                                            (2, 7, 20001, 5, 1), (2, 40, 1000, 30, 1), (2, 64, 3136, 32, 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_split_k_sums_the_chunks_to_the_product(B, M, K, N, chunks, dtype, monkeypatch):
+    """The Winograd weight gradient's a @ b over chunks of the inner dimension: the product (up to
+    the order of the sums), in as many chunks as the size rule gives (7x5 over 20001 and 40x30 over
+    1000 are small enough for one call; 64x32's result too big to be worth chunking)."""
+    from minigrad.ops import conv as C
+    rng = np.random.default_rng(K)
+    a = rng.standard_normal((B, M, K)).astype(dtype)
+    b = rng.standard_normal((B, N, K)).astype(dtype).transpose(0, 2, 1)  # the transposed V it gets
+    calls = []
+    real = np.matmul
+    monkeypatch.setattr(C.np, "matmul", lambda *args, **kw: calls.append(1) or real(*args, **kw))
+    got = C._matmul_split_k(a, b)
+    monkeypatch.undo()
+    assert len(calls) == chunks and got.shape == (B, M, N) and got.dtype == dtype
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.sqrt(K))
