@@ -6,8 +6,9 @@ mean, a centred copy, its square and mean, the scaling, the affine map; in backw
 products and four updates). Here, per channel, the forward reads x twice for the statistics
 (mean, then the centred sum of squares: the same two-pass formula, accumulated in float64) and
 once more to write out; the backward reads g and x once for the two means and once to write dx,
-recomputing xhat = (x - mean) * rstd as it goes (bit for bit the forward's, which keeps no xhat:
-one write pass and an activation-sized array fewer per layer, as PyTorch's saved mean and invstd). Arrays come as C-contiguous 3-d views, (N, C, L) for C-contiguous inputs or (C, N, L)
+recomputing xhat = (x - mean) * rstd as it goes (the forward keeps no xhat: one write pass and an
+activation-sized array fewer per layer, as PyTorch's saved mean and invstd; the fast-math flags let
+the products regroup, so dx may differ from a stored xhat's by an ulp). Arrays come as C-contiguous 3-d views, (N, C, L) for C-contiguous inputs or (C, N, L)
 (cf=True) for conv2d's channel-major outputs, so every inner loop runs over contiguous memory
 (numba vectorises those; the sums may be reassociated, in float64).
 """

@@ -416,7 +416,7 @@ def _wino_forward(x, w, b, geo):
 # kernel without packing the operands, which at so few result elements costs more than the
 # arithmetic. Measured (ms, float32, batch 64, one call vs chunks, 2 threads; noisy host):
 # 32x16 over 3136 tiles (the MNIST CNN's 16->32 conv) 0.78-0.86 vs 0.55-0.57; 16x8 over 12544
-# (bench_cnn's 8->16 at 28x28) 2.6-2.7 vs 0.8-1.0; 16x16 over 12544 3.7 vs 1.8-1.9; 32x32 over 3136
+# (an 8->16 conv on 28x28 images) 2.6-2.7 vs 0.8-1.0; 16x16 over 12544 3.7 vs 1.8-1.9; 32x32 over 3136
 # 1.35 vs 1.15-1.2; 64x16 over 3136 the same (1.4); where it is not worth it, it is not taken:
 # results of more than _SPLIT_K_MAX_MN elements (64x32 over 3136: 2.2-2.3 vs 2.4-2.5 in chunks),
 # and products already that small (8x8 over 12544, 32x16 over 784: one call is faster).

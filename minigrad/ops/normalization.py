@@ -62,7 +62,8 @@ def _forward_kernel(ctx, x, w, b, axes, eps, stats, layout):
     if stats is not None:
         stats["mean"], stats["var"] = mean.reshape(kshape), var.reshape(kshape)
     # no xhat kept: the backward recomputes it from x and these statistics as it reads x
-    ctx.xhat, ctx.mean, ctx.rstd, ctx.axes, ctx.eps = None, mean.reshape(kshape), rstd.reshape(kshape), axes, eps
+    ctx.xhat, ctx.mean, ctx.rstd = None, mean.reshape(kshape), rstd.reshape(kshape)
+    ctx.axes, ctx.eps = axes, eps
     ctx.save_for_backward(x, w)
     return out
 
@@ -156,9 +157,9 @@ class _NormalizeBackward(Function):
                 gl = _empty(x, layout)
                 gl[...] = g
             sums = np.empty((2, C))
+            stat = [a.reshape(C).astype(x.dtype, copy=False) for a in (mean, rstd)]
             kernels.load("norm").backward_dx(_ncl(gl, layout), _ncl(x, layout), layout == "cm",
-                                             _per_channel(w, C, x.dtype, 1), mean.reshape(C).astype(x.dtype, copy=False),
-                                             rstd.reshape(C).astype(x.dtype, copy=False), _ncl(dx, layout), sums)
+                                             _per_channel(w, C, x.dtype, 1), *stat, _ncl(dx, layout), sums)
             out.append(dx)
         elif xhat is None and (need[0] or need[1]):
             xhat = (x - mean) * rstd

@@ -172,7 +172,8 @@ def test_norm_backward_gives_parameter_gradients_in_their_shape(use_numba):
             assert dx.shape == (4, 3, 2) and dw.shape == db.shape == pshape
             axes = (0, 1) if layer else (0, 2)
             xhat = (xs.detach().numpy() - node.mean) * node.rstd
-            np.testing.assert_allclose(dw.detach().numpy(), (g.numpy() * xhat).sum(axes).reshape(pshape), rtol=1e-12)
+            np.testing.assert_allclose(dw.detach().numpy(), (g.numpy() * xhat).sum(axes).reshape(pshape),
+                                       rtol=1e-12)
             np.testing.assert_allclose(db.detach().numpy(), g.numpy().sum(axes).reshape(pshape), rtol=1e-12)
     finally:
         kernels.set_enabled(old)

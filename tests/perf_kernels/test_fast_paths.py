@@ -95,8 +95,9 @@ def test_conv2d_weight_gradient_is_taken_as_grad_without_a_copy(cin, batch):
     np.testing.assert_allclose(conv.bias.grad.numpy(), np.full(4, batch * 28 * 28, np.float32))
 
 
-@pytest.mark.parametrize("B,M,K,N,chunks", [(16, 32, 3136, 16, 2), (3, 16, 12544, 8, 2), (2, 16, 12544, 16, 4),
-                                            (2, 7, 20001, 5, 1), (2, 40, 1000, 30, 1), (2, 64, 3136, 32, 1)])
+@pytest.mark.parametrize("B,M,K,N,chunks", [(16, 32, 3136, 16, 2), (3, 16, 12544, 8, 2),
+                                            (2, 16, 12544, 16, 4), (2, 7, 20001, 5, 1),
+                                            (2, 40, 1000, 30, 1), (2, 64, 3136, 32, 1)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_matmul_split_k_sums_the_chunks_to_the_product(B, M, K, N, chunks, dtype, monkeypatch):
     """The Winograd weight gradient's a @ b over chunks of the inner dimension: the product (up to
