@@ -1,7 +1,7 @@
 """Optional numba kernels for eager ops that NumPy cannot do in one pass (2x2 max pooling with its
 argmax and its gradient scatter in kernels/pool.py; conv2d's im2col and col2im with the padding
-folded in, and the weight gradient of 3x3 convolutions of few channels, in kernels/conv.py; the Winograd F(2x2, 3x3) tile transforms of 3x3 convolutions in
-kernels/winograd.py; batch_norm's training forward and input gradient in kernels/norm.py;
+folded in, and the weight gradient of 3x3 convolutions of few channels, in kernels/conv.py; the
+Winograd F(2x2, 3x3) tile transforms of 3x3 convolutions in kernels/winograd.py; batch_norm's training forward and input gradient in kernels/norm.py;
 cross_entropy's common case in kernels/loss.py; relu's gradient in kernels/elementwise.py; the SGD
 step in kernels/optim.py). Large elementwise results and kernel temporaries are recycled by
 kernels/buffers.py (pure NumPy, used with or without numba).

@@ -161,14 +161,15 @@ class _NormalizeBackward(Function):
             kernels.load("norm").backward_dx(_ncl(gl, layout), _ncl(x, layout), layout == "cm",
                                              _per_channel(w, C, x.dtype, 1), *stat, _ncl(dx, layout), sums)
             out.append(dx)
-        elif xhat is None and (need[0] or need[1]):
-            xhat = (x - mean) * rstd
-        if layout is None and need[0]:
-            gw = g * w if w is not None else g
-            dx = gw - gw.mean(axis=axes, keepdims=True)
-            dx -= xhat * (gw * xhat).mean(axis=axes, keepdims=True)
-            dx *= rstd
-            out.append(dx.astype(x.dtype, copy=False))
+        else:
+            if xhat is None and (need[0] or need[1]):
+                xhat = (x - mean) * rstd
+            if need[0]:
+                gw = g * w if w is not None else g
+                dx = gw - gw.mean(axis=axes, keepdims=True)
+                dx -= xhat * (gw * xhat).mean(axis=axes, keepdims=True)
+                dx *= rstd
+                out.append(dx.astype(x.dtype, copy=False))
         dt = np.result_type(g, x if xhat is None else xhat)
         if need[1]:
             out.append(sums[1].astype(dt).reshape(pshape) if sums is not None else _sum_to(g * xhat, pshape))
