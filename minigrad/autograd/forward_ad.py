@@ -105,6 +105,9 @@ def make_dual(tensor, tangent, *, level=None):
     if tangent.dtype != tensor.dtype:
         tangent = tangent.to(tensor.dtype)
     dual = _alias(tensor)
+    fw = tensor.__dict__.get("_fw")
+    if fw:  # the tangents the input carries at the other (outer) levels stay on the dual
+        dual._fw = dict(fw)
     _set_tangent(dual, level, tangent)
     return dual
 
@@ -118,7 +121,9 @@ def unpack_dual(tensor, *, level=None):
     if t is None:
         return UnpackedDualTensor(tensor, None)
     primal = _alias(tensor)
-    primal.__dict__.pop("_fw", None)
+    rest = {lv: tan for lv, tan in tensor.__dict__["_fw"].items() if lv != level}
+    if rest:  # the primal keeps its tangents at every other level (nested forward mode)
+        primal._fw = rest
     return UnpackedDualTensor(primal, t)
 
 
