@@ -107,7 +107,7 @@ def make_dual(tensor, tangent, *, level=None):
     dual = _alias(tensor)
     fw = tensor.__dict__.get("_fw")
     if fw:  # the tangents the input carries at the other (outer) levels stay on the dual
-        dual._fw = dict(fw)
+        dual._fw = fw  # (not shared: _set_tangent makes the dual a dict of its own)
     _set_tangent(dual, level, tangent)
     return dual
 
