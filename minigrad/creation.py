@@ -2,6 +2,7 @@
 import numpy as np
 
 from . import _dtype
+from .autograd import observers as _observers
 from .ops.random import Rand, Randint, Randn, Randperm
 from .tensor import Tensor, _check_cpu, _to_array
 
@@ -42,7 +43,10 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
     arr = _to_array(data, dtype)
     if isinstance(data, (np.ndarray, Tensor)) or arr is data:
         arr = arr.copy()
-    return _out(arr, requires_grad)
+    t = _out(arr, requires_grad)
+    if "tensor" in _observers._events:
+        _observers.emit("tensor", t, data)
+    return t
 
 
 def as_tensor(data, dtype=None, device=None):

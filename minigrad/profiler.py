@@ -9,7 +9,7 @@
 Every op (every Function.apply, the forward ops and the ones backward runs) is one event with its
 start, duration and input shapes; `record_function(name)` adds a labelled range of your own. An
 op's self time is its time minus the ops nested inside it. Nothing is paid when not profiling:
-the timing wraps Function.apply only inside the `with` block.
+the timing is an op observer (autograd/observers.py), registered only while a profiler is open.
 """
 import functools
 import json
@@ -17,7 +17,7 @@ import os
 import threading
 import time
 
-from .autograd import function as _function
+from .autograd import observers as _observers
 
 __all__ = ["profile", "record_function", "ProfilerActivity"]
 
@@ -45,7 +45,7 @@ class _Event:
 
 
 _active = []          # open profilers (the innermost records)
-_orig = [None]
+_observer = [None]    # the op observer's handle while any profiler is open
 _stack = threading.local()
 
 
@@ -72,17 +72,18 @@ def _pop(prof, ev):
     prof.events.append(ev)
 
 
-def _profiled_apply(orig):
-    def apply(cls, *args):
+class _OpTimer:
+    """The op observer (autograd/observers.py) while a profiler is open: one event per op."""
+
+    def enter(self, cls, args):
         if not _active:
-            return orig.__func__(cls, *args)
+            return None
         name = getattr(cls, "op_name", None) or _snake(cls.__name__)
-        prof, ev = _push(name, _shapes(args))
-        try:
-            return orig.__func__(cls, *args)
-        finally:
-            _pop(prof, ev)
-    return classmethod(apply)
+        return _push(name, _shapes(args))
+
+    def exit(self, cls, args, out, token):
+        if token is not None:
+            _pop(*token)
 
 
 def _snake(name):
@@ -200,8 +201,7 @@ class profile:
         if not self.enabled:
             return self
         if not _active:
-            _orig[0] = _function.Function.__dict__["apply"]
-            _function.Function.apply = _profiled_apply(_orig[0])
+            _observer[0] = _observers.register_op_observer(_OpTimer())
         _active.append(self)
         self._t0 = time.perf_counter_ns()
         return self
@@ -211,7 +211,7 @@ class profile:
             return False
         _active.remove(self)
         if not _active:
-            _function.Function.apply = _orig[0]
+            _observer[0].remove()
         return False
 
     def key_averages(self, group_by_input_shape=False):

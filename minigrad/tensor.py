@@ -66,6 +66,7 @@ class Tensor:
     _view_idx = None      # the basic index that made this view from _base
     _graph_ver = 0        # a view's version when its grad_fn was last valid (see _fresh_view)
     _retains_grad = False
+    _why = None           # why this tensor has no graph: ("detach" | "no_grad" | ..., site) (debug/_why.py)
 
     def __init__(self, data, dtype=None, requires_grad=False):
         self._data = _to_array(data, dtype)
@@ -132,8 +133,8 @@ class Tensor:
     def _bump_version(self):
         """Record a write into .data (in-place ops, optimizer steps): a backward that saved the old
         value then raises instead of silently using the new one. The counter is shared with views."""
-        if _function._tracer is not None:  # mg.trace: a write no op recorded is a graph break
-            _function._tracer.bumped(self)
+        if _function._state.tracer is not None:  # mg.trace: a write no op recorded is a graph break
+            _function._state.tracer.bumped(self)
         if self._vc is None:
             self._vc = [0]
         self._vc[0] += 1
@@ -192,6 +193,11 @@ class Tensor:
             retain_graph = create_graph
         if inputs is not None:
             inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        if "backward" in _observers._events:
+            _observers.emit("backward", self, "begin")
+            _engine.run_backward([self], [gradient], retain_graph, create_graph, inputs=inputs)
+            _observers.emit("backward", self, "end")
+            return
         _engine.run_backward([self], [gradient], retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
@@ -204,6 +210,10 @@ class Tensor:
             f = _getframe(1)
             if not f.f_code.co_filename.startswith(_PKG):
                 t._why = ("detach", (f.f_code, f.f_lineno))
+                if not _grad_mode._detached[0]:
+                    _grad_mode._mark_detach()
+        if "detach" in _observers._events:
+            _observers.emit("detach", self, t)
         return t
 
     def detach_(self):
@@ -272,8 +282,8 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        if _function._tracer is not None:
-            _function._tracer.convert(self, "iterating over a tensor")
+        if _function._state.tracer is not None:
+            _function._state.tracer.convert(self, "iterating over a tensor")
         return iter(self.unbind(0))
 
     __hash__ = object.__hash__  # identity, as PyTorch (== is elementwise); in C: tensors key dicts on hot paths
@@ -287,22 +297,28 @@ class Tensor:
         return (_rebuild_leaf, (type(self), self._data, self.requires_grad, self._grad))
 
     def __bool__(self):
-        if _function._tracer is not None:
-            _function._tracer.convert(self, "bool()")
+        if _function._state.tracer is not None:
+            _function._state.tracer.convert(self, "bool()")
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
                                f"(shape {self.shape})")
         return bool(self._data)
 
     def __float__(self):
-        if _function._tracer is not None:
-            _function._tracer.convert(self, "float()")
-        return float(self._data.item() if self._data.size == 1 else self.item())
+        if _function._state.tracer is not None:
+            _function._state.tracer.convert(self, "float()")
+        value = float(self._data.item() if self._data.size == 1 else self.item())
+        if "to_python" in _observers._events:
+            _observers.emit("to_python", self, "float", value)
+        return value
 
     def __int__(self):
-        if _function._tracer is not None:
-            _function._tracer.convert(self, "int()")
-        return int(self._data.item() if self._data.size == 1 else self.item())
+        if _function._state.tracer is not None:
+            _function._state.tracer.convert(self, "int()")
+        value = int(self._data.item() if self._data.size == 1 else self.item())
+        if "to_python" in _observers._events:
+            _observers.emit("to_python", self, "int", value)
+        return value
 
     def __format__(self, format_spec):
         # as PyTorch: a 0-d tensor formats as its Python scalar, so f"{loss:.4f}" works; anything
@@ -314,35 +330,41 @@ class Tensor:
     def __index__(self):
         if self._data.dtype.kind not in "iu" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        if _function._tracer is not None:
-            _function._tracer.convert(self, "using a tensor as an index")
+        if _function._state.tracer is not None:
+            _function._state.tracer.convert(self, "using a tensor as an index")
         return int(self._data)
 
     # -- conversion -----------------------------------------------------------------------------
     def item(self):
-        if _function._tracer is not None:
-            _function._tracer.convert(self, ".item()")
+        if _function._state.tracer is not None:
+            _function._state.tracer.convert(self, ".item()")
         if self._data.size != 1:
             raise RuntimeError(f"item: a Tensor with {self._data.size} elements cannot be converted to "
                                f"a Python scalar (shape {self.shape})")
-        return self._data.item()
+        value = self._data.item()
+        if "to_python" in _observers._events:
+            _observers.emit("to_python", self, "item", value)
+        return value
 
     def tolist(self):
-        if _function._tracer is not None:
-            _function._tracer.convert(self, ".tolist()")
-        return self._data.tolist()
+        if _function._state.tracer is not None:
+            _function._state.tracer.convert(self, ".tolist()")
+        value = self._data.tolist()
+        if "to_python" in _observers._events:
+            _observers.emit("to_python", self, "tolist", value)
+        return value
 
     def numpy(self):
-        if _function._tracer is not None:
-            _function._tracer.convert(self, ".numpy()")
+        if _function._state.tracer is not None:
+            _function._state.tracer.convert(self, ".numpy()")
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        if _function._tracer is not None:
-            _function._tracer.convert(self, "np.asarray() (__array__)")
+        if _function._state.tracer is not None:
+            _function._state.tracer.convert(self, "np.asarray() (__array__)")
         arr = self._data
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
@@ -635,7 +657,8 @@ def _retain_hook(t):
     return hook
 
 from . import ops as _ops  # noqa: E402  (ops import Tensor; the methods above look them up at call time)
-from .autograd import function as _function  # noqa: E402  (its _tracer: the mg.trace hook)
+from .autograd import function as _function  # noqa: E402  (its _state.tracer: the mg.trace level)
+from .autograd import observers as _observers  # noqa: E402
 from .autograd import grad_mode as _grad_mode  # noqa: E402
 from .autograd import engine as _engine  # noqa: E402
 
@@ -685,8 +708,8 @@ def _shape_inplace_method(name):
     op = getattr(_ops, name)
 
     def method(self, *args, **kwargs):
-        if _function._tracer is not None:
-            _function._tracer.convert(self, f"Tensor.{name}_ (an in-place change of shape)")
+        if _function._state.tracer is not None:
+            _function._state.tracer.convert(self, f"Tensor.{name}_ (an in-place change of shape)")
         if self.requires_grad and self.grad_fn is None and _grad_mode.is_grad_enabled():
             raise RuntimeError(f"{name}_: a leaf Variable that requires grad is being used in an in-place "
                                f"operation (shape {self.shape}).")

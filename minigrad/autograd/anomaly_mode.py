@@ -6,7 +6,8 @@ While it is on, every op records where in the user's code it was called. In back
 - a NaN (or inf) in a gradient a node returns raises at once, naming the node and its output, with
   the forward op's traceback: "Function 'DivBackward0' returned nan values in its 0th output."
 
-Nothing is paid while it is off: the recording wraps `Function.apply` only while the mode is on.
+Nothing is paid while it is off: the recording is an op observer (observers.py), registered only
+while the mode is on.
 
     with mg.autograd.detect_anomaly():
         loss = model(x).sum()
@@ -17,10 +18,10 @@ import warnings
 
 import numpy as np
 
-from . import function as _function
+from . import observers as _observers
 from ..debug._sites import user_stack
 
-_state = {"depth": 0, "check_nan": True, "orig": None}
+_state = {"depth": 0, "check_nan": True}
 
 
 def is_anomaly_enabled():
@@ -62,12 +63,16 @@ def _report(node, err):
     warnings.warn(text, RuntimeWarning, stacklevel=3)
 
 
-def _recording_apply(orig):
-    @functools.wraps(orig.__func__)
-    def apply(cls, *args):
-        out = orig.__func__(cls, *args)
-        if not _state["depth"]:
-            return out
+class _Recorder:
+    """The op observer (observers.py) while the mode is on: each node recorded gets the user's stack
+    of its forward call, and its backward is checked (an attribute of that node alone)."""
+
+    def enter(self, cls, args):
+        return None
+
+    def exit(self, cls, args, out, token):
+        if out is None or not _state["depth"]:
+            return
         outs = out if type(out) is tuple else (out,)
         stack = None
         for t in outs:
@@ -77,14 +82,11 @@ def _recording_apply(orig):
                     stack = user_stack()
                 node._anomaly_stack = stack
                 node.backward = _checked_backward(node, type(node).backward)
-        return out
-    return classmethod(apply)
 
 
 def _enable(check_nan):
     if _state["depth"] == 0:
-        _state["orig"] = _function.Function.__dict__["apply"]
-        _function.Function.apply = _recording_apply(_state["orig"])
+        _state["handle"] = _observers.register_op_observer(_Recorder())
     _state["depth"] += 1
     prev = _state["check_nan"]
     _state["check_nan"] = check_nan
@@ -95,7 +97,7 @@ def _disable(prev_check_nan):
     _state["depth"] -= 1
     _state["check_nan"] = prev_check_nan
     if _state["depth"] == 0:
-        _function.Function.apply = _state["orig"]
+        _state.pop("handle").remove()
 
 
 class detect_anomaly:

@@ -9,6 +9,7 @@ import numpy as np
 
 from .function import _Freed, AccumulateGrad, _accumulator
 from . import function as _function
+from . import observers as _observers
 from .grad_mode import _state
 from ..debug._sites import user_site
 
@@ -121,7 +122,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     capturing = capture is not None
     leaves = []
     # (mg.trace records each accumulation where it happens: a traced step keeps PyTorch's order)
-    defer = not capturing and _function._tracer is None
+    defer = not capturing and _function._state.tracer is None
     ready = None
     node = None
     try:
@@ -307,7 +308,7 @@ def _plus(old, g, key, owned, create_graph):
     times costs n in-place adds, not n new Tensors. With create_graph, or while mg.trace
     records, it is an add op (so the graph or the trace has it).
     """
-    if create_graph or _function._tracer is not None or _forward_ad._levels:  # forward AD: tangents add too
+    if create_graph or _function._state.tracer is not None or _forward_ad._open():  # forward AD: tangents add too
         return old + g
     a = old._data
     if key in owned:
@@ -319,9 +320,10 @@ def _plus(old, g, key, owned, create_graph):
 
 def _accumulate(var, g, create_graph, handed):
     """var.grad += g. The first gradient is taken without a copy when nothing else holds its array."""
-    if _function._tracer is not None:  # mg.trace records the write as an effect (graph/trace.py)
-        return _function._tracer.accumulate(var, g, create_graph)
-
+    if _function._state.tracer is not None:  # mg.trace records the write as an effect (graph/trace.py)
+        return _function._state.tracer.accumulate(var, g, create_graph)
+    if "accumulate" in _observers._events:
+        _observers.emit("accumulate", var, g)
     old = var._grad
     if old is None:
         arr = g._data

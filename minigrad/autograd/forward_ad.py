@@ -15,24 +15,46 @@ once more with respect to the cotangent u. A user Function without `jvp` cannot 
 forward mode: the error names it.
 
 Tangents flow through the backward pass too (forward-over-reverse: mg.func.hessian), and the
-saved outputs a node rebuilds in backward get theirs back. Nothing is paid outside a dual level:
-the propagation wraps Function.apply only while a level is open.
+saved outputs a node rebuilds in backward get theirs back. Each dual level is a level of the
+transform stack (levels.py): it nests with the others in any order (jvp of jvp, vmap of jvp, jvp of
+grad), and nothing is paid while none is open.
 """
 from collections import namedtuple
+
+import threading
 
 import numpy as np
 
 from . import function as _function
-from .grad_mode import enable_grad, _state as _grad_state
+from . import levels as _levels_mod
+from .grad_mode import enable_grad, _state
 from ..tensor import Tensor
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level", "UnpackedDualTensor"]
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
-_levels = []      # open levels, innermost last
-_next = [0]
-_orig = [None]    # Function.apply while no level is open
+_by_id = {}  # open dual levels by id (ids are never reused: a closed level's tangents are unreachable)
+
+
+class DualLevel(_levels_mod.Level):
+    """A forward-AD level on the transform stack: an op with an argument carrying a tangent at this
+    level runs below it, then its JVP rule pushes the tangent through (the rule's own ops run below
+    this level, so outer dual levels differentiate them: jvp of jvp is exact)."""
+
+    kind = "dual"
+
+    def process(self, cls, args):
+        lv = self.id
+        for a in args:
+            if _tangent(a, lv) is not None:
+                return _propagate(self, cls, args)
+        return _levels_mod.below(self, cls, args)
+
+
+def _open():
+    """The ids of this thread's open dual levels (in the current stack), outermost first."""
+    return [lv.id for lv in _state.levels if lv.kind == "dual"]
 
 
 def _tangent(t, level):
@@ -47,24 +69,26 @@ def _set_tangent(t, level, tangent):
 
 def enter_dual_level():
     """Open a new dual level (use dual_level() as a context manager instead where you can)."""
-    if not _levels:
-        _orig[0] = _function.Function.__dict__["apply"]
-        _function.Function.apply = _dual_apply(_orig[0])
-    level = _next[0]
-    _next[0] += 1
-    _levels.append(level)
-    return level
+    level = _levels_mod.push(DualLevel())
+    _by_id[level.id] = level
+    return level.id
 
 
 def exit_dual_level(*, level=None):
     """Close the innermost dual level: tangents at that level are gone (unpack_dual gives None)."""
-    if not _levels:
-        raise RuntimeError("exit_dual_level: no dual level is open")
-    if level is not None and level != _levels[-1]:
-        raise RuntimeError(f"exit_dual_level: level {level} is not the innermost open level ({_levels[-1]})")
-    _levels.pop()
-    if not _levels:
-        _function.Function.apply = _orig[0]
+    open_ = _open()
+    if level is None:
+        if not open_:
+            raise RuntimeError("exit_dual_level: no dual level is open")
+        level = open_[-1]
+    lv = _by_id.get(level)
+    if lv is not None and level not in open_ and lv.thread != threading.get_ident():
+        raise RuntimeError(f"exit_dual_level: {lv.describe()} was entered in another thread; leave it in the "
+                           f"thread that entered it")
+    if lv is None:
+        raise RuntimeError(f"exit_dual_level: level {level} is not open")
+    _levels_mod.pop(lv)  # raises, naming both, when another level was entered after it
+    del _by_id[level]
 
 
 class dual_level:
@@ -79,12 +103,31 @@ class dual_level:
         return False
 
 
+class _dual_level_under:
+    """A dual level opened just below the open level `anchor` (levels.under): jvp inside vmap runs
+    forward mode on the physical tensors, below the vmaps that batch them (func/vmap.py _jvp)."""
+
+    def __init__(self, anchor):
+        self.scope = _levels_mod.under(DualLevel(), anchor)
+
+    def __enter__(self):
+        level = self.scope.__enter__()
+        _by_id[level.id] = level
+        return level.id
+
+    def __exit__(self, *exc):
+        self.scope.__exit__(*exc)
+        del _by_id[self.scope.level.id]
+        return False
+
+
 def _current(level):
-    if not _levels:
+    open_ = _open()
+    if not open_:
         raise RuntimeError("forward AD: no dual level is open; use `with mg.autograd.forward_ad.dual_level():`")
     if level is None:
-        return _levels[-1]
-    if level not in _levels:
+        return open_[-1]
+    if level not in open_:
         raise RuntimeError(f"forward AD: level {level} is not open")
     return level
 
@@ -104,26 +147,27 @@ def make_dual(tensor, tangent, *, level=None):
                            f"while the given forward gradient is of size {tuple(tangent.shape)}.")
     if tangent.dtype != tensor.dtype:
         tangent = tangent.to(tensor.dtype)
-    dual = _alias(tensor)
-    fw = tensor.__dict__.get("_fw")
-    if fw:  # the tangents the input carries at the other (outer) levels stay on the dual
-        dual._fw = fw  # (not shared: _set_tangent makes the dual a dict of its own)
+    dual = _alias(tensor)  # keeps the tangents tensor carries at the other (outer) levels
     _set_tangent(dual, level, tangent)
     return dual
 
 
 def unpack_dual(tensor, *, level=None):
     """(primal, tangent) of a dual tensor; tangent is None when it has none at the level."""
-    if not _levels:
+    if not _open():
         return UnpackedDualTensor(tensor, None)
     level = _current(level)
     t = _tangent(tensor, level)
     if t is None:
         return UnpackedDualTensor(tensor, None)
-    primal = _alias(tensor)
-    rest = {lv: tan for lv, tan in tensor.__dict__["_fw"].items() if lv != level}
-    if rest:  # the primal keeps its tangents at every other level (nested forward mode)
-        primal._fw = rest
+    primal = _alias(tensor)  # the tangents at the other (outer) levels stay: they belong to the value
+    fw = primal.__dict__.get("_fw")
+    if fw is not None:
+        rest = {k: v for k, v in fw.items() if k != level}
+        if rest:
+            primal._fw = rest
+        else:
+            del primal._fw
     return UnpackedDualTensor(primal, t)
 
 
@@ -145,39 +189,40 @@ class Alias(_function.Function):
 
 
 def _alias(t):
-    """A tensor sharing t's values and reverse-mode graph, without t's tangents."""
-    orig = _orig[0] or _function.Function.__dict__["apply"]
-    return orig.__func__(Alias, t)
+    """A tensor sharing t's values and reverse-mode graph (and its tangents: Alias's jvp is the
+    identity at every level; make_dual then sets or unpack_dual drops the one of its level)."""
+    return Alias.apply(t)
 
 
 # -- propagation ---------------------------------------------------------------------------------
-def _dual_apply(orig):
-    def apply(cls, *args):
-        levels = [lv for lv in _levels if any(_tangent(a, lv) is not None for a in args)]
-        if not levels:
-            return orig.__func__(cls, *args)
-        out = orig.__func__(cls, *args)
-        outs = out if type(out) is tuple else (out,)
-        if not any(isinstance(o, Tensor) and o.dtype.kind == "f" for o in outs):
-            return out  # an index or a mask: nothing to carry a tangent
-        ctx = _ctx_of(cls, args, outs, levels)
-        for lv in levels:
-            tangents = tuple(_tangent(a, lv) if isinstance(a, Tensor) else None for a in args)
-            jv = _jvp(cls, ctx, args, tangents, outs, lv)
-            jv = jv if type(jv) is tuple else (jv,)
-            for i, (o, t) in enumerate(zip(outs, jv)):
-                if t is None or not isinstance(o, Tensor) or o.dtype.kind != "f":
-                    continue
-                if t.dtype != o.dtype:
-                    t = t.to(o.dtype)
-                if tuple(t.shape) != tuple(o.shape):
-                    t = t.expand(*o.shape) if t.ndim <= o.ndim else _sum_to(t, o.shape)
-                _set_tangent(o, lv, t)
-                node = o.grad_fn
-                if node is not None:  # saved outputs rebuilt in backward get their tangent back
-                    node.__dict__.setdefault("_fw_out", {}).setdefault(o._output_nr, {})[lv] = t
-        return out
-    return classmethod(apply)
+def _propagate(level, cls, args):
+    """The op at a dual level one of whose arguments carries a tangent there: the primal below the
+    level, then the output tangents by the op's JVP rule, computed below the level too."""
+    lv = level.id
+    out = _levels_mod.below(level, cls, args)
+    outs = out if type(out) is tuple else (out,)
+    if not any(isinstance(o, Tensor) and o.dtype.kind == "f" for o in outs):
+        return out  # an index or a mask: nothing to carry a tangent
+    tangents = tuple(_tangent(a, lv) if isinstance(a, Tensor) else None for a in args)
+    jv = _levels_mod.run_below(level, _jvp_of, cls, args, tangents, outs, lv)
+    jv = jv if type(jv) is tuple else (jv,)
+    for o, t in zip(outs, jv):
+        if t is None or not isinstance(o, Tensor) or o.dtype.kind != "f":
+            continue
+        if t.dtype != o.dtype:
+            t = t.to(o.dtype)
+        if tuple(t.shape) != tuple(o.shape):
+            t = t.expand(*o.shape) if t.ndim <= o.ndim else _sum_to(t, o.shape)
+        _set_tangent(o, lv, t)
+        node = o.grad_fn
+        if node is not None:  # saved outputs rebuilt in backward get their tangent back
+            node.__dict__.setdefault("_fw_out", {}).setdefault(o._output_nr, {})[lv] = t
+    return out
+
+
+def _jvp_of(cls, args, tangents, outs, lv):
+    ctx = _ctx_of(cls, args, outs, lv)
+    return _jvp(cls, ctx, args, tangents, outs)
 
 
 def _sum_to(t, shape):
@@ -185,7 +230,7 @@ def _sum_to(t, shape):
     return sum_to(t, shape)
 
 
-def _ctx_of(cls, args, outs, levels):
+def _ctx_of(cls, args, outs, level):
     """The op's ctx (what its forward saved): the node of a recorded op, or a fresh forward run.
 
     The node serves only when it saved for every input that carries a tangent: forward saves
@@ -193,7 +238,7 @@ def _ctx_of(cls, args, outs, levels):
     reads the same values for the inputs with a tangent."""
     node = outs[0].grad_fn if outs and isinstance(outs[0], Tensor) else None
     if node is not None and type(node) is cls and all(
-            need or not any(_tangent(a, lv) is not None for lv in levels)
+            need or _tangent(a, level) is None
             for a, need in zip(args, node.needs_input_grad)):
         return node
     from .function import _pack, _new
@@ -204,8 +249,9 @@ def _ctx_of(cls, args, outs, levels):
     arrays = tuple(a._data if isinstance(a, Tensor) else a for a in args)
     raw = cls.forward(ctx, *arrays)
     raws = raw if type(raw) is tuple else (raw,)
-    if ctx._to_save:
-        results = tuple(Tensor._make(np.asarray(r)) for r in raws)
+    if ctx._to_save:  # a saved output is the op's output itself: it carries the outer levels' tangents
+        results = tuple(o if isinstance(o, Tensor) and tuple(o.shape) == np.shape(r) else Tensor._make(np.asarray(r))
+                        for r, o in zip(raws, tuple(outs) + (None,) * (len(raws) - len(outs))))
         ctx._saved = _pack(ctx._to_save, args, arrays, raws, results)
     ctx._to_save = None
     ctx._edges = [(None, 0, None, None)] * len(args)
@@ -220,31 +266,26 @@ _use_rules = [True]
 _dispatch_log = None
 
 
-def _jvp(cls, ctx, args, tangents, outs, level):
-    """The output tangent(s) of one op: its own rule, or the double-VJP identity."""
-    # the tangent formulas run on primal values: no propagation at this level inside them
-    saved = _levels[:]
-    _levels[:] = [lv for lv in _levels if lv < level]
-    try:
-        rule = cls.__dict__.get("jvp") or next((k.__dict__["jvp"] for k in cls.__mro__[1:]
-                                               if "jvp" in k.__dict__ and k is not _function.Function), None)
-        if _dispatch_log is not None:
-            _dispatch_log.append((cls, rule is not None))
-        if rule is not None and (_use_rules[0] or cls is Alias or not cls.__module__.startswith("minigrad.")):
-            # the op's arguments as given (its static parameters: shapes, axes) are ctx.fw_args
-            # while the rule runs; not kept after, so the node holds nothing more
-            prev = ctx.__dict__.get("fw_args")
-            ctx.fw_args = args
-            try:
-                return rule.__get__(None, cls)(ctx, *tangents)
-            finally:
-                ctx.fw_args = prev
-        if not cls.__module__.startswith("minigrad."):
-            raise RuntimeError(f"forward AD: the custom Function {cls.__name__} does not define jvp(ctx, *tangents); "
-                               f"add one to use it in forward mode (mg.func.jvp, jacfwd, hessian)")
-        return _jvp_via_vjp(cls, ctx, args, tangents, outs)
-    finally:
-        _levels[:] = saved
+def _jvp(cls, ctx, args, tangents, outs):
+    """The output tangent(s) of one op: its own rule, or the double-VJP identity (run below the
+    op's dual level: _propagate)."""
+    rule = cls.__dict__.get("jvp") or next((k.__dict__["jvp"] for k in cls.__mro__[1:]
+                                           if "jvp" in k.__dict__ and k is not _function.Function), None)
+    if _dispatch_log is not None:
+        _dispatch_log.append((cls, rule is not None))
+    if rule is not None and (_use_rules[0] or cls is Alias or not cls.__module__.startswith("minigrad.")):
+        # the op's arguments as given (its static parameters: shapes, axes) are ctx.fw_args
+        # while the rule runs; not kept after, so the node holds nothing more
+        prev = ctx.__dict__.get("fw_args")
+        ctx.fw_args = args
+        try:
+            return rule.__get__(None, cls)(ctx, *tangents)
+        finally:
+            ctx.fw_args = prev
+    if not cls.__module__.startswith("minigrad."):
+        raise RuntimeError(f"forward AD: the custom Function {cls.__name__} does not define jvp(ctx, *tangents); "
+                           f"add one to use it in forward mode (mg.func.jvp, jacfwd, hessian)")
+    return _jvp_via_vjp(cls, ctx, args, tangents, outs)
 
 
 def _jvp_via_vjp(cls, ctx, args, tangents, outs):

@@ -10,7 +10,7 @@ import weakref
 
 import numpy as np
 
-from .grad_mode import _state
+from .grad_mode import _state, _marking as _user_no_grad
 from .graph import _hooks as _saved_hooks, _hooked
 from ..kernels import buffers as _buffers
 
@@ -197,9 +197,18 @@ class Function(Node):
     # -- apply ----------------------------------------------------------------------------------
     @classmethod
     def apply(cls, *args):
-        """Run forward on the arguments' arrays; record a node when grad mode is on and an input needs it."""
-        if _tracer is not None:  # mg.trace is recording (minigrad/graph/trace.py): one check otherwise
-            return _tracer.apply(cls, args)
+        """Run forward on the arguments' arrays; record a node when grad mode is on and an input needs it.
+
+        The one entry of every op. With a transform level open (levels.py) or an observer registered
+        (observers.py) the op goes to `_dispatch`; otherwise straight to `_eager`, after one check."""
+        if _intercept:
+            return _dispatch(cls, args)
+        return cls._eager(args)
+
+    @classmethod
+    def _eager(cls, args):
+        """The op run eagerly: forward on the arrays, a node recorded when grad mode is on and an
+        input requires grad. What every level ends in (levels.interpret) when it has done its part."""
         # The per-op hot path: unwrapping is unrolled for the common one- and two-argument ops, and
         # builds the graph edges as it goes (no second pass over the arguments when recording).
         n = len(args)
@@ -234,12 +243,10 @@ class Function(Node):
 
     @classmethod
     def _apply2(cls, a, b):
-        """apply(a, b): the two-argument ops (every binary op, and most products in a backward).
+        """_eager for two arguments (every binary op, and most products in a backward); its callers
+        (_eager, _binary) have already found no level open and no observer.
 
-        The no-graph path runs a `_fast` ufunc directly. The hot wrappers (add, mul, sub) call this
-        instead of apply, which saves the *args packing (a slow call in CPython 3.11)."""
-        if _tracer is not None:
-            return _tracer.apply(cls, (a, b))
+        The no-graph path runs a `_fast` ufunc directly."""
         if isinstance(a, Tensor):
             x, ra = a._data, a.requires_grad
         else:
@@ -261,7 +268,10 @@ class Function(Node):
                 out = f(x, y)
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, (x, y), e) from None
-        return _plain(out if type(out) is np.ndarray else np.asarray(out))
+        t = _plain(out if type(out) is np.ndarray else np.asarray(out))
+        if _user_no_grad[0]:
+            _mark_cut(t, (a, b))
+        return t
 
     @classmethod
     def _apply_plain(cls, args, arrays):
@@ -281,6 +291,9 @@ class Function(Node):
             if cls._is_view:
                 for o in outs:
                     _share_view(o, args[0])
+            if _user_no_grad[0]:
+                for o in outs:
+                    _mark_cut(o, args)
             return outs
         t = _new(Tensor)  # inlined Tensor._make
         t._data = out if type(out) is np.ndarray else np.asarray(out)
@@ -290,6 +303,8 @@ class Function(Node):
         t._vc = None
         if cls._is_view:
             _share_view(t, args[0])
+        if _user_no_grad[0]:
+            _mark_cut(t, args)
         return t
 
     @classmethod
@@ -306,6 +321,8 @@ class Function(Node):
                 out = cls.forward(ctx, *arrays)
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, arrays, e) from None
+        if type(out) is not np.ndarray:
+            out = _unwrap_outputs(out)
         ctx._edges = edges
         ctx._seq = next(_seq)
         to_save = ctx._to_save
@@ -398,8 +415,7 @@ def _binary(cls, a, b):
             return cls.apply(a, b)
     elif type(b) is not Tensor or b._data.dtype is not d:
         return None
-    if _tracer is not None or _FUNCTION_ATTRS["apply"] is not _APPLY:
-        # mg.trace records, or forward AD, the profiler or the doctor wraps apply
+    if _intercept:  # a transform level is open or an observer watches: the full dispatch
         return cls.apply(a, b)
     y = b._data
     ra = a.requires_grad
@@ -421,6 +437,8 @@ def _binary(cls, a, b):
     if not record:
         t.requires_grad = False
         t.grad_fn = None
+        if _user_no_grad[0] and (ra or rb or a._why is not None or b._why is not None):
+            _mark_cut(t, (a, b))
         return t
     ctx = _new(cls)
     ctx.needs_input_grad = (ra, rb)
@@ -485,7 +503,7 @@ class UnaryUfunc(Function):
 def _unary(cls, a):
     """cls.apply(a) for a UnaryUfunc, in one call when a is a Tensor (see _binary): the same node,
     edge and saved value as apply -- the input with its version, or the output as its array."""
-    if type(a) is not Tensor or _tracer is not None or _FUNCTION_ATTRS["apply"] is not _APPLY:
+    if type(a) is not Tensor or _intercept:
         return cls.apply(a)
     record = a.requires_grad and _state.enabled
     if record and a._base is not None:
@@ -499,7 +517,10 @@ def _unary(cls, a):
     if type(out) is not np.ndarray:
         out = np.asarray(out)  # NumPy gives scalars for 0-d results
     if not record:
-        return _plain(out)
+        t = _plain(out)
+        if _user_no_grad[0] and (a.requires_grad or a._why is not None):
+            _mark_cut(t, (a,))
+        return t
     ctx = _new(cls)
     ctx.needs_input_grad = _TRUE1
     fn = a.grad_fn
@@ -534,7 +555,7 @@ def _fast_apply(cls, inputs, saves):
     inputs: Tensors, or None for an absent optional one (linear's bias). The same node, edges and
     saved values as apply; anything uncommon goes through apply itself: mg.trace recording, a
     wrapped apply, an input that needs grad and is a view (_edge re-slices it)."""
-    if _tracer is not None or _FUNCTION_ATTRS["apply"] is not _APPLY:
+    if _intercept:
         return cls.apply(*inputs)
     record = False
     enabled = _state.enabled
@@ -554,7 +575,10 @@ def _fast_apply(cls, inputs, saves):
     if type(out) is not np.ndarray:
         out = np.asarray(out)  # NumPy gives scalars for 0-d results
     if not record or out.dtype.kind != "f":  # (a complex or integer result is not differentiable)
-        return _plain(out)
+        t = _plain(out)
+        if _user_no_grad[0]:
+            _mark_cut(t, inputs)
+        return t
     ctx = _new(cls)
     ctx._to_save = ctx._non_diff = None
     need = []
@@ -613,7 +637,9 @@ _MIN_BYTES = _buffers.MIN_BYTES
 
 _NO_EDGE = (None, 0, None, None)
 _TRUE1 = (True,)
-_tracer = None  # the active mg.trace recorder (minigrad/graph/trace.py), None when not tracing
+# True while a transform level is open in any thread or an observer is registered (levels.py sets
+# it): then every op goes through _dispatch. The one check on the hot path.
+_intercept = False
 _seq = itertools.count()  # creation order: a node is always created after the nodes of its inputs
 _new = object.__new__
 
@@ -638,7 +664,7 @@ def _unrecorded():
     without create_graph, an optimizer step, no_grad), mg.trace is not recording and nothing wraps
     apply (forward AD, the profiler, the doctor). A backward's own ops check it to compute their
     gradients straight from the arrays (what apply would do, without its dispatch)."""
-    return not _state.enabled and _tracer is None and _FUNCTION_ATTRS["apply"] is _APPLY
+    return not _state.enabled and not _intercept
 
 
 def _spread(grads, need):
@@ -649,6 +675,26 @@ def _spread(grads, need):
         return tuple(grads)
     it = iter(grads)
     return tuple([next(it) if n else None for n in need])
+
+
+def _mark_cut(t, args):
+    """Mark an unrecorded result with why it has no graph (the doctor's provenance, named by the
+    error of a backward() through it): inside a user's no_grad block (grad_mode: its site) a result
+    that would have been recorded; anywhere, a result computed from a tensor cut by .detach()."""
+    if not args:  # (_apply_plain called with the arrays only: nothing to carry a mark from)
+        return
+    site = _state.site
+    no_grad_site = site is not None and not _state.enabled
+    why = None
+    for a in args:
+        if isinstance(a, Tensor):
+            if no_grad_site and a.requires_grad:
+                why = ("no_grad", site)
+                break
+            if why is None:
+                why = a._why
+    if why is not None:
+        t._why = why
 
 
 def _plain(arr):
@@ -688,6 +734,10 @@ def _pack(to_save, args, arrays, outs, results):
                     continue
             packed.append(_pack_other(x, outs, results))
         elif isinstance(x, Tensor):
+            d = x._data
+            if any(d is o for o in outs):  # an output forward returned as a Tensor: the graph's output
+                packed.append(_pack_other(d, outs, results))
+                continue
             vc = x._vc
             if vc is None:
                 vc = x._vc = [0]
@@ -697,6 +747,17 @@ def _pack(to_save, args, arrays, outs, results):
         else:  # a Python number or any other constant
             packed.append((2, x, None, 0))
     return packed
+
+
+def _unwrap_outputs(out):
+    """What forward returned, with Tensors as their arrays: a forward written with minigrad ops (as
+    PyTorch's custom Functions are) returns Tensors, and an output it also saved is then the
+    output (rebuilt graph-connected in backward, so double backward reaches it)."""
+    if isinstance(out, Tensor):
+        return out._data
+    if type(out) is tuple:
+        return tuple([o._data if isinstance(o, Tensor) else o for o in out])
+    return out
 
 
 def _index(x, arrays, n):
@@ -778,7 +839,14 @@ def _op_error(cls, arrays, e):
     return type(e)(f"{name}: {msg} (input shapes {detail})")
 
 
-from ..tensor import Tensor  # noqa: E402  (Tensor imports this module's names lazily)
+def _dispatch(cls, args):
+    """An op while a level is open or an observer watches: the observers around it, the innermost
+    level interpreting it (levels.interpret), eager at the bottom of the stack."""
+    if _observers._op:
+        return _observers.observed(cls, args, _interpret)
+    return _interpret(cls, args)
 
-_FUNCTION_ATTRS = Function.__dict__
-_APPLY = _FUNCTION_ATTRS["apply"]  # Function.apply as defined here (forward AD and others replace it)
+
+from ..tensor import Tensor  # noqa: E402  (Tensor imports this module's names lazily)
+from . import observers as _observers  # noqa: E402
+from .levels import interpret as _interpret  # noqa: E402

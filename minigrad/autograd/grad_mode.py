@@ -6,6 +6,8 @@ import threading
 class _GradState(threading.local):
     enabled = True
     site = None  # where the user's innermost no_grad was entered (the gradient doctor's provenance)
+    levels = ()  # the transform stack of this thread, outermost first (autograd/levels.py)
+    tracer = None  # the innermost trace level's recorder in `levels` (graph/trace.py), or None
 
 
 _state = _GradState()
@@ -44,9 +46,20 @@ class _GradModeBase:
 
 # -- provenance for the gradient doctor ------------------------------------------------------------
 # A no_grad entered from user code (not minigrad's own, e.g. an optimizer step) records its site,
-# and while such a block is open ops mark the results that would have been recorded, so that a
-# later backward() on them can say where the graph was cut. Only user no_grad blocks pay for it.
-_marking = [0, None]  # open user no_grad blocks (all threads), the unmarked Function.apply
+# and while such a block is open the ops' unrecorded paths mark the results that would have been
+# recorded (function._mark_cut), so that a later backward() on them can say where the graph was
+# cut. _marking[0] counts the open user blocks of all threads, plus one for good once a user's
+# .detach() has cut a tensor that requires grad (Tensor.detach: results computed from it carry the
+# mark on, so the error names the .detach()). Ops check it, and pay nothing more (no wrapper, no
+# slower path) while it is zero: in a process that never cuts the graph.
+_marking = [0]
+_detached = [False]
+
+
+def _mark_detach():
+    if not _detached[0]:
+        _detached[0] = True
+        _marking[0] += 1
 
 
 def _enter_no_grad(ctx):
@@ -61,10 +74,6 @@ def _enter_no_grad(ctx):
         return
     ctx._marks = True
     _state.site = (f.f_code, f.f_lineno)
-    if _marking[0] == 0:
-        from . import function
-        _marking[1] = function.Function.__dict__["apply"]
-        function.Function.apply = _marking_apply(_marking[1])
     _marking[0] += 1
 
 
@@ -72,31 +81,6 @@ def _exit_no_grad(ctx):
     _state.site = getattr(ctx, "_site_prev", None)
     if getattr(ctx, "_marks", False):
         _marking[0] -= 1
-        if _marking[0] == 0:
-            from . import function
-            function.Function.apply = _marking[1]
-
-
-def _marking_apply(orig):
-    def apply(cls, *args):
-        out = orig.__func__(cls, *args)
-        site = _state.site
-        if site is None or _state.enabled:
-            return out
-        why = None
-        for a in args:
-            if getattr(a, "requires_grad", False):
-                why = ("no_grad", site)
-                break
-            w = getattr(a, "_why", None)
-            if w is not None and why is None:
-                why = w
-        if why is not None:
-            for t in (out if type(out) is tuple else (out,)):
-                if hasattr(t, "_data"):
-                    t._why = why
-        return out
-    return classmethod(apply)
 
 
 class no_grad(_GradModeBase):

@@ -257,7 +257,7 @@ class JitFunction:
 
     # -- calling -----------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if _function._tracer is not None:  # inside an outer mg.trace / mg.jit: record the ops inline
+        if _function._state.tracer is not None:  # inside an outer mg.trace / mg.jit: record the ops inline
             return self.fn(*args, **kwargs)
         if self.freeze and getattr(self.fn, "training", False):
             raise RuntimeError(f"mg.compile(freeze=True): {_fn_name(self.fn)} is in training mode; a frozen "

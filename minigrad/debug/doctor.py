@@ -2,9 +2,10 @@
 the common gradient mistakes once per site, and `mg.debug.explain(loss, model)` diagnoses every
 parameter whose gradient is missing (None) or exactly zero.
 
-Nothing here runs when the doctor is off: watching works by wrapping `Function.apply`, the Tensor
-conversions (.item(), float(), ...), tensor creation, backward, gradient accumulation and the
-optimizer/module gradient calls only while a watch is open, and restoring them after.
+Nothing here runs when the doctor is off: while a watch is open it registers observers
+(autograd/observers.py) of every op, the Tensor conversions (.item(), float(), ...), tensor
+creation, detach, backward, gradient accumulation and the optimizer/module gradient calls, and
+removes them after. It replaces nothing of minigrad's.
 
 The twelve mistakes and where each is caught (see docs/debugging.md):
   1 detach()          cut event, explain(): "path cut by detach() at file:line"
@@ -20,6 +21,7 @@ The twelve mistakes and where each is caught (see docs/debugging.md):
  11 non-differentiable cut event for an op whose result does not require grad
  12 zero vs missing   explain() tells "reached but zero" from "not reached"
 """
+import os
 import warnings
 import weakref
 
@@ -27,6 +29,7 @@ import numpy as np
 
 from ..autograd import engine as _engine
 from ..autograd import function as _function
+from ..autograd import observers as _observers
 from ..autograd.grad_mode import _state as _grad_state
 from ..tensor import Tensor
 from ._sites import _PKG, _is_internal, fmt, user_site
@@ -63,7 +66,7 @@ class _Watch:
 
 
 _watches = []      # the open watches (innermost last)
-_saved = {}        # what enable() replaced, restored by disable()
+_handles = []      # the observer handles registered while any watch is open
 _last = [None]     # the most recent watch, read by explain()
 
 
@@ -98,10 +101,22 @@ def _leaf_ids(tensors):
     return out
 
 
+_DISPATCH = {_PKG + "autograd" + os.sep + n for n in ("function.py", "observers.py", "levels.py")}
+
+
+def _op_frame():
+    """The frame that called the op's apply (an op wrapper, a Tensor method, or user code): the
+    first frame outside the dispatch (autograd/function.py, observers.py, levels.py) and the doctor."""
+    f = sys._getframe(2)
+    while f is not None and (f.f_code.co_filename in _DISPATCH or f.f_code.co_filename == __file__):
+        f = f.f_back
+    return f
+
+
 def _direct_user_call():
     """True when the op was called by user code through Tensor methods/op wrappers only (not from
     inside nn, functional, optim, ...): the user wrote this binary op."""
-    f = sys._getframe(3)
+    f = _op_frame()
     ops_dir = _PKG + "ops"
     while f is not None and _is_internal(f.f_code.co_filename):
         fn = f.f_code.co_filename
@@ -116,64 +131,72 @@ _BINARY = {"Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Atan2", "Hy
 
 
 # -- the wrappers ---------------------------------------------------------------------------------
-def _watching_apply(orig):
-    def apply(cls, *args):
-        w = _current()
-        out = orig.__func__(cls, *args)
-        if w is None or _engine._callbacks:  # not watching, or an op run by the engine inside backward
-            return out
-        site = user_site(1)
-        outs = out if type(out) is tuple else (out,)
-        ins = [a for a in args if isinstance(a, Tensor)]
-        req = [a for a in ins if a.requires_grad]
-        name = getattr(cls, "op_name", None) or _snake(cls.__name__)
-        for a in req:
-            if a.grad_fn is None:
-                lst = w.consumers.setdefault(id(a), [])
-                lst.append((name, site))
-                del lst[:-4]  # the latest few ops that read the leaf
-                data = [b for b in ins if not (b.requires_grad and b.grad_fn is None)]
-                if data and all(b._data.size and not np.any(b._data) for b in data):
-                    w.zero_inputs[id(a)] = (name, site)
-                else:
-                    w.zero_inputs.pop(id(a), None)
-            elif a.grad_fn._seq < w.last_backward_seq and not _is_internal_call():
-                w.warn(7, site, f"mistake 7 (graph kept alive across iterations): at {fmt(site)} a tensor "
-                       f"computed before the last backward() ({a.grad_fn.name()}) joins a new graph, so "
-                       f"every step's graph stays in memory (e.g. `total_loss += loss`). Accumulate "
-                       f"`loss.item()` or `loss.detach()` instead.")
-        # provenance: where a path from the leaves stops
-        why = None
-        if req and not _grad_state.enabled and _grad_state.site is not None:
-            why = ("no_grad", _grad_state.site)
-        elif req and _grad_state.enabled and not any(getattr(t, "requires_grad", False) for t in outs):
-            why = ("nondiff", site, name)
-        elif not req:
-            for a in ins:
-                if getattr(a, "_why", None) is not None:
-                    why = a._why
-                    break
-        if why is not None:
-            for t in outs:
-                if isinstance(t, Tensor):
-                    t._why = why
-            if req:
-                w.cuts.append((why[0], why[1], name, _leaf_ids(req)))
-        if "relu" in cls.__name__.lower() and "backward" not in cls.__name__.lower() and ins:
-            x = ins[0]._data
-            if x.size:
-                w.relus.append((site, float(np.mean(x <= 0))))
-        if cls.__name__ in _BINARY and len(ins) == 2 and _direct_user_call():
-            a, b = ins
-            if a.ndim and b.ndim and a.shape != b.shape:
-                n = out.numel() if isinstance(out, Tensor) else 0
-                if n > a.numel() and n > b.numel():
-                    w.warn(10, site, f"mistake 10 (silent broadcasting): {name} at {fmt(site)} "
-                           f"broadcasts {tuple(a.shape)} with {tuple(b.shape)} into {tuple(out.shape)}: both "
-                           f"operands grew. If you meant elementwise, make the shapes equal (e.g. "
-                           f"`.squeeze(-1)` or `.reshape({tuple(a.shape)})`).")
+class _OpWatch:
+    """The op observer (autograd/observers.py) while a watch is open."""
+
+    def enter(self, cls, args):
+        return None
+
+    def exit(self, cls, args, out, token):
+        if out is not None:
+            _watch_op(cls, args, out)
+
+
+def _watch_op(cls, args, out):
+    w = _current()
+    if w is None or _engine._callbacks:  # not watching, or an op run by the engine inside backward
         return out
-    return classmethod(apply)
+    site = user_site(1)
+    outs = out if type(out) is tuple else (out,)
+    ins = [a for a in args if isinstance(a, Tensor)]
+    req = [a for a in ins if a.requires_grad]
+    name = getattr(cls, "op_name", None) or _snake(cls.__name__)
+    for a in req:
+        if a.grad_fn is None:
+            lst = w.consumers.setdefault(id(a), [])
+            lst.append((name, site))
+            del lst[:-4]  # the latest few ops that read the leaf
+            data = [b for b in ins if not (b.requires_grad and b.grad_fn is None)]
+            if data and all(b._data.size and not np.any(b._data) for b in data):
+                w.zero_inputs[id(a)] = (name, site)
+            else:
+                w.zero_inputs.pop(id(a), None)
+        elif a.grad_fn._seq < w.last_backward_seq and not _is_internal_call():
+            w.warn(7, site, f"mistake 7 (graph kept alive across iterations): at {fmt(site)} a tensor "
+                   f"computed before the last backward() ({a.grad_fn.name()}) joins a new graph, so "
+                   f"every step's graph stays in memory (e.g. `total_loss += loss`). Accumulate "
+                   f"`loss.item()` or `loss.detach()` instead.")
+    # provenance: where a path from the leaves stops
+    why = None
+    if req and not _grad_state.enabled and _grad_state.site is not None:
+        why = ("no_grad", _grad_state.site)
+    elif req and _grad_state.enabled and not any(getattr(t, "requires_grad", False) for t in outs):
+        why = ("nondiff", site, name)
+    elif not req:
+        for a in ins:
+            if getattr(a, "_why", None) is not None:
+                why = a._why
+                break
+    if why is not None:
+        for t in outs:
+            if isinstance(t, Tensor):
+                t._why = why
+        if req:
+            w.cuts.append((why[0], why[1], name, _leaf_ids(req)))
+    if "relu" in cls.__name__.lower() and "backward" not in cls.__name__.lower() and ins:
+        x = ins[0]._data
+        if x.size:
+            w.relus.append((site, float(np.mean(x <= 0))))
+    if cls.__name__ in _BINARY and len(ins) == 2 and _direct_user_call():
+        a, b = ins
+        if a.ndim and b.ndim and a.shape != b.shape:
+            n = out.numel() if isinstance(out, Tensor) else 0
+            if n > a.numel() and n > b.numel():
+                w.warn(10, site, f"mistake 10 (silent broadcasting): {name} at {fmt(site)} "
+                       f"broadcasts {tuple(a.shape)} with {tuple(b.shape)} into {tuple(out.shape)}: both "
+                       f"operands grew. If you meant elementwise, make the shapes equal (e.g. "
+                       f"`.squeeze(-1)` or `.reshape({tuple(a.shape)})`).")
+    return out
 
 
 def _snake(name):
@@ -183,24 +206,21 @@ def _snake(name):
 
 
 def _is_internal_call():
-    f = sys._getframe(3)
+    f = _op_frame()
+    f = f.f_back if f is not None else None  # the caller of the op's wrapper
     return f is not None and _is_internal(f.f_code.co_filename) and "/ops/" not in f.f_code.co_filename \
         and not f.f_code.co_filename.endswith("tensor.py")
 
 
-def _to_python(orig, method):
-    def convert(self, *args):
-        value = orig(self, *args)
-        w = _current()
-        if w is not None and self.requires_grad:
-            site = user_site(1)
-            vals = value if isinstance(value, list) else [value]
-            for v in _flat(vals):
-                w.py_values[id(v)] = (site, method, v)
-            # keep the values alive so their ids stay theirs while the watch is open
-            w.__dict__.setdefault("_keep", []).append(value)
-        return value
-    return convert
+def _to_python(t, method, value):
+    w = _current()
+    if w is not None and t.requires_grad:
+        site = user_site(1)
+        vals = value if isinstance(value, list) else [value]
+        for v in _flat(vals):
+            w.py_values[id(v)] = (site, method, v)
+        # keep the values alive so their ids stay theirs while the watch is open
+        w.__dict__.setdefault("_keep", []).append(value)
 
 
 def _flat(vals):
@@ -211,57 +231,47 @@ def _flat(vals):
             yield v
 
 
-def _creating(orig):
-    def create(data, *args, **kwargs):
-        t = orig(data, *args, **kwargs)
-        w = _current()
-        if w is not None and w.py_values:
-            vals = data if isinstance(data, (list, tuple)) else [data]
-            for v in _flat(list(vals)):
-                hit = w.py_values.get(id(v))
-                if hit is not None and hit[2] is v:
-                    site = user_site(1)
-                    src_site, method = hit[0], hit[1]
-                    t._why = ("python", src_site, method)
-                    w.warn(9, site, f"mistake 9 (graph broken through a Python number): the tensor made at "
-                           f"{fmt(site)} holds a value taken by .{method}() at {fmt(src_site)} from a "
-                           f"tensor that requires grad; no gradient flows through it. Keep the tensor "
-                           f"(no .{method}()) where the gradient must flow.")
-                    break
-        return t
-    return create
+def _creating(t, data):
+    w = _current()
+    if w is not None and w.py_values:
+        vals = data if isinstance(data, (list, tuple)) else [data]
+        for v in _flat(list(vals)):
+            hit = w.py_values.get(id(v))
+            if hit is not None and hit[2] is v:
+                site = user_site(1)
+                src_site, method = hit[0], hit[1]
+                t._why = ("python", src_site, method)
+                w.warn(9, site, f"mistake 9 (graph broken through a Python number): the tensor made at "
+                       f"{fmt(site)} holds a value taken by .{method}() at {fmt(src_site)} from a "
+                       f"tensor that requires grad; no gradient flows through it. Keep the tensor "
+                       f"(no .{method}()) where the gradient must flow.")
+                break
 
 
-def _detaching(orig):
-    def detach(self):
-        t = orig(self)
-        w = _current()
-        if w is not None and self.requires_grad:
-            site = user_site(1)
-            t._why = ("detach", site)
-            w.cuts.append(("detach", site, "detach", _leaf_ids([self])))
-        return t
-    return detach
+def _detaching(src, t):
+    w = _current()
+    if w is not None and src.requires_grad:
+        site = user_site(1)
+        t._why = ("detach", site)
+        w.cuts.append(("detach", site, "detach", _leaf_ids([src])))
 
 
-def _backward(orig):
-    def backward(self, *args, **kwargs):
-        w = _current()
-        if w is not None:
-            site = user_site(1)
-            if self.grad_fn is not None and w.last_backward_seq >= 0:
-                old = [n for n in _nodes(self.grad_fn) if n._seq < w.last_backward_seq]
-                if old:
-                    w.warn(7, site, f"mistake 7 (graph kept alive across iterations): the tensor "
-                           f"backpropagated at {fmt(site)} still holds {len(old)} node(s) of a graph built "
-                           f"before the previous backward() (oldest: {old[-1].name()}). Detach what you "
-                           f"carry from one step to the next (`.detach()`, `.item()`).")
-        out = orig(self, *args, **kwargs)
-        if w is not None:
-            w.backwards += 1
-            w.last_backward_seq = next(_function._seq)
-        return out
-    return backward
+def _backward(t, phase):
+    w = _current()
+    if w is None:
+        return
+    if phase == "end":
+        w.backwards += 1
+        w.last_backward_seq = next(_function._seq)
+        return
+    site = user_site(1)
+    if t.grad_fn is not None and w.last_backward_seq >= 0:
+        old = [n for n in _nodes(t.grad_fn) if n._seq < w.last_backward_seq]
+        if old:
+            w.warn(7, site, f"mistake 7 (graph kept alive across iterations): the tensor "
+                   f"backpropagated at {fmt(site)} still holds {len(old)} node(s) of a graph built "
+                   f"before the previous backward() (oldest: {old[-1].name()}). Detach what you "
+                   f"carry from one step to the next (`.detach()`, `.item()`).")
 
 
 def _nodes(root):
@@ -276,39 +286,30 @@ def _nodes(root):
     return sorted(out, key=lambda n: n._seq, reverse=True)
 
 
-def _accumulating(orig):
-    def accumulate(var, g, *args, **kwargs):
-        w = _current()
-        if w is not None:
-            first = var._grad is None
-            w.accum[id(var)] = 1 if first else w.accum.get(id(var), 0) + 1
-        return orig(var, g, *args, **kwargs)
-    return accumulate
+def _accumulating(var, g):
+    w = _current()
+    if w is not None:
+        first = var._grad is None
+        w.accum[id(var)] = 1 if first else w.accum.get(id(var), 0) + 1
 
 
-def _zeroing(orig):
-    def zero_grad(self, *args, **kwargs):
-        w = _current()
-        if w is not None:
-            for p in _params_of(self):
-                w.accum.pop(id(p), None)
-        return orig(self, *args, **kwargs)
-    return zero_grad
+def _zeroing(owner, params):
+    w = _current()
+    if w is not None:
+        for p in params:
+            w.accum.pop(id(p), None)
 
 
-def _stepping(orig):
-    def step(self, *args, **kwargs):
-        w = _current()
-        if w is not None and not w.allow_accumulation:
-            many = [(w.accum[id(p)]) for p in _params_of(self) if w.accum.get(id(p), 0) >= 2]
-            if many:
-                site = user_site(1)
-                w.warn(5, site, f"mistake 5 (gradients not cleared): optimizer.step() at {fmt(site)} uses the "
-                       f"gradients of {len(many)} parameter(s) summed over {max(many)} backward passes since "
-                       f"the last zero_grad(). Call optimizer.zero_grad() every step, or, if you accumulate "
-                       f"on purpose, say so with mg.debug.watch(allow_accumulation=True).")
-        return orig(self, *args, **kwargs)
-    return step
+def _stepping(opt, params):
+    w = _current()
+    if w is not None and not w.allow_accumulation:
+        many = [(w.accum[id(p)]) for p in params if w.accum.get(id(p), 0) >= 2]
+        if many:
+            site = user_site(1)
+            w.warn(5, site, f"mistake 5 (gradients not cleared): optimizer.step() at {fmt(site)} uses the "
+                   f"gradients of {len(many)} parameter(s) summed over {max(many)} backward passes since "
+                   f"the last zero_grad(). Call optimizer.zero_grad() every step, or, if you accumulate "
+                   f"on purpose, say so with mg.debug.watch(allow_accumulation=True).")
 
 
 def _params_of(obj):
@@ -319,46 +320,18 @@ def _params_of(obj):
 
 
 # -- switching it on and off ----------------------------------------------------------------------
-def _patch(owner, name, make):
-    key = (owner, name)
-    if key not in _saved:
-        _saved[key] = owner.__dict__[name]
-        setattr(owner, name, make(_saved[key]))
-
-
 def _install():
-    import minigrad
-    from .. import creation
-    from ..nn.modules.module import Module
-    from ..optim.optimizer import Optimizer
-    _patch(_function.Function, "apply", _watching_apply)
-    for m in ("item", "tolist", "__float__", "__int__"):
-        _patch(Tensor, m, lambda f, m=m: _to_python(f, m.strip("_")))
-    _patch(Tensor, "backward", _backward)
-    _patch(Tensor, "detach", _detaching)
-    _patch(creation, "tensor", _creating)
-    _saved[(minigrad, "tensor")] = minigrad.__dict__["tensor"]
-    minigrad.tensor = creation.tensor
-    _patch(_engine, "_accumulate", _accumulating)
-    _patch(Module, "zero_grad", _zeroing)
-    for cls in [Optimizer] + _subclasses(Optimizer):
-        if "step" in cls.__dict__:
-            _patch(cls, "step", _stepping)
-        if "zero_grad" in cls.__dict__:
-            _patch(cls, "zero_grad", _zeroing)
-
-
-def _subclasses(cls):
-    out = []
-    for c in cls.__subclasses__():
-        out += [c] + _subclasses(c)
-    return out
+    """Register the doctor's observers (autograd/observers.py); nothing of minigrad is replaced."""
+    _handles.append(_observers.register_op_observer(_OpWatch()))
+    for event, fn in (("to_python", _to_python), ("tensor", _creating), ("detach", _detaching),
+                      ("backward", _backward), ("accumulate", _accumulating), ("zero_grad", _zeroing),
+                      ("step", _stepping)):
+        _handles.append(_observers.register(event, fn))
 
 
 def _uninstall():
-    for (owner, name), orig in list(_saved.items()):
-        setattr(owner, name, orig)
-    _saved.clear()
+    while _handles:
+        _handles.pop().remove()
 
 
 def enable(allow_accumulation=False):

@@ -181,31 +181,75 @@ def getitem(cls, level, args):
     if not _is_batched(x, level):
         raise Fallback
     idx = index if isinstance(index, tuple) else (index,)
+    return _out(cls.apply(_front(x), (slice(None),) + idx), level, _index_bdim(idx))
+
+
+def _index_bdim(idx):
+    """Where x[(slice(None),) + idx] puts the batch dim: 0, or after the advanced-index dims when
+    NumPy moves those first (advanced indices not adjacent)."""
     arrays = [i for i in idx if isinstance(i, np.ndarray)]
-    bdim = 0
     if arrays:
         adv = [k for k, i in enumerate(idx) if isinstance(i, np.ndarray)
                or isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))]
-        if adv[-1] - adv[0] + 1 != len(adv):  # NumPy puts the advanced-index dims first
+        if adv[-1] - adv[0] + 1 != len(adv):
             shapes = [(int(i.sum()),) if i.dtype == np.bool_ else i.shape for i in arrays]
-            bdim = len(np.broadcast_shapes(*shapes))
-    return _out(cls.apply(_front(x), (slice(None),) + idx), level, bdim)
+            return len(np.broadcast_shapes(*shapes))
+    return 0
+
+
+def index_add(cls, level, args):
+    """GetItem's backward (and its JVP) on a batched g: zeros with the batch in front, g added at
+    the index behind a full slice, g's batch dim where getitem's rule put it."""
+    g, index, shape = args
+    _no_static_arrays(args)
+    if not _is_batched(g, level):
+        raise Fallback
+    idx = index if isinstance(index, tuple) else (index,)
+    p = _front(g)
+    bdim = _index_bdim(idx)
+    if bdim:
+        p = p.movedim(0, bdim)
+    return _out(cls.apply(p, (slice(None),) + idx, (p.shape[bdim],) + tuple(shape)), level)
+
+
+def _index_at(index, level):
+    """(index array batch first, True) for an array read through a tensor batched at `level`;
+    (index, False) for a plain array; Fallback for one batched at another level."""
+    if type(index) is _Physical:
+        bt = index._bt
+        if bt is None:
+            return index.view(np.ndarray), False
+        if bt._level != level or type(bt._value) is BatchedTensor:
+            raise Fallback
+        return _front(bt)._data, True
+    return index, False
 
 
 def gather(cls, level, args):
     x, d, index = args
-    if type(index) is _Physical or not _is_batched(x, level):
-        raise Fallback
-    p = _front(x)
-    index = np.broadcast_to(index, (p.shape[0],) + index.shape)
+    index, batched = _index_at(index, level)
+    p = _expand_to(x, level)
+    if not batched:
+        index = np.broadcast_to(index, (p.shape[0],) + index.shape)
     return _out(cls.apply(p, _shift(d, x.ndim), index), level)
 
 
 def embedding_rule(cls, level, args):
     w, idx, pad_idx = args
-    if _is_batched(w, level) or type(idx) is not _Physical or idx._bt is None or idx._bt._level != level:
+    idx, batched = _index_at(idx, level)
+    if not _is_batched(w, level):
+        if not batched:
+            raise Fallback
+        return _out(cls.apply(w, idx, pad_idx), level)
+    if pad_idx is not None:   # one padding row per sample: not one row of the folded table
         raise Fallback
-    return _out(cls.apply(w, _front(idx._bt)._data, pad_idx), level)
+    # per-sample tables: the batch folded into the rows, sample b's indices offset by b * V
+    pw = _front(w)
+    B, V = pw.shape[0], pw.shape[1]
+    if not batched:
+        idx = np.broadcast_to(idx, (B,) + idx.shape)
+    off = idx + (np.arange(B, dtype=idx.dtype) * V).reshape((B,) + (1,) * (idx.ndim - 1))
+    return _out(cls.apply(pw.reshape(B * V, pw.shape[2]), off, None), level)
 
 
 # -- matmul, linear, einsum -------------------------------------------------------------------------------
@@ -217,11 +261,11 @@ def matmul(cls, level, args):
     rank = max(xs.ndim, ys.ndim)
     px = _aligned(xs, level, rank) if _is_batched(xs, level) else xs
     py = _aligned(ys, level, rank) if _is_batched(ys, level) else ys
-    out = cls.apply(px, py)
+    out = cls.apply(px, py)   # physical (B, ..., M, N): the batch dim is never one of the last two
+    if rx == 1:
+        out = out.squeeze(-2)  # first, while N (a size-1 dim too when ry == 1) is still last
     if ry == 1:
         out = out.squeeze(-1)
-    if rx == 1:
-        out = out.squeeze(-2)
     return _out(out, level)
 
 
@@ -366,7 +410,10 @@ def _reduce_per_sample(out, reduction, level, denom=None):
 
 
 def cross_entropy(cls, level, args):
-    z, target, w, probs, ignore_index, reduction, eps = args
+    if cls is loss.CrossEntropyLoss:
+        z, target, w, probs, ignore_index, reduction, eps = args
+    else:   # NllLoss(input, target, weight, ignore_index, reduction)
+        (z, target, w, ignore_index, reduction), probs, eps = args, False, 0.0
     if _is_batched(w, level) or z.ndim < 2:
         raise Fallback
     B = _size(level)
@@ -429,6 +476,7 @@ RULES.update({shape.View: view, shape.Squeeze: view, shape.Unsqueeze: view, shap
               shape.Transpose: permute, shape.T: permute, shape.Expand: expand, shape.Repeat: repeat,
               shape.Flip: flip, shape.Cat: cat, shape.Stack: cat, shape.Tril: leading_batch,
               shape.Triu: leading_batch, linalg.Diagonal: diagonal, padding.ConstantPadNd: pad})
+RULES[indexing.IndexAdd] = index_add
 RULES.update({c: getitem for c in (indexing.GetItem, indexing.BasicGetItem, indexing.Slice, indexing.Select,
                                     indexing.Index)})
 RULES.update({indexing.Gather: gather, embedding.Embedding: embedding_rule})

@@ -28,6 +28,8 @@ import warnings
 import numpy as np
 
 from ..autograd import function as _function
+from ..autograd import levels as _levels_mod
+from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 
 __all__ = ["vmap"]
@@ -35,16 +37,47 @@ __all__ = ["vmap"]
 _RANDOMNESS = ("error", "different", "same")
 
 
-class _Level:
-    __slots__ = ("id", "size", "randomness")
+class _Level(_levels_mod.Level):
+    """A running vmap: a level of the transform stack (autograd/levels.py). An op with an argument
+    batched at this level runs its batching rule (or the per-sample loop), below this level."""
 
-    def __init__(self, id, size, randomness):
-        self.id, self.size, self.randomness = id, size, randomness
+    kind = "vmap"
+
+    def __init__(self, size, randomness):
+        self.size, self.randomness = size, randomness
+
+    def process(self, cls, args):
+        me = self.id
+        batched = False
+        for a in args:
+            t = type(a)
+            if t is BatchedTensor:
+                if a._level == me:
+                    batched = True
+                    break
+            elif (t is _Physical or t is tuple or t is list) and _level_of(a) == me:
+                batched = True
+                break
+        if getattr(cls, "_random", False):
+            return _levels_mod.run_below(self, _random_op, self, cls, args, batched)
+        if not batched:
+            return _levels_mod.below(self, cls, args)
+        return _levels_mod.run_at(self, _batch, cls, me, args)
 
 
-_levels = []      # the running vmaps, outermost first
-_ids = itertools.count(1)
-_orig = [None]    # Function.apply while no vmap runs
+def _batch(cls, level, args):
+    """The op on arguments batched at `level`: its batching rule, or the loop over the batch."""
+    from .batching_rules import rule_for, Fallback
+    rule = rule_for(cls)
+    if rule is not None:
+        try:
+            return rule(cls, level, args)
+        except Fallback:
+            pass
+    return _fallback(cls, level, args)
+
+
+_by_id = {}       # the running vmaps by level id (ids are unique: a BatchedTensor names its level)
 _new = object.__new__
 
 
@@ -184,9 +217,9 @@ def _level_of(a):
 
 
 def _size(level):
-    for lv in _levels:
-        if lv.id == level:
-            return lv.size
+    lv = _by_id.get(level)
+    if lv is not None:
+        return lv.size
     raise RuntimeError(f"vmap: level {level} is not running (a BatchedTensor escaped its vmap)")
 
 
@@ -270,50 +303,20 @@ def _from_canonical(p, levels):
     return p
 
 
-# -- the interposer on Function.apply ----------------------------------------------------------------
-def _vmap_apply(orig):
-    call = orig.__func__
-
-    def apply(cls, *args):
-        level = 0
-        for a in args:
-            t = type(a)
-            if t is BatchedTensor:
-                if a._level > level:
-                    level = a._level
-            elif t is _Physical or t is tuple or t is list:
-                lv = _level_of(a)
-                if lv > level:
-                    level = lv
-        if cls.__dict__.get("_random") or getattr(cls, "_random", False):
-            return _random_op(cls, args, call, level)
-        if not level:
-            return call(cls, *args)
-        from .batching_rules import rule_for, Fallback
-        rule = rule_for(cls)
-        if rule is not None:
-            try:
-                return rule(cls, level, args)
-            except Fallback:
-                pass
-        return _fallback(cls, level, args)
-    return classmethod(apply)
+def _running():
+    """This thread's running vmaps (in the current, possibly cut, stack), outermost first."""
+    return [lv for lv in _state.levels if lv.kind == "vmap"]
 
 
 def _enter(size, randomness):
-    if not _levels:
-        _orig[0] = _function.Function.__dict__["apply"]
-        _function.Function.apply = _vmap_apply(_orig[0])
-    lv = _Level(next(_ids), size, randomness)
-    _levels.append(lv)
+    lv = _levels_mod.push(_Level(size, randomness))
+    _by_id[lv.id] = lv
     return lv.id
 
 
 def _exit(level):
-    assert _levels and _levels[-1].id == level
-    _levels.pop()
-    if not _levels:
-        _function.Function.apply = _orig[0]
+    _levels_mod.pop(_by_id[level])  # raises, naming both, when a level entered inside is still open
+    del _by_id[level]
 
 
 # -- fallback: a loop over the batch -----------------------------------------------------------------
@@ -375,26 +378,94 @@ def _stack_outputs(outs, level, cls):
     return _wrap(stack(outs, 0), 0, level)
 
 
+def _physical_as(res, x):
+    """res (x's logical shape) laid out as x's physical tensor at x's level: its batch dim at x's."""
+    level = x._level
+    if _is_batched(res, level):
+        v = _move(res._value, res._bdim, x._bdim)
+    else:
+        v = _move(res.unsqueeze(0).expand(_size(level), *res.shape), 0, x._bdim)
+    return v
+
+
+# -- public ops whose wrapper reads its tensors' values: a loop at the wrapper ----------------------------
+def batched_by_loop(fn):
+    """Decorator for a public op whose Python wrapper reads an argument's values or checks its shape
+    before Function.apply (index checks and index arithmetic in NumPy: gather with a batched index,
+    scatter, index_select, ...): inside vmap, with a batched argument, the wrapper would see the
+    physical (batch-including) array. With a batched argument it runs once per sample of the innermost
+    level instead (the loop fallback, with its one-time performance warning), the results stacked.
+    Outside vmap it costs one list test."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _state.levels and _running():
+            level = max(_level_of(a) for a in itertools.chain(args, kwargs.values()))
+            if level:   # each sample through the wrapper again: it may be batched at an outer level
+                return _loop_call(wrapper, name, level, args, kwargs)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+_DYNAMIC = "has a data-dependent output shape (it may differ per sample)"
+
+
+def not_batchable(what, why=_DYNAMIC):
+    """Decorator for a public op vmap cannot batch: one whose output shape depends on the values
+    (nonzero, masked_select) or that returns a Python value (equal, allclose). Inside vmap with a
+    batched argument it raises (as torch.func.vmap does) instead of answering for the physical array."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if _state.levels and _running():
+                raise_if_batched(what, *args, *kwargs.values(), why=why)
+            return fn(*args, **kwargs)
+        return wrapper
+    return deco
+
+
+def raise_if_batched(what, *values, why=_DYNAMIC):
+    if _state.levels and _running() and max((_level_of(v) for v in values), default=0):
+        raise RuntimeError(f"vmap: {what} {why}, which vmap cannot batch; call it outside vmap")
+
+
+def _loop_call(fn, name, level, args, kwargs):
+    _warn_fallback(name)
+    size = _size(level)
+    if size == 0:
+        raise RuntimeError(f"vmap: {name} has no batching rule and the batch is empty: its output shape "
+                           f"cannot be found by the fallback loop")
+    outs = [fn(*[_select(a, level, i) for a in args], **{k: _select(v, level, i) for k, v in kwargs.items()})
+            for i in range(size)]
+    first = outs[0]
+    if isinstance(first, tuple):
+        parts = [_stack_outputs([o[k] for o in outs], level, fn) for k in range(len(first))]
+        return type(first)(*parts) if hasattr(first, "_fields") else type(first)(parts)
+    return _stack_outputs(outs, level, fn)
+
+
 # -- randomness ------------------------------------------------------------------------------------------
-def _random_op(cls, args, call, level):
-    """A random op inside vmap: 'error' raises, 'same' draws once, 'different' draws per sample."""
-    if any(lv.randomness == "error" for lv in _levels):
+def _random_op(vlevel, cls, args, batched):
+    """A random op at a vmap level (run below it): 'error' raises, 'same' draws once for the level's
+    samples, 'different' draws one per sample (a loop over the batch when an argument is batched)."""
+    if vlevel.randomness == "error":
         raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
                            "'same' or 'different' randomness flags on vmap or perform the randomness operation "
                            "out of vmap")
-    diff = [lv for lv in _levels if lv.randomness == "different"]
-    if level or not diff:  # batched arguments, or every level draws the same
-        return call(cls, *args) if not level else _fallback(cls, level, args)
-    if args and type(args[0]) is tuple:  # (shape, ...): draw one per sample of every 'different' level
-        shape = tuple(lv.size for lv in diff) + tuple(args[0])
-        out = call(cls, shape, *args[1:])
-        return _from_canonical(out, [lv.id for lv in diff])
+    if batched:
+        return _fallback(cls, vlevel.id, args)
+    if vlevel.randomness == "same":
+        return cls.apply(*args)
+    if args and isinstance(args[0], tuple):  # (shape, ...) (a tuple or mg.Size): one draw per sample
+        out = cls.apply((vlevel.size,) + tuple(args[0]), *args[1:])
+        return _wrap(out, 0, vlevel.id)
     raise RuntimeError(f"vmap: randomness='different' is not supported for {_op_name(cls)}")
 
 
 # -- transforms inside vmap (called from mg.func) -----------------------------------------------------------
 def _active():
-    return [lv.id for lv in _levels]
+    return [lv.id for lv in _running()]
 
 
 def _any_batched(*trees):
@@ -412,14 +483,22 @@ def _flatten(x):
         yield x
 
 
-def _leaf(x):
-    """grad's input inside vmap: a per-sample leaf, batched at every running level."""
+def _leaf(x, own=None):
+    """A transform's input inside vmap, batched at every running level: a per-sample fresh leaf
+    (appended to `own`), or, when the physical tensor requires grad (an enclosing transform
+    differentiates through x, or x is closed over), a fresh alias of it: the graph stays connected
+    and the transform's gradient counts only the paths through its own input."""
     base, layers = _peel(_lift(x, _active()))
-    if not base.requires_grad:   # (an enclosing transform differentiating through x keeps its graph)
-        fw = base.__dict__.get("_fw")
+    fw = base.__dict__.get("_fw")
+    if base.requires_grad:
+        from ..autograd.forward_ad import Alias
+        base = Alias.apply(base)
+    else:
         base = base.detach().requires_grad_(True)
-        if fw:
-            base._fw = dict(fw)
+        if own is not None:
+            own.append(base)
+    if fw:
+        base._fw = {**fw, **(base.__dict__.get("_fw") or {})}
     return _rebuild(base, layers)
 
 
@@ -466,18 +545,17 @@ def _grad_loop(lv, outputs, inputs, cots, autograd_grad, levels):
 
 def _grad_of_below(lv, outputs, inputs, cots, autograd_grad):
     """_grad_of with level lv taken as not running (its sample already selected)."""
-    saved = _levels[:]
-    _levels[:] = [x for x in _levels if x.id != lv]
-    try:
-        if _levels and (_any_batched(outputs, inputs, cots)):
-            return _grad_of(outputs, inputs, cots, autograd_grad)
-        outs = [o for o in outputs]
-        cs = [Tensor._make(np.ones(o.shape, o.dtype)) if c is None else c for o, c in zip(outs, cots)]
-        base = [_peel(x)[0] for x in inputs]
-        gs = autograd_grad(outs, base, cs, retain_graph=True, create_graph=True, allow_unused=True)
-        return tuple(Tensor._make(np.zeros(b.shape, b.dtype)) if g is None else g for g, b in zip(gs, base))
-    finally:
-        _levels[:] = saved
+    return _levels_mod.run_without(_by_id[lv], _grad_of_rest, outputs, inputs, cots, autograd_grad)
+
+
+def _grad_of_rest(outputs, inputs, cots, autograd_grad):
+    if _running() and (_any_batched(outputs, inputs, cots)):
+        return _grad_of(outputs, inputs, cots, autograd_grad)
+    outs = [o for o in outputs]
+    cs = [Tensor._make(np.ones(o.shape, o.dtype)) if c is None else c for o, c in zip(outs, cots)]
+    base = [_peel(x)[0] for x in inputs]
+    gs = autograd_grad(outs, base, cs, retain_graph=True, create_graph=True, allow_unused=True)
+    return tuple(Tensor._make(np.zeros(b.shape, b.dtype)) if g is None else g for g, b in zip(gs, base))
 
 
 def _rewrap_like(g, x):
@@ -486,7 +564,12 @@ def _rewrap_like(g, x):
 
 
 def _jvp(jvp, func, primals, tangents, has_aux):
-    """jvp inside vmap: forward mode on the physical tensors (batch dims first, one per level)."""
+    """jvp inside vmap: forward mode on the physical tensors (batch dims first, one per level).
+
+    `jvp(f, primals, tangents, has_aux, under)` opens its dual level below the outermost vmap
+    batching the primals or tangents: the ops the batching rules run on the physical tensors carry
+    the tangents, and a grad inside (which differentiates the physical graph, _grad_of) sees them,
+    so vmap(jvp(grad(f))) is exact."""
     levels = _active()
     need = [lv for lv in levels if any(_batched_at(t, lv) for t in tuple(primals) + tuple(tangents))]
     P = tuple(_canonical(p, need) for p in primals)
@@ -502,7 +585,7 @@ def _jvp(jvp, func, primals, tangents, has_aux):
         outs = tuple(_canonical(o, need) for o in (out if isinstance(out, tuple) else (out,)))
         res = outs[0] if single[0] else outs
         return (res, aux) if has_aux else res
-    res = jvp(f_phys, P, T, has_aux=has_aux)
+    res = jvp(f_phys, P, T, has_aux, _by_id[need[0]])
     back = (lambda v: _from_canonical(v, need)) if single[0] else \
         (lambda v: tuple(_from_canonical(x, need) for x in v))
     out = (back(res[0]), back(res[1]))
@@ -511,8 +594,12 @@ def _jvp(jvp, func, primals, tangents, has_aux):
 
 # -- vmap itself -----------------------------------------------------------------------------------
 def _tree_flatten(x):
-    """(leaves, rebuild) over tuples, lists and dicts (other values are leaves)."""
-    if isinstance(x, (tuple, list)) and not hasattr(x, "_fields"):
+    """(leaves, rebuild) over tuples (namedtuples included, as torch's pytrees: sort, max(dim=)),
+    lists and dicts (other values are leaves)."""
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        leaves, rb = _tree_flatten(tuple(x))
+        return leaves, lambda vals: type(x)(*rb(vals))
+    if isinstance(x, (tuple, list)):
         parts = [_tree_flatten(v) for v in x]
         sizes = [len(p[0]) for p in parts]
 

@@ -21,6 +21,7 @@ import types
 import numpy as np
 
 from ..autograd import function as _function
+from ..autograd import levels as _levels
 from ..tensor import Tensor
 from .ir import Eqn, Graph, HyperRef, StateBinding, Var
 
@@ -52,6 +53,20 @@ def _name_gen():
                 break
         i += 1
         yield s
+
+
+class TraceLevel(_levels.Level):
+    """mg.trace's level on the transform stack: every op below the traced function's call is
+    recorded by its Tracer as an equation, then run by the levels below (so a trace of a vmap or of a
+    jvp records the ops those transforms produce)."""
+
+    kind = "trace"
+
+    def __init__(self, tracer):
+        self.tracer = tracer
+
+    def process(self, cls, args):
+        return self.tracer.apply(cls, args)
 
 
 class Tracer:
@@ -204,11 +219,7 @@ class Tracer:
         # a dict argument is either configuration or a sink forward fills (batch norm's statistics):
         # the graph keeps a copy as it was before the call, and what forward adds are side outputs
         before = {i: dict(a) for i, a in enumerate(args) if type(a) is dict}
-        _function._tracer = None
-        try:
-            out = cls.apply(*args)
-        finally:
-            _function._tracer = self
+        out = _levels.below(self.level, cls, args)  # the op itself, run by the levels below
         spec = [self.var_of(a) if isinstance(a, Tensor) else self.static(a) for a in args]
         if getattr(cls, "_random", False):  # draws from a generator: make it an input
             i = cls._generator_arg
@@ -452,7 +463,7 @@ def trace(fn, *example_args, constants=(), on_break="raise", **kwargs):
             e:f32[] = mul d c
           in (e,) }
     """
-    if _function._tracer is not None:
+    if _function._state.tracer is not None:
         raise RuntimeError("mg.trace: already tracing (nested mg.trace calls are not supported)")
     t0 = time.perf_counter()
     arg_names = _arg_names_of(fn, len(example_args))
@@ -482,11 +493,11 @@ def trace(fn, *example_args, constants=(), on_break="raise", **kwargs):
     for pid, p in param_of_grad.items():
         beliefs[id(p)] = (p, p._grad)
     tr.grad_belief = beliefs
-    _function._tracer = tr
+    tr.level = _levels.push(TraceLevel(tr))
     try:
         out = fn(*example_args, **kwargs)
     finally:
-        _function._tracer = None
+        _levels.pop(tr.level)
         tr.pre = {}
     tr.pre = {}
     # a grad set to None by zero_grad after the graph last wrote it: clear it in the graph too

@@ -17,6 +17,7 @@ from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import is_recomputing
 from .. import kernels as _kernels
 from .. import ops as _ops
+from ..func.vmap import batched_by_loop
 from ..ops.activation import LeakyRelu
 from ..ops.elementwise import _promote
 from ..ops.conv import Col2Im, Convolution, Im2Col, _conv_pads, _make_geom, _pair
@@ -776,12 +777,18 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     res = out.squeeze(0) if unb else out
     if not return_indices:
         return res
+    flat = _max_pool2d_flat_indices(x, out, geo)
+    return res, (flat.squeeze(0) if unb else flat)
+
+
+@batched_by_loop
+def _max_pool2d_flat_indices(x, out, geo):
+    # NumPy arithmetic on the arrays: inside vmap, once per sample
     idx = max_pool2d_indices(x, geo, out)
     i, j = np.divmod(idx.astype(np.int64), geo.kw)
     h = np.arange(geo.OH)[:, None] * geo.sh + i * geo.dh - geo.pt
     w = np.arange(geo.OW)[None, :] * geo.sw + j * geo.dw - geo.pl
-    flat = _arr(h * geo.W + w)
-    return res, (flat.squeeze(0) if unb else flat)
+    return _arr(h * geo.W + w)
 
 
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -945,7 +952,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     """
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not supported")
-    idx = np.asarray(input._data if isinstance(input, Tensor) else input)
+    # input._data as it is: inside vmap an array that remembers its batched tensor (np.asarray would
+    # drop that, and the lookup would take the batch dim for an index dim)
+    idx = input._data if isinstance(input, Tensor) else np.asarray(input)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
     if weight.ndim != 2:

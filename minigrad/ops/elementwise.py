@@ -10,6 +10,7 @@ from .. import _dtype
 from ..autograd.function import (ALWAYS, IF_OTHER, INPUT, OUTPUT, BinaryUfunc, Function, UnaryUfunc, _binary,
                                  _plain, _scalar, _unary, _unrecorded)  # noqa: F401 (_scalar: ops/inplace.py)
 from ..tensor import Tensor
+from ..func.vmap import not_batchable as _not_batchable
 from .. import kernels as _kernels
 from ..kernels import buffers as _buffers
 
@@ -1178,11 +1179,16 @@ def isinf(input): return IsInf.apply(input)
 def isfinite(input): return IsFinite.apply(input)
 
 
+_BOOL = "returns a Python bool (one value, not one per sample)"
+
+
+@_not_batchable("equal", _BOOL)
 def equal(input, other):
     """True if x and y have the same shape and elements."""
     return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
 
 
+@_not_batchable("allclose", _BOOL)
 def allclose(input, other, rtol=1e-5, atol=1e-8, equal_nan=False):
     return bool(np.allclose(_raw(input), _raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
 

@@ -7,6 +7,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor
 from .._aliases import dim_alias as _dim_alias, accepts_axis as _accepts_axis
+from ..func.vmap import batched_by_loop, not_batchable
 
 # the public ops of this family: exported by minigrad.ops and minigrad (ops/__init__.py derives from it)
 __all__ = [
@@ -218,16 +219,22 @@ class Gather(Function):
 
 
 def _check_index(op, x, dim, index):
-    index = index._data if isinstance(index, Tensor) else np.asarray(index)
+    # the shape checked is the tensor's (inside vmap its per-sample shape; the array read through it
+    # has the batch dim too, and the op's batching rule or loop fallback reads it as such)
+    if isinstance(index, Tensor):
+        shape, index = tuple(index.shape), index._data
+    else:
+        index = np.asarray(index)
+        shape = index.shape
     if index.dtype.kind not in "iu":
         raise RuntimeError(f"{op}(): Expected dtype int64 for index, got {index.dtype}")
-    if index.ndim != x.ndim:
+    if len(shape) != x.ndim:
         raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as input "
-                           f"tensor (index shape {index.shape}, input shape {x.shape})")
+                           f"tensor (index shape {shape}, input shape {x.shape})")
     d = dim % x.ndim
-    for i, (si, sx) in enumerate(zip(index.shape, x.shape)):
+    for i, (si, sx) in enumerate(zip(shape, x.shape)):
         if i != d and si > sx:
-            raise RuntimeError(f"{op}(): Size does not match at dimension {i}: index shape {index.shape}, "
+            raise RuntimeError(f"{op}(): Size does not match at dimension {i}: index shape {shape}, "
                                f"input shape {x.shape}")
     if index.size and (index.min() < -x.shape[d] or index.max() >= x.shape[d]):
         raise IndexError(f"{op}(): index out of range for dimension {d} of size {x.shape[d]}")
@@ -276,6 +283,7 @@ def scatter_add(input, dim, index, src):
     return ScatterAdd.apply(input, d, index, src)
 
 
+@batched_by_loop
 @_accepts_axis
 def index_select(input, dim, index):
     index = index._data if isinstance(index, Tensor) else np.asarray(index)
@@ -285,6 +293,7 @@ def index_select(input, dim, index):
     return getitem(input, (slice(None),) * d + (index.reshape(-1).astype(np.int64),))
 
 
+@batched_by_loop
 def masked_fill(input, mask, value):
     from .elementwise import where
     if isinstance(value, Tensor) and value.ndim != 0:
@@ -303,6 +312,7 @@ def masked_fill(input, mask, value):
     return where(Tensor._make(m), value, input)
 
 
+@batched_by_loop
 def take_along_dim(input, indices, dim=None, *, axis=None):
     if axis is not None:  # NumPy's name, as PyTorch accepts
         dim = _dim_alias("take_along_dim", dim, axis, default=None)[0]

@@ -3,6 +3,8 @@
 Every in-place write bumps the tensor's version counter (shared with its views), so a backward
 that needs the old value raises instead of silently using the new one.
 """
+import sys
+
 import numpy as np
 
 from ..autograd.function import Function
@@ -18,9 +20,13 @@ def _requires(v):
 
 def write_inplace(x, name, compute, others=(), fast=None):
     """x <- compute(x). compute(alias) returns the out-of-place result as a Tensor."""
-    if _function._tracer is not None:  # mg.trace records the write as an effect (graph/trace.py)
-        compute, fast = _function._tracer.inplace(x, name, compute), None
-    if _forward_ad._levels:  # forward AD: compute out of place so the result's tangent is known
+    vm = sys.modules.get("minigrad.func.vmap")
+    if vm is not None and vm._running() and (vm._level_of(x) or any(vm._level_of(o) for o in others)):
+        # inside vmap, batched: the write goes to x's physical tensor
+        return _write_in_vmap(vm, x, name, compute, others)
+    if _function._state.tracer is not None:  # mg.trace records the write as an effect (graph/trace.py)
+        compute, fast = _function._state.tracer.inplace(x, name, compute), None
+    if _forward_ad._open():  # forward AD: compute out of place so the result's tangent is known
         fast = None
     record = _state.enabled and (x.requires_grad or any(_requires(o) for o in others))
     if _state.enabled and x.requires_grad and x.grad_fn is None:
@@ -51,6 +57,23 @@ def write_inplace(x, name, compute, others=(), fast=None):
     _assign(x, res, name)
     _rebase(x, res)
     x._bump_version()
+    return x
+
+
+def _write_in_vmap(vm, x, name, compute, others):
+    """An in-place op inside vmap. x batched: computed out of place on a copy, the result moved to
+    x's physical layout and written into x's physical tensor (itself batched at an outer level, or
+    plain). x not batched at the innermost level of an operand: each sample would write a different
+    value into one tensor, which raises (as torch.func.vmap)."""
+    lx = vm._level_of(x)
+    lo = max((vm._level_of(o) for o in others), default=0)
+    if lo > lx:
+        raise RuntimeError(f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor in "
+                           f"extra_args that is batched while self is not (an in-place write of per-sample "
+                           f"values into one tensor); use the out-of-place op instead")
+    res = compute(x.clone())
+    phys = vm._physical_as(res, x)
+    write_inplace(x._value, name, lambda a: phys, (phys,))
     return x
 
 
@@ -163,7 +186,7 @@ def into(out, op, *operands, name):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            f"differentiation, but one of the arguments requires grad.")
     ufunc = _ufunc_of(op)
-    tracer = _function._tracer
+    tracer = _function._state.tracer
     if ufunc is not None and _fits(out, operands) and tracer is None:
         Into.apply(ufunc, out._data, *[_operand(a, out) for a in operands])
     else:

@@ -11,6 +11,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor
 from .._aliases import accepts_axis as _accepts_axis
+from ..func.vmap import batched_by_loop, not_batchable
 from .indexing import IndexAdd, _along_index, _check_index
 
 __all__ = ["scatter", "scatter_reduce", "index_add", "index_copy", "index_fill", "masked_select", "nonzero"]
@@ -32,6 +33,7 @@ def _as_tensor(v, dtype):
     return v if isinstance(v, Tensor) else Tensor._make(np.asarray(v, dtype=dtype))
 
 
+@batched_by_loop
 @_accepts_axis
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):  # noqa: A002
     """`out = input` with `out[index[i][j]][j] = src[i][j]` along dim (torch.scatter); `value` writes a
@@ -186,6 +188,7 @@ def _ties(ctx, x, s, out, written, dtype):
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
 
+@batched_by_loop
 @_accepts_axis
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):  # noqa: A002
     """input with src reduced in at index along dim: reduce in 'sum', 'prod', 'mean', 'amax', 'amin'
@@ -217,6 +220,7 @@ def _dim_index(op, input, dim, index):
     return d, idx, (slice(None),) * d + (idx,)
 
 
+@batched_by_loop
 @_accepts_axis
 def index_add(input, dim, index, source, *, alpha=1):  # noqa: A002
     """input with alpha * source added at index along dim, repeated indices accumulating
@@ -233,6 +237,7 @@ def index_add(input, dim, index, source, *, alpha=1):  # noqa: A002
     return input + IndexAdd.apply(source, full, input.shape)
 
 
+@batched_by_loop
 @_accepts_axis
 def index_copy(input, dim, index, source):  # noqa: A002
     """input with the slices at index along dim replaced by source's (torch.index_copy)."""
@@ -247,6 +252,7 @@ def index_copy(input, dim, index, source):  # noqa: A002
     return where(Tensor._make(m), IndexAdd.apply(source, full, input.shape), input)
 
 
+@batched_by_loop
 @_accepts_axis
 def index_fill(input, dim, index, value):  # noqa: A002
     """input with the slices at index along dim set to value (a number or a 0-d tensor; torch.index_fill)."""
@@ -259,6 +265,7 @@ def index_fill(input, dim, index, value):  # noqa: A002
     return where(Tensor._make(m), _as_tensor(value, input.dtype), input)
 
 
+@not_batchable('masked_select')
 def masked_select(input, mask):  # noqa: A002
     """The elements of input where mask (broadcast together) is True, as a 1-D tensor (torch.masked_select)."""
     m = _arr(mask)
@@ -288,6 +295,7 @@ class Nonzero(Function):
         raise RuntimeError("nonzero: this op is not differentiable")
 
 
+@not_batchable('nonzero')
 def nonzero(input, *, as_tuple=False):  # noqa: A002
     """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one 1-D tensor per dim with
     as_tuple=True (torch.nonzero)."""

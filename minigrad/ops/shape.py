@@ -549,6 +549,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None, axis=N
     if axis is not None:  # NumPy's name, as PyTorch accepts
         dim = _dim_alias("repeat_interleave", dim, axis, default=None)[0]
     from .indexing import index_select
+    from ..func.vmap import raise_if_batched
+    raise_if_batched("repeat_interleave with per-sample repeats", input if repeats is None else repeats)
     if repeats is None:  # torch.repeat_interleave(repeats)
         counts = input._data if isinstance(input, Tensor) else np.asarray(input)
         if counts.ndim > 1 or counts.dtype.kind not in "iu":

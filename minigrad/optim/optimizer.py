@@ -18,6 +18,7 @@ import numpy as np
 from .._dtype import get_default_dtype
 from ..autograd import forward_ad as _forward_ad
 from ..autograd import function as _function
+from ..autograd import observers as _observers
 from ..autograd.function import Function
 from ..autograd.grad_mode import _state as _grad_state, enable_grad, no_grad
 from ..tensor import Tensor
@@ -78,7 +79,7 @@ def _hyper(group: dict, key: str, index: int | None = None) -> Any:
     not change the traced program (and so does not make mg.jit retrace).
     """
     value = group[key] if index is None else group[key][index]
-    tracer = _function._tracer
+    tracer = _function._state.tracer
     if tracer is None or isinstance(value, bool):
         return value if isinstance(value, Tensor) else float(value)
     return tracer.hyper_input(group, key, index, float(value))
@@ -89,7 +90,7 @@ def _nz(h: Any) -> bool:
     the branch still holds: HyperRef in graph/ir.py)."""
     if type(h) is float:
         return h != 0
-    return _function._tracer.hyper_nonzero[id(h)]
+    return _function._state.tracer.hyper_nonzero[id(h)]
 
 
 def _like(h: Any, t: Tensor) -> Any:
@@ -131,7 +132,7 @@ def _fusable(group: dict, params: list, *lists: list) -> bool:
     under mg.trace, which records the per-tensor in-place ops, nor forward AD, which needs them out
     of place), every parameter a writeable float array (not 0-d) whose gradient and state tensors have its
     shape and dtype, and every hyper-parameter a Python number (not a Tensor)."""
-    if not _FOREACH or _function._tracer is not None or _forward_ad._levels:
+    if not _FOREACH or _function._state.tracer is not None or _forward_ad._open():
         return False
     for v in group.values():  # (group["params"] is a list)
         if isinstance(v, Tensor):
@@ -177,7 +178,7 @@ def _bump(tensors: list) -> None:
 def _scalar(t: Tensor) -> Any:
     """A 0-d state tensor (a step count) as a Python float eagerly, as itself under mg.trace (where
     .item() would end the graph)."""
-    return t.item() if _function._tracer is None else t
+    return t.item() if _function._state.tracer is None else t
 
 
 # Scalar arithmetic of a step (bias corrections) in Python floats: the eager step calls the function
@@ -207,6 +208,26 @@ def _host_math(name: str, *scalars: Any) -> tuple:
     return HostMath.apply(name, *scalars)
 
 
+def _observed_step(step: Callable) -> Callable:
+    """step, emitting the "step" event (autograd/observers.py) first when anyone listens; once per
+    call, however many classes' steps the call passes through (super().step())."""
+    import functools
+
+    @functools.wraps(step)
+    def wrapper(self, *args: Any, **kwargs: Any) -> Any:
+        if "step" in _observers._events and not self.__dict__.get("_stepping"):
+            _observers.emit("step", self, [p for g in self.param_groups for p in g["params"]])
+            self._stepping = True
+            try:
+                return step(self, *args, **kwargs)
+            finally:
+                self._stepping = False
+        return step(self, *args, **kwargs)
+    return wrapper
+
+
+
+
 class Optimizer:
     """Base class for all optimizers.
 
@@ -227,6 +248,13 @@ class Optimizer:
         >>> loss_fn(model(x), y).backward()
         >>> opt.step()
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # every optimizer's step (a user's subclass too) announces itself to the observers (the
+        # gradient doctor's "gradients not cleared" check), as PyTorch wraps step for its hooks
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = _observed_step(cls.__dict__["step"])
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -331,6 +359,8 @@ class Optimizer:
             set_to_none (bool): set ``.grad`` to None (default) instead of filling it with zeros.
                 The optimizers skip a parameter whose grad is None, but do step one whose grad is 0.
         """
+        if "zero_grad" in _observers._events:
+            _observers.emit("zero_grad", self, [p for g in self.param_groups for p in g["params"]])
         for group in self.param_groups:
             for p in group["params"]:
                 g = p._grad  # parameters are leaves (add_param_group checks): no property, no warning
@@ -354,6 +384,7 @@ class Optimizer:
         with enable_grad():
             return closure()
 
+    @_observed_step
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform a single optimization step.
 
@@ -506,3 +537,4 @@ def _cast(p: Tensor, value: Any, key: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(_cast(p, v, None) for v in value)
     return deepcopy(value)
+

@@ -928,19 +928,24 @@ def test_unary_fast_path_no_grad_view_and_complex():
 @pytest.mark.parametrize("expr", [lambda t: t * 0.0, lambda t: t + float("nan"), lambda t: t * 2.0,
                                   lambda t: t - t, lambda t: t.exp(), lambda t: -t,
                                   lambda t: mg.nn.functional.linear(t, t.reshape(1, 2))])
-def test_fast_paths_go_through_a_wrapped_apply(monkeypatch, expr):
-    # forward AD, the profiler, the doctor and user no_grad marking replace Function.apply: every op,
-    # the uncached constants (0.0, nan) included, must reach the wrapper
-    from minigrad.autograd.function import Function
+def test_fast_paths_reach_the_op_observers(expr):
+    # the profiler, anomaly mode and the doctor observe ops (autograd/observers.py): every op, the
+    # uncached constants (0.0, nan) and the one-call fast paths included, must reach them
+    from minigrad.autograd import observers
     seen = []
-    orig = Function.__dict__["apply"].__func__
 
-    def spy(cls, *args):
-        seen.append(cls.__name__)
-        return orig(cls, *args)
-    monkeypatch.setattr(Function, "apply", classmethod(spy))
+    class Spy:
+        def enter(self, cls, args):
+            seen.append(cls.__name__)
+
+        def exit(self, cls, args, out, token):
+            pass
+    with observers.register_op_observer(Spy()):
+        expr(leaf([1.0, 2.0]))
+    assert seen, "the op bypassed the op observers"
+    seen.clear()
     expr(leaf([1.0, 2.0]))
-    assert seen, "the op bypassed the wrapped Function.apply"
+    assert not seen, "the observer was still called after its handle was removed"
 
 
 # -- linear recorded in one call (function._fast_apply) matches apply ---------------------------------
@@ -1006,17 +1011,19 @@ def test_unrecorded_backward_equals_the_recorded_one():
         np.testing.assert_array_equal(u.numpy(), v.detach().numpy())
 
 
-def test_backward_ops_go_through_a_wrapped_apply(monkeypatch):
-    # the profiler wraps apply to name every op, those a backward runs too
-    from minigrad.autograd.function import Function
-    orig = Function.__dict__["apply"].__func__
+def test_backward_ops_reach_the_op_observers():
+    # the profiler observes every op (autograd/observers.py), those a backward runs too
+    from minigrad.autograd import observers
     seen = set()
 
-    def spy(cls, *args):
-        seen.add(cls.__name__)
-        return orig(cls, *args)
-    monkeypatch.setattr(Function, "apply", classmethod(spy))
-    _mlp_grads(False)
+    class Spy:
+        def enter(self, cls, args):
+            seen.add(cls.__name__)
+
+        def exit(self, cls, args, out, token):
+            pass
+    with observers.register_op_observer(Spy()):
+        _mlp_grads(False)
     assert {"AddmmBackward", "ThresholdBackward", "CrossEntropyLossBackward"} <= seen
 
 

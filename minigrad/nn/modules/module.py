@@ -10,6 +10,7 @@ import numpy as np
 
 from ...tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...autograd import observers as _observers
 from ..parameter import Parameter
 
 
@@ -524,6 +525,8 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all parameters: to ``None`` (default) or to zeros in place."""
+        if "zero_grad" in _observers._events:
+            _observers.emit("zero_grad", self, list(self.parameters()))
         for p in self.parameters():
             if p.grad is None:
                 continue
