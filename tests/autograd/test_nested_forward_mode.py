@@ -36,31 +36,10 @@ SKIPS = {
     "getitem.slice_empty": "its only sample's output is empty",
 }
 
-# The rules of these ops read their saved output (exp: t * out). Outside a recorded graph the
-# output's ctx is a fresh forward run (forward_ad._ctx_of), whose saved output carries no tangent
-# at the outer level, so the inner tangent's derivative misses the output's dependence on x
-# (0 or a partial value). Each passes when the inputs require grad (the node's saved output gets
-# its tangent back through _fw_out), measured for all of them.
-_SAVED_OUTPUT = ("forward_ad._ctx_of: outside a recorded graph the saved output has no outer-level tangent, "
-                 "so forward-over-forward misses d(out)/dx in the rule")
-_FOF_SAVED_OUTPUT = [
-    'cdist', 'cumprod', 'cumprod.inplace', 'cumprod.method', 'exp', 'exp2', 'exp2.inplace', 'expm1', 'hypot',
-    'hypot.inplace', 'hypot.method', 'linalg.cholesky', 'linalg.det', 'linalg.eigh', 'linalg.eigvalsh',
-    'linalg.inv', 'linalg.matrix_norm', 'linalg.norm', 'linalg.solve', 'linalg.vector_norm', 'log_softmax',
-    'logcumsumexp', 'logcumsumexp.method', 'logsumexp', 'nn.functional.celu',
-    'nn.functional.cosine_similarity', 'nn.functional.elu', 'nn.functional.gelu.tanh', 'nn.functional.glu',
-    'nn.functional.group_norm', 'nn.functional.instance_norm', 'nn.functional.log_softmax',
-    'nn.functional.mish', 'nn.functional.normalize', 'nn.functional.pairwise_distance',
-    'nn.functional.scaled_dot_product_attention', 'nn.functional.selu', 'nn.functional.sigmoid',
-    'nn.functional.silu', 'nn.functional.softmax', 'nn.functional.softplus', 'nn.functional.tanh',
-    'nn.functional.tanhshrink', 'nn.functional.triplet_margin_loss', 'norm', 'norm.p1.5', 'norm.p3',
-    'pow.rpow', 'prod', 'reciprocal', 'rsqrt', 'scatter_reduce.prod', 'sigmoid', 'softmax', 'sqrt',
-    'sqrt.inplace', 'std', 'std.biased', 'std_mean', 'std_mean.all', 'std_mean.correction0_keep', 'tan',
-    'tanh',
-]
-# mode -> {op: why it fails that nested-mode check today} (strict: the test fails once it passes)
-XFAILS = {"forward_over_forward": dict.fromkeys(_FOF_SAVED_OUTPUT, _SAVED_OUTPUT),
-          "forward_over_reverse": {}, "reverse_over_forward": {}}
+# mode -> {op: why it fails that nested-mode check today} (strict: the test fails once it passes).
+# Empty: the last 63 (rules reading their saved output, exp: t * out) pass since forward_ad._ctx_of
+# saves the op's output itself, which carries the outer levels' tangents.
+XFAILS = {"forward_over_forward": {}, "forward_over_reverse": {}, "reverse_over_forward": {}}
 
 
 def _entries():

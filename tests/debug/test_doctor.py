@@ -63,6 +63,10 @@ def test_1_detach_named_in_error_and_explain():
     d = w.detach()  # MARK-detach-direct
     with pytest.raises(RuntimeError, match=r"\.detach\(\) at .*" + where("MARK-detach-direct")):
         d.sum().backward() if False else d.backward(mg.ones(2))
+    # ... and on a result computed from it outside any watch or no_grad, the detached tensor not
+    # kept in a variable (the error used to guess from the caller's locals)
+    with pytest.raises(RuntimeError, match=r"\.detach\(\) at .*" + where("MARK-detach-chain")):
+        ((w.detach().exp() * 2 + 1).sum()).backward()  # MARK-detach-chain
 
 
 def test_2_no_grad_named_in_error_and_explain():
