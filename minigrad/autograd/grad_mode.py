@@ -49,8 +49,8 @@ class _GradModeBase:
 # and while such a block is open the ops' unrecorded paths mark the results that would have been
 # recorded (function._mark_cut), so that a later backward() on them can say where the graph was
 # cut. _marking[0] counts the open user blocks of all threads, plus one for good once a user's
-# .detach() has cut a tensor that requires grad (Tensor.detach: results computed from it carry the
-# mark on, so the error names the .detach()). Ops check it, and pay nothing more (no wrapper, no
+# no_grad block or .detach() has cut a tensor that requires grad (results computed from a marked
+# tensor carry the mark on, so the error names the block or the .detach()). Ops check it, and pay nothing more (no wrapper, no
 # slower path) while it is zero: in a process that never cuts the graph.
 _marking = [0]
 _detached = [False]
@@ -75,6 +75,8 @@ def _enter_no_grad(ctx):
     ctx._marks = True
     _state.site = (f.f_code, f.f_lineno)
     _marking[0] += 1
+    if not _detached[0]:  # results marked in the block carry the mark on after it (loss of out)
+        _mark_detach()
 
 
 def _exit_no_grad(ctx):
