@@ -437,8 +437,13 @@ def _binary(cls, a, b):
     if not record:
         t.requires_grad = False
         t.grad_fn = None
-        if _user_no_grad[0] and (ra or rb or a._why is not None or b._why is not None):
-            _mark_cut(t, (a, b))
+        if _user_no_grad[0]:
+            if ra or rb:
+                _mark_cut(t, (a, b))
+            elif a._why is not None:  # (the mark carried on: inline, the common case in a chain)
+                t._why = a._why
+            elif b._why is not None:
+                t._why = b._why
         return t
     ctx = _new(cls)
     ctx.needs_input_grad = (ra, rb)
@@ -518,8 +523,11 @@ def _unary(cls, a):
         out = np.asarray(out)  # NumPy gives scalars for 0-d results
     if not record:
         t = _plain(out)
-        if _user_no_grad[0] and (a.requires_grad or a._why is not None):
-            _mark_cut(t, (a,))
+        if _user_no_grad[0]:
+            if a.requires_grad:
+                _mark_cut(t, (a,))
+            elif a._why is not None:
+                t._why = a._why
         return t
     ctx = _new(cls)
     ctx.needs_input_grad = _TRUE1
