@@ -308,7 +308,8 @@ def _plus(old, g, key, owned, create_graph):
     times costs n in-place adds, not n new Tensors. With create_graph, or while mg.trace
     records, it is an add op (so the graph or the trace has it).
     """
-    if create_graph or _function._state.tracer is not None or _forward_ad._open():  # forward AD: tangents add too
+    if create_graph or _function._intercept and (_function._state.tracer is not None or _forward_ad._open()):
+        # (with a level open: the trace records the add; forward AD adds the tangents too)
         return old + g
     a = old._data
     if key in owned:

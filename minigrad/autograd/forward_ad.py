@@ -54,7 +54,8 @@ class DualLevel(_levels_mod.Level):
 
 def _open():
     """The ids of this thread's open dual levels (in the current stack), outermost first."""
-    return [lv.id for lv in _state.levels if lv.kind == "dual"]
+    levels = _state.levels
+    return [lv.id for lv in levels if lv.kind == "dual"] if levels else levels
 
 
 def _tangent(t, level):

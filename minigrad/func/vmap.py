@@ -305,7 +305,8 @@ def _from_canonical(p, levels):
 
 def _running():
     """This thread's running vmaps (in the current, possibly cut, stack), outermost first."""
-    return [lv for lv in _state.levels if lv.kind == "vmap"]
+    levels = _state.levels
+    return [lv for lv in levels if lv.kind == "vmap"] if levels else levels
 
 
 def _enter(size, randomness):
