@@ -4,10 +4,12 @@ gradcheck in float64, optional gradgradcheck).
     from helpers import check_op, UNARY_SHAPES, BINARY_SHAPES
     check_op(lambda x, y: x * y, np.multiply, (2, 1), (1, 3))
 """
+import contextlib
+
 import numpy as np
 
 import minigrad as mg
-from minigrad.autograd import gradcheck, gradgradcheck
+from minigrad.autograd import gradcheck, gradgradcheck, observers
 
 # the shapes and samplers of the op registry (one definition, shared with hand tests)
 from minigrad.testing.opinfo import (  # noqa: E402,F401
@@ -94,3 +96,19 @@ def assert_results_close(got, ref, dtype):
         assert a.shape == r.shape and a.dtype == r.dtype == dtype
         tol = 1e-12 if dtype == np.float64 else 2e-6
         assert np.abs(a - r).max() <= tol * np.abs(r).max(), (np.abs(a - r).max(), np.abs(r).max())
+
+
+@contextlib.contextmanager
+def ops_seen():
+    """`with ops_seen() as seen:` the Function class of every op applied in the block, in call
+    order (an op observer, autograd/observers.py: what the profiler and anomaly mode see)."""
+    seen = []
+
+    class _Spy:
+        def enter(self, cls, args):
+            seen.append(cls)
+
+        def exit(self, cls, args, out, token):
+            pass
+    with observers.register_op_observer(_Spy()):
+        yield seen

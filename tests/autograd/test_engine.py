@@ -10,6 +10,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.autograd import AccumulateGrad
+from helpers import ops_seen
 
 
 def leaf(data, dtype=np.float64):
@@ -931,16 +932,7 @@ def test_unary_fast_path_no_grad_view_and_complex():
 def test_fast_paths_reach_the_op_observers(expr):
     # the profiler, anomaly mode and the doctor observe ops (autograd/observers.py): every op, the
     # uncached constants (0.0, nan) and the one-call fast paths included, must reach them
-    from minigrad.autograd import observers
-    seen = []
-
-    class Spy:
-        def enter(self, cls, args):
-            seen.append(cls.__name__)
-
-        def exit(self, cls, args, out, token):
-            pass
-    with observers.register_op_observer(Spy()):
+    with ops_seen() as seen:
         expr(leaf([1.0, 2.0]))
     assert seen, "the op bypassed the op observers"
     seen.clear()
@@ -1013,18 +1005,9 @@ def test_unrecorded_backward_equals_the_recorded_one():
 
 def test_backward_ops_reach_the_op_observers():
     # the profiler observes every op (autograd/observers.py), those a backward runs too
-    from minigrad.autograd import observers
-    seen = set()
-
-    class Spy:
-        def enter(self, cls, args):
-            seen.add(cls.__name__)
-
-        def exit(self, cls, args, out, token):
-            pass
-    with observers.register_op_observer(Spy()):
+    with ops_seen() as seen:
         _mlp_grads(False)
-    assert {"AddmmBackward", "ThresholdBackward", "CrossEntropyLossBackward"} <= seen
+    assert {"AddmmBackward", "ThresholdBackward", "CrossEntropyLossBackward"} <= {c.__name__ for c in seen}
 
 
 # -- a chain runs without the heap (engine `ready`), which must never run a node too early -----------

@@ -13,6 +13,7 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad.autograd import Function, gradcheck, gradgradcheck
 from minigrad.ops import conv, elementwise, linalg, loss, normalization, pooling
+from helpers import ops_seen
 
 RNG = np.random.default_rng(7)
 
@@ -84,21 +85,11 @@ def _cot(out, seed=1):
 def test_plain_and_create_graph_backward_run_the_backward_function(name):
     """Both backwards call the op's backward Function through Function.apply (where the levels and
     the op observers see it), and give the same numbers: one definition, no twin branch."""
-    from minigrad.autograd import observers
     fn, leaves, bwd, _, _ = CASES[name]
-    seen = []
-
-    class Spy:
-        def enter(self, cls, args):
-            seen.append(cls)
-
-        def exit(self, cls, args, out, token):
-            pass
     grads = {}
     for create_graph in (False, True):
         out = fn(*leaves)
-        seen.clear()
-        with observers.register_op_observer(Spy()):
+        with ops_seen() as seen:
             grads[create_graph] = mg.autograd.grad(out, leaves, _cot(out), create_graph=create_graph)
         assert bwd in seen, f"{name}: {bwd.__name__} not applied (create_graph={create_graph})"
     for plain, recorded in zip(grads[False], grads[True]):

@@ -9,6 +9,7 @@ import minigrad as mg
 from minigrad.autograd import Function, gradcheck, gradgradcheck
 from minigrad.testing import op_db, public_ops
 from minigrad.testing.opinfo import UNCHECKED, grad_fn_base, make_args, ref_args, rebuild
+from helpers import ops_seen
 
 OPS = [o for o in op_db]
 
@@ -147,21 +148,11 @@ def test_grad_fn_name(info):
 # -- every op goes through Function.apply (where levels interpret and observers watch) -------------
 @pytest.mark.parametrize("info,i", _cases(OPS))
 def test_op_goes_through_function_apply(info, i):
-    from minigrad.autograd import observers
     s = _sample(info, i)
-    seen = []
-
-    class Spy:
-        def enter(self, cls, a):
-            seen.append(cls)
-
-        def exit(self, cls, a, out, token):
-            pass
     for grad in (False, True):
         args, kwargs, _ = make_args(s, _mg_make, grad and info.supports_grad)
         inputs = {id(a) for a in args}
-        seen.clear()
-        with observers.register_op_observer(Spy()):
+        with ops_seen() as seen:
             out = info.op(*args, **kwargs)
         outs = _tensors(out)
         if not outs or all(id(o) in inputs for o in outs):
