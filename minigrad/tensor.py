@@ -210,8 +210,7 @@ class Tensor:
             f = _getframe(1)
             if not f.f_code.co_filename.startswith(_PKG):
                 t._why = ("detach", (f.f_code, f.f_lineno))
-                if not _grad_mode._detached[0]:
-                    _grad_mode._mark_detach()
+                _grad_mode._keep_marking()
         if "detach" in _observers._events:
             _observers.emit("detach", self, t)
         return t

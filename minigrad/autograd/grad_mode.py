@@ -53,12 +53,12 @@ class _GradModeBase:
 # tensor carry the mark on, so the error names the block or the .detach()). Ops check it, and pay nothing more (no wrapper, no
 # slower path) while it is zero: in a process that never cuts the graph.
 _marking = [0]
-_detached = [False]
+_kept = [False]  # whether that one is added (the first cut of the process did)
 
 
-def _mark_detach():
-    if not _detached[0]:
-        _detached[0] = True
+def _keep_marking():
+    if not _kept[0]:
+        _kept[0] = True
         _marking[0] += 1
 
 
@@ -75,8 +75,7 @@ def _enter_no_grad(ctx):
     ctx._marks = True
     _state.site = (f.f_code, f.f_lineno)
     _marking[0] += 1
-    if not _detached[0]:  # results marked in the block carry the mark on after it (loss of out)
-        _mark_detach()
+    _keep_marking()  # results marked in the block carry the mark on after it (the loss of its output)
 
 
 def _exit_no_grad(ctx):

@@ -64,12 +64,7 @@ def _set(levels):
 
 def push(level):
     """Open `level` as the innermost of this thread; returns it (with its id set)."""
-    level.id = next(_ids)
-    level.thread = threading.get_ident()
-    _set(_state.levels + (level,))
-    with _lock:
-        _open[0] += 1
-        _refresh()
+    _set(_state.levels + (_opened(level),))
     return level
 
 
@@ -87,6 +82,20 @@ def pop(level):
                                f"{inner.describe()} first")
         raise RuntimeError(f"cannot leave the {level.describe()}: it is not open (already left?)")
     _set(levels[:-1])
+    _closed()
+
+
+def _opened(level):
+    """Give a level being opened its id and thread, and count it (the fast path goes off)."""
+    level.id = next(_ids)
+    level.thread = threading.get_ident()
+    with _lock:
+        _open[0] += 1
+        _refresh()
+    return level
+
+
+def _closed():
     with _lock:
         _open[0] -= 1
         _refresh()
@@ -100,17 +109,7 @@ def _refresh():
 
 def below(level, cls, args):
     """Run the op with this thread's stack cut below `level` (the level's own work is done)."""
-    levels = _state.levels
-    i = len(levels) - 1
-    while i >= 0 and levels[i] is not level:
-        i -= 1
-    if i < 0:  # not in the current (possibly already cut) stack: nothing to cut
-        return interpret(cls, args)
-    _set(levels[:i])
-    try:
-        return interpret(cls, args)
-    finally:
-        _set(levels)
+    return run_below(level, interpret, cls, args)
 
 
 def run_below(level, fn, *args, **kwargs):
@@ -197,15 +196,10 @@ class under:
         if i is None:
             raise RuntimeError(f"cannot open the {self.level.kind} level below the {self.anchor.describe()}: "
                                f"it is not open in this thread")
-        level = self.level
-        level.id = next(_ids)
-        level.thread = threading.get_ident()
+        level = _opened(self.level)
         self._before = levels
         self._inside = levels[:i] + (level,) + levels[i:]
         _set(self._inside)
-        with _lock:
-            _open[0] += 1
-            _refresh()
         return level
 
     def __exit__(self, *exc):
@@ -217,9 +211,7 @@ class under:
             raise RuntimeError(f"cannot leave the {self.level.describe()} while the {what}, entered after it, "
                                f"is still open: transforms nest strictly; leave the {what} first")
         _set(self._before)
-        with _lock:
-            _open[0] -= 1
-            _refresh()
+        _closed()
         return False
 
 
