@@ -175,6 +175,7 @@ def unpack_dual(tensor, *, level=None):
 class Alias(_function.Function):
     """out = x (a view: same memory, version counter and reverse-mode graph);  dx = g;  jvp: t"""
     _is_view = True
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):

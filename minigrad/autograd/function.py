@@ -133,6 +133,14 @@ class Function(Node):
     # a large result then goes into a recycled array (kernels/buffers.py) instead of fresh memory
     _recycle = False
 
+    # -- the op's rules besides forward/backward/jvp (docs/adding-an-op.md) --------------------------
+    # batching: how vmap runs the op on batched inputs -- the name of a family rule in
+    # func/batching_rules.py ("elementwise", "reduce_axes", "view", ...), a function
+    # rule(cls, level, args) -> outputs, or NoRule("why") (vmap loops over the batch, warning once).
+    # None (the default, a user's Function): the loop as well. The registry tests fail for a
+    # minigrad op that leaves it None.
+    batching = None
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._user = not cls.__module__.startswith("minigrad.")
@@ -374,6 +382,18 @@ class Function(Node):
 NEVER, ALWAYS, IF_OTHER = 0, 1, 2
 
 
+class NoRule:
+    """An op's declaration that it has no rule of a kind, and why: `batching = NoRule("why")` (vmap
+    runs the op once per sample and warns once)."""
+    __slots__ = ("why",)
+
+    def __init__(self, why):
+        self.why = why
+
+    def __repr__(self):
+        return f"NoRule({self.why!r})"
+
+
 class BinaryUfunc(Function):
     """An elementwise op of two inputs that is one NumPy ufunc: add, sub, mul, div.
 
@@ -385,6 +405,7 @@ class BinaryUfunc(Function):
     """
     _recycle = True
     _saves = (NEVER, NEVER)
+    batching = "elementwise"
 
     @classmethod
     def forward(cls, ctx, x, y):
@@ -495,6 +516,7 @@ class UnaryUfunc(Function):
     one in a single call."""
     _recycle = True
     _saves = NEVER
+    batching = "elementwise"
 
     @classmethod
     def forward(cls, ctx, x):

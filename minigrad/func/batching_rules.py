@@ -1,10 +1,11 @@
-"""Batching rules for mg.func.vmap: one entry per op class, in one table (`RULES` at the end).
+"""Batching rules for mg.func.vmap: the family rules an op names in its `batching` attribute
+(`batching = "elementwise"` on the op class; the few rules written for one op live here too).
 
 A rule is `rule(cls, level, args) -> output(s)`: args are the op's Function.apply arguments, some
 of them BatchedTensors at vmap level `level` (the innermost level among them). The rule calls ops
 on the physical tensors (so autograd records them as usual) and returns BatchedTensors. A rule
 may `raise Fallback` for a case it does not cover (the loop fallback then runs, with its one-time
-performance warning). An op class missing from the table falls back the same way.
+performance warning). An op declaring `batching = NoRule(why)` loops the same way.
 
 Families:
   elementwise / broadcasting: batch dim to the front, ranks aligned (a size-1 dim inserted after
@@ -20,10 +21,7 @@ Families:
 import numpy as np
 
 from .vmap import BatchedTensor, _Physical, _front, _wrap, _is_batched, _expand_to, _size
-from ..ops import (activation, bitwise, conv, decomposition, elementwise as ew, embedding, indexing,
-                   linalg, loss, normalization, padding, pooling, reduction as red, shape, sorting)
-from ..autograd import forward_ad
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 
 
 class Fallback(Exception):
@@ -31,7 +29,12 @@ class Fallback(Exception):
 
 
 def rule_for(cls):
-    return RULES.get(cls)
+    """The op's batching rule as a function, or None (the loop): its `batching` attribute, a family
+    rule of this module named by a string, or a function."""
+    rule = cls.batching
+    if type(rule) is str:
+        return globals()[rule]
+    return None if rule is None or type(rule) is NoRule else rule
 
 
 def _out(out, level, bdim=0):
@@ -100,6 +103,10 @@ def dim_arg(pos):
     return rule
 
 
+dim_at_1 = dim_arg(1)  # softmax, cumsum, sort, kthvalue, ...: (x, dim, ...)
+dim_at_2 = dim_arg(2)  # topk: (x, k, dim, ...)
+
+
 def argmax(cls, level, args):
     x, d, keepdim = args
     if not _is_batched(x, level):
@@ -157,9 +164,12 @@ def flip(cls, level, args):
 
 def cat(cls, level, args):
     d, xs = args[0], args[1:]
-    nd = xs[0].ndim
-    dd = _shift(d, nd) if cls is shape.Cat else d % (nd + 1) + 1
-    return _out(cls.apply(dd, *[_expand_to(x, level) for x in xs]), level)
+    return _out(cls.apply(_shift(d, xs[0].ndim), *[_expand_to(x, level) for x in xs]), level)
+
+
+def stack(cls, level, args):
+    d, xs = args[0], args[1:]
+    return _out(cls.apply(d % (xs[0].ndim + 1) + 1, *[_expand_to(x, level) for x in xs]), level)
 
 
 def diagonal(cls, level, args):
@@ -295,6 +305,7 @@ class PerSampleLinear(Function):
     one copy): for one row per sample dw is an outer product, written by a broadcast multiply, as
     numpy's matmul with an inner size of 1 is ~2-3x slower and was most of the per-sample gradient's
     time on the MNIST MLP."""
+    batching = "per_sample_linear"
 
     @staticmethod
     def forward(ctx, x, w, b):
@@ -410,7 +421,10 @@ def _reduce_per_sample(out, reduction, level, denom=None):
 
 
 def cross_entropy(cls, level, args):
-    if cls is loss.CrossEntropyLoss:
+    """CrossEntropyLoss(input, target, weight, probs, ignore_index, reduction, label_smoothing) or
+    NllLoss(input, target, weight, ignore_index, reduction)."""
+    ce = len(args) == 7
+    if ce:
         z, target, w, probs, ignore_index, reduction, eps = args
     else:   # NllLoss(input, target, weight, ignore_index, reduction)
         (z, target, w, ignore_index, reduction), probs, eps = args, False, 0.0
@@ -422,13 +436,13 @@ def cross_entropy(cls, level, args):
     N = pz.shape[1]
     fz = pz.reshape(B * N, *pz.shape[2:])
     ft = pt.reshape(B * N, *pt.shape[2:])
-    if cls is loss.CrossEntropyLoss:
+    if ce:
         out = cls.apply(fz, ft, w, probs, ignore_index, "none", eps)
     else:
         out = cls.apply(fz, ft, w, ignore_index, "none")
     out = out.reshape(B, N, *out.shape[1:])
     denom = None
-    if reduction == "mean" and not (cls is loss.CrossEntropyLoss and probs):
+    if reduction == "mean" and not (ce and probs):
         valid = pt != ignore_index
         wt = valid.to(z.dtype)
         if w is not None:
@@ -449,45 +463,3 @@ def mse(cls, level, args):
 
 
 # -- the table -----------------------------------------------------------------------------------------------
-RULES = {}
-
-_ELEMENTWISE = [
-    forward_ad.Alias, activation.LeakyRelu, ew.ToCopy, ew.Add, ew.Sub, ew.Rsub, ew.Mul, ew.Div, ew.DivRounding,
-    ew.Atan2, ew.Neg, ew.Pow, ew.Exp, ew.Log, ew.Log1P, ew.Expm1, ew.Sqrt, ew.Rsqrt, ew.Reciprocal, ew.Sin,
-    ew.Cos, ew.Tan, ew.Tanh, ew.Abs, ew.Sigmoid, ew.LogSigmoid, ew.Relu, ew.ThresholdBackward, ew.Erf,
-    ew.Sign, ew.Floor, ew.Ceil, ew.Round, ew.Trunc, ew.Clamp, ew.Maximum, ew.Minimum, ew.Where,
-    ew.FloorDivide, ew.Remainder, ew.Fmod, ew.Eq, ew.Ne, ew.Lt, ew.Le, ew.Gt, ew.Ge, ew.LogicalAnd,
-    ew.LogicalOr, ew.LogicalXor, ew.LogicalNot, ew.IsNan, ew.IsInf, ew.IsFinite, ew.IsClose, ew.Frac,
-    ew.Exp2, ew.Log2, ew.Log10, ew.Asin, ew.Acos, ew.Atan, ew.Sinh, ew.Cosh, ew.Asinh, ew.Acosh, ew.Atanh,
-    ew.Logaddexp, ew.Logaddexp2, ew.Hypot, ew.Copysign,
-    bitwise.BitwiseAnd, bitwise.BitwiseOr, bitwise.BitwiseXor, bitwise.BitwiseNot, bitwise.BitwiseLeftShift,
-    bitwise.BitwiseRightShift,
-    shape.Clone, red.Std, loss.BinaryCrossEntropy, loss.BinaryCrossEntropyWithLogits,
-]
-RULES.update({c: elementwise for c in _ELEMENTWISE})
-RULES.update({c: elementwise_no_out for c in (ew.Lerp, ew.Addcmul, ew.Addcdiv)})
-RULES.update({c: reduce_axes for c in (red.Sum, red.Mean, red.Prod, red.Amax, red.Amin, red.Max, red.Min,
-                                        red.Any, red.All, red.Logsumexp, red.Norm2, red.NormP, red.ProdOthers)})
-RULES.update({red.Argmax: argmax, red.Argmin: argmax})
-RULES.update({red.Softmax: dim_arg(1), red.LogSoftmax: dim_arg(1), red.Cumsum: dim_arg(1),
-              sorting.Sort: dim_arg(1), sorting.Topk: dim_arg(2), sorting.Kthvalue: dim_arg(1),
-              sorting.Median: dim_arg(1), sorting.Mode: dim_arg(1)})
-RULES.update({shape.View: view, shape.Squeeze: view, shape.Unsqueeze: view, shape.Permute: permute,
-              shape.Transpose: permute, shape.T: permute, shape.Expand: expand, shape.Repeat: repeat,
-              shape.Flip: flip, shape.Cat: cat, shape.Stack: cat, shape.Tril: leading_batch,
-              shape.Triu: leading_batch, linalg.Diagonal: diagonal, padding.ConstantPadNd: pad})
-RULES[indexing.IndexAdd] = index_add
-RULES.update({c: getitem for c in (indexing.GetItem, indexing.BasicGetItem, indexing.Slice, indexing.Select,
-                                    indexing.Index)})
-RULES.update({indexing.Gather: gather, embedding.Embedding: embedding_rule})
-RULES.update({linalg.MatMul: matmul, linalg.Addmm: addmm, linalg.Einsum: einsum_rule,
-              PerSampleLinear: per_sample_linear})
-RULES.update({conv.Convolution: convolution, pooling.MaxPool2DWithIndices: fold_into_n,
-              pooling.AvgPool2D: fold_into_n})
-RULES.update({normalization.NativeLayerNorm: layer_norm})
-RULES.update({loss.CrossEntropyLoss: cross_entropy, loss.NllLoss: cross_entropy, loss.MseLoss: mse})
-RULES.update({c: leading_batch for c in (decomposition.LinalgInvEx, decomposition.LinalgDet,
-                                          decomposition.LinalgSlogdet, decomposition.LinalgCholeskyEx,
-                                          decomposition.LinalgQr, decomposition.LinalgEigh,
-                                          decomposition.LinalgSvd)})
-RULES[decomposition.LinalgSolveEx] = solve

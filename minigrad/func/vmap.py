@@ -332,8 +332,8 @@ def _warn_fallback(name):
     if name not in _warned:
         _warned.add(name)
         warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
-                      f"{name}. vmap falls back to a Python loop over the batch for it (see "
-                      f"minigrad/func/batching_rules.py to add one).", UserWarning, stacklevel=4)
+                      f"{name}. vmap falls back to a Python loop over the batch for it (an op declares its rule "
+                      f"in its `batching` attribute: docs/adding-an-op.md).", UserWarning, stacklevel=4)
 
 
 def _select(a, level, i):

@@ -9,6 +9,7 @@ __all__ = []  # Function classes only: their public wrappers are nn.functional's
 
 class LeakyRelu(Function):
     """out = x if x > 0 else slope * x;  dx = g * (1 if x > 0 else slope)"""
+    batching = "elementwise"
 
     op_name = "leaky_relu"
 

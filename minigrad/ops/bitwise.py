@@ -17,6 +17,7 @@ __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_l
 
 class _Bitwise(Function):
     """Base of the bitwise ops: integer/bool outputs, so no backward is ever asked for."""
+    batching = "elementwise"
 
     @staticmethod
     def backward(ctx, *grads):

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import kernels
-from ..autograd.function import Function, _spread
+from ..autograd.function import Function, NoRule, _spread
 from ..kernels import buffers
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
@@ -294,6 +294,7 @@ def _tap_adds(out, d3, offs):
 
 class Im2Col(Function):
     """cols = im2col(x): (N, C, H, W) -> (C*kh*kw, N*OH*OW);  dx = col2im(g)"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
 
     op_name = "unfold"
 
@@ -309,6 +310,7 @@ class Im2Col(Function):
 
 class Col2Im(Function):
     """x = col2im(cols): (C*kh*kw, N*OH*OW) -> (N, C, H, W), overlaps summed;  dcols = im2col(g)"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
 
     op_name = "fold"
 
@@ -516,6 +518,7 @@ _BIAS_IN_GEMM = 128
 class Convolution(Function):
     """out[n, o] = b[o] + W2[o] @ cols[:, n] with cols = im2col(x);
     (dx, dw, db) = ConvolutionBackward(g, x, w)"""
+    batching = "convolution"
 
     op_name = "conv2d"
 
@@ -569,6 +572,7 @@ class ConvolutionBackward(Function):
     db = sum(g2), with g2 = g in (O, N*OH*OW) layout (one BLAS call each);
     second derivative: it is bilinear in (g, x) and (g, w), so dg = conv(gdx, w) + conv(x, gdw) + gdb,
     dx = dx-rule(g, gdw), dw = dw-rule(g, gdx)"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
 
     op_name = "conv2d_backward"
 

@@ -13,7 +13,7 @@ from collections import namedtuple
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
 
@@ -139,6 +139,7 @@ def _tangent_sum(terms, tb, shape):
 class ConvolutionNd(Function):
     """out[n, o] = b[o] + W2[o] @ cols[:, n] with cols = im2col(x) (per group);
     dx = ConvTransposeNd(g, w),  dw = ConvWeightNd(x, g),  db = sum of g over all but channels"""
+    batching = NoRule("the N-d family has no batch-folding rule yet (the 2-D ops fold the batch into N)")
 
     op_name = "convolution"
 
@@ -180,6 +181,7 @@ class ConvolutionNd(Function):
 class ConvTransposeNd(Function):
     """out = col2im(W2^T @ g) + b: the input gradient of the convolution of geometry geo (a transposed
     convolution);  dg = ConvolutionNd(gout, w),  dw = ConvWeightNd(gout, g),  db = sum of gout"""
+    batching = NoRule("the N-d family has no batch-folding rule yet (the 2-D ops fold the batch into N)")
 
     op_name = "conv_transpose"
 
@@ -223,6 +225,7 @@ class ConvTransposeNd(Function):
 class ConvWeightNd(Function):
     """dw[o, c, k] = sum over n, p of g[n, o, p] * xpad[n, c, p * s + k * d] (per group): the weight
     gradient of the convolution;  dx = ConvTransposeNd(g, gdw),  dg = ConvolutionNd(x, gdw)"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
 
     op_name = "convolution_weight"
 

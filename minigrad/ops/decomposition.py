@@ -50,6 +50,7 @@ def _diagonal(X):
 
 class LinalgInvEx(Function):
     """out = A^-1;  dA = -out^T g out^T"""
+    batching = "leading_batch"
 
     @staticmethod
     def forward(ctx, A):
@@ -70,6 +71,7 @@ class LinalgInvEx(Function):
 
 class LinalgDet(Function):
     """out = det(A);  dA = g * cofactor(A) = g * det(A) A^-T, via the SVD where A is singular"""
+    batching = "leading_batch"
 
     @staticmethod
     def forward(ctx, A):
@@ -102,6 +104,7 @@ class LinalgDet(Function):
 
 class LinalgSlogdet(Function):
     """(sign, logabsdet) = slogdet(A);  dA = g_logabsdet * A^-T  (sign is not differentiable)"""
+    batching = "leading_batch"
 
     @staticmethod
     def forward(ctx, A):
@@ -123,6 +126,7 @@ class LinalgSlogdet(Function):
 
 class LinalgSolveEx(Function):
     """X = A^-1 B;  dB = A^-T g,  dA = -dB X^T   (B a vector when its ndim is A's minus one)"""
+    batching = "solve"
 
     @staticmethod
     def forward(ctx, A, B, vector):
@@ -154,6 +158,7 @@ class LinalgSolveEx(Function):
 
 class LinalgCholeskyEx(Function):
     """L = cholesky(A) (lower);  dA = sym(L^-T Phi(L^T g) L^-1), Phi = lower triangle, diagonal halved"""
+    batching = "leading_batch"
 
     @staticmethod
     def forward(ctx, A, upper):
@@ -195,6 +200,7 @@ def _copyltu(M):
 class LinalgQr(Function):
     """(Q, R) = qr(A) ('reduced'/'complete' with m >= n, or 'r');  for m >= n:
     M = R gR^T - gQ^T Q,  dA = (gQ + Q copyltu(M)) R^-T   (the standard formula, as JAX/PyTorch)."""
+    batching = "leading_batch"
 
     @staticmethod
     def forward(ctx, A, mode):
@@ -257,6 +263,7 @@ def _cat_last(a, b):
 class LinalgEigh(Function):
     """(L, V) = eigh(A) (A symmetric, lower triangle read);  with E_ij = L_j - L_i:
     dA = V (diag(gL) + skew(V^T gV)/2 / E) V^T   (inf/nan at repeated eigenvalues, as PyTorch)"""
+    batching = "leading_batch"
 
     @staticmethod
     def forward(ctx, A, uplo):
@@ -290,6 +297,7 @@ class LinalgEigh(Function):
 class LinalgSvd(Function):
     """(U, S, Vh) = svd(A, full_matrices=False);  PyTorch's svd_backward with E_ij = S_j^2 - S_i^2:
     inner = (skew(U^T gU) S_j + S_i skew(Vh gVh^T)) / E + diag(gS), plus the projections for m != n."""
+    batching = "leading_batch"
 
     @staticmethod
     def forward(ctx, A, full_matrices):

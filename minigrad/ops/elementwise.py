@@ -72,6 +72,7 @@ def _cast_to(v, dtype):
 class ToCopy(Function):
     """out = x.astype(dtype) (Tensor.to / .float() / .double() ...);  dx = g.astype(x.dtype)"""
     op_name = "cast"
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x, dtype):
@@ -133,6 +134,7 @@ class Sub(BinaryUfunc):
 class Rsub(Function):
     """out = y - x (a number minus a tensor: the tensor stays the first operand, as PyTorch);
     dx = -g,  dy = g"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -209,6 +211,7 @@ class DivRounding(Function):
     """out = trunc(x / y) or floor(x / y) (integers stay integers);  dx = 0,  dy = 0  (piecewise
     constant: PyTorch's zero gradient, and the graph is kept)"""
     op_name = "div"
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x, y, rounding_mode):
@@ -261,6 +264,7 @@ class Atan2(Function):
     """out = atan2(y, x) (the angle of the point (x, y));  dy = g * x / (x² + y²),  dx = -g * y / (x² + y²)
     (0 at the origin, as PyTorch)"""
     _fast = staticmethod(np.arctan2)
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, y, x):
@@ -317,6 +321,7 @@ def neg(input):
 
 class Pow(Function):
     """out = x ** y;  dx = g * y * x**(y-1) (0 where y == 0),  dy = g * out * log(x) (0 where x == 0, y >= 0)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -462,6 +467,7 @@ class Sqrt(UnaryUfunc):
 class Rsqrt(Function):
     """out = 1 / sqrt(x);  dx = -g * out**3 / 2"""
     _fast = staticmethod(_rsqrt_np)
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -561,6 +567,7 @@ class Tanh(UnaryUfunc):
 class Abs(Function):
     """out = |x|;  dx = g * sign(x)  (0 at x == 0, as PyTorch)"""
     _fast = staticmethod(np.abs)
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -587,6 +594,7 @@ def _sigmoid_np(x):
 class Sigmoid(Function):
     """out = 1 / (1 + exp(-x));  dx = g * out * (1 - out)"""
     _fast = staticmethod(_sigmoid_np)
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -610,6 +618,7 @@ class LogSigmoid(Function):
 
     One op, not a composition of relu/abs: their zero subgradients at 0 gave dx = 0 there
     (PyTorch: 0.5)."""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -688,6 +697,7 @@ def _threshold_backward(g, y):
 class ThresholdBackward(Function):
     """relu's backward as an op (PyTorch's threshold_backward): out = g * (y > 0);
     dg = ThresholdBackward(gg, y), dy = 0 (the mask is piecewise constant in y)"""
+    batching = "elementwise"
 
     _fast = staticmethod(_threshold_backward)  # one multiply when no graph is recorded
 
@@ -718,6 +728,7 @@ def _erf_np(x):
 class Erf(Function):
     """out = erf(x);  dx = g * 2/sqrt(pi) * exp(-x**2)"""
     _fast = staticmethod(_erf_np)
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -763,6 +774,7 @@ def _float(x):
 
 class _Piecewise(Function):
     """sign, floor, ceil, round: piecewise constant, so the gradient is 0 (as PyTorch gives)."""
+    batching = "elementwise"
 
     @staticmethod
     def backward(ctx, g, *_):
@@ -827,6 +839,7 @@ def _clamp_bound_masks(x, lo, hi):
 class Clamp(Function):
     """out = min(max(x, lo), hi);  dx = g where lo <= x <= hi;  dlo = g where x < lo < hi;
     dhi = g where x > hi or hi < lo"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x, lo, hi):
@@ -886,6 +899,7 @@ clip = clamp
 
 class Maximum(Function):
     """out = max(x, y);  dx = g where x > y, g/2 at ties (as PyTorch);  dy likewise"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -910,6 +924,7 @@ class Maximum(Function):
 
 class Minimum(Function):
     """out = min(x, y);  dx = g where x < y, g/2 at ties (as PyTorch);  dy likewise"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -944,6 +959,7 @@ def minimum(input, other): return Minimum.apply(*_promote(input, other))
 
 class Where(Function):
     """out = cond ? x : y;  dx = g where cond,  dy = g where not cond"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, cond, x, y):
@@ -997,6 +1013,7 @@ def _raw(v):
 class _NonDifferentiable(Function):
     """Base of the ops without a gradient: forward marks the output non-differentiable, so it never
     requires grad (as in PyTorch); they still go through Function.apply like every op."""
+    batching = "elementwise"
 
     @staticmethod
     def backward(ctx, *grads):
@@ -1211,6 +1228,7 @@ def _same_dtype(name, x, *others):
 class Lerp(Function):
     """out = x + w * (end - x)  (as end - (end - x) * (1 - w) where |w| >= 0.5, PyTorch's two forms);
     dx = g * (1 - w),  dend = g * w,  dw = g * (end - x)"""
+    batching = "elementwise_no_out"
 
     @staticmethod
     def forward(ctx, x, end, w, out):
@@ -1259,6 +1277,7 @@ def lerp(input, end, weight):  # noqa: A002
 
 class Addcmul(Function):
     """out = x + value * t1 * t2;  dx = g,  dt1 = g * value * t2,  dt2 = g * value * t1"""
+    batching = "elementwise_no_out"
 
     @staticmethod
     def forward(ctx, x, t1, t2, value, out):
@@ -1298,6 +1317,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
 
 class Addcdiv(Function):
     """out = x + value * t1 / t2;  dx = g,  dt1 = g * value / t2,  dt2 = -g * value * t1 / t2**2"""
+    batching = "elementwise_no_out"
 
     @staticmethod
     def forward(ctx, x, t1, t2, value, out):
@@ -1370,6 +1390,7 @@ class Trunc(_Piecewise):
 
 class Frac(Function):
     """out = x - trunc(x) (the sign of x);  dx = g"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -1388,6 +1409,7 @@ _LN10 = math.log(10.0)
 
 class Exp2(Function):
     """out = 2 ** x;  dx = g * out * ln 2"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -1405,6 +1427,7 @@ class Exp2(Function):
 
 class Log2(Function):
     """out = log2(x);  dx = g / (x ln 2)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -1421,6 +1444,7 @@ class Log2(Function):
 
 class Log10(Function):
     """out = log10(x);  dx = g / (x ln 10)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -1437,6 +1461,7 @@ class Log10(Function):
 
 class Asin(Function):
     """out = asin(x);  dx = g / sqrt(1 - x²)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -1453,6 +1478,7 @@ class Asin(Function):
 
 class Acos(Function):
     """out = acos(x);  dx = -g / sqrt(1 - x²)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -1469,6 +1495,7 @@ class Acos(Function):
 
 class Atan(Function):
     """out = atan(x);  dx = g / (1 + x²)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -1485,6 +1512,7 @@ class Atan(Function):
 
 class Sinh(Function):
     """out = sinh(x);  dx = g * cosh(x)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -1501,6 +1529,7 @@ class Sinh(Function):
 
 class Cosh(Function):
     """out = cosh(x);  dx = g * sinh(x)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -1517,6 +1546,7 @@ class Cosh(Function):
 
 class Asinh(Function):
     """out = asinh(x);  dx = g / sqrt(x² + 1)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -1533,6 +1563,7 @@ class Asinh(Function):
 
 class Acosh(Function):
     """out = acosh(x) (x >= 1);  dx = g / sqrt(x² - 1)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -1549,6 +1580,7 @@ class Acosh(Function):
 
 class Atanh(Function):
     """out = atanh(x) (|x| < 1);  dx = g / (1 - x²)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -1593,6 +1625,7 @@ def _float_pair(name, input, other):
 
 class Logaddexp(Function):
     """out = log(exp(x) + exp(y));  dx = g * sigmoid(x - y),  dy = g * sigmoid(y - x)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1615,6 +1648,7 @@ class Logaddexp(Function):
 
 class Logaddexp2(Function):
     """out = log2(2**x + 2**y);  dx = g * sigmoid((x - y) ln 2),  dy = g * sigmoid((y - x) ln 2)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1637,6 +1671,7 @@ class Logaddexp2(Function):
 
 class Hypot(Function):
     """out = sqrt(x² + y²);  dx = g * x / out,  dy = g * y / out  (nan at the origin, as PyTorch)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1661,6 +1696,7 @@ class Hypot(Function):
 
 class Copysign(Function):
     """out = |x| with the sign of y;  dx = g * out / x (0 where x == 0, as PyTorch),  dy = 0"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x, y):

@@ -1,7 +1,7 @@
 """Embedding lookup (Embedding) and its backward op (EmbeddingDenseBackward, rows added at the indices)."""
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
@@ -9,6 +9,7 @@ __all__ = []  # Function classes only: their public wrappers are nn.functional's
 
 class Embedding(Function):
     """out = weight[idx];  dweight = EmbeddingDenseBackward(g): rows of g added at idx (none at padding_idx)"""
+    batching = "embedding_rule"
 
     op_name = "embedding"
 
@@ -30,6 +31,7 @@ class Embedding(Function):
 
 class EmbeddingDenseBackward(Function):
     """dw[v] = sum of g rows whose idx == v (zero at pad);  dg = gg[idx] (zero where idx == pad)"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
 
     op_name = "embedding_backward"
 

@@ -4,7 +4,7 @@ GetItem and IndexAdd are each other's gradient, so indexing is differentiable to
 """
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 from .._aliases import dim_alias as _dim_alias, accepts_axis as _accepts_axis
 from ..func.vmap import batched_by_loop, not_batchable
@@ -39,6 +39,7 @@ def _is_basic(index):
 class GetItem(Function):
     """out = x[index];  dx = zeros with g added at index (repeated indices accumulate)"""
     op_name = "getitem"
+    batching = "getitem"
 
     @staticmethod
     def forward(ctx, x, index):
@@ -57,6 +58,7 @@ class GetItem(Function):
 class BasicGetItem(GetItem):
     """out = x[index] for ints/slices/None/Ellipsis: a view of x"""
     _is_view = True
+    batching = "getitem"
 
     @staticmethod
     def forward(ctx, x, index):
@@ -69,18 +71,22 @@ class BasicGetItem(GetItem):
 
 class Slice(BasicGetItem):
     """out = x[slices/None/Ellipsis]: a view (PyTorch's SliceBackward)"""
+    batching = "getitem"
 
 
 class Select(BasicGetItem):
     """out = x[index] with an int in it: a view (PyTorch's SelectBackward)"""
+    batching = "getitem"
 
 
 class Index(GetItem):
     """out = x[arrays/masks ...]: a copy (PyTorch's IndexBackward)"""
+    batching = "getitem"
 
 
 class IndexAdd(Function):
     """out = zeros(shape); out[index] += g;  dg = out_grad[index]"""
+    batching = "index_add"
 
     @staticmethod
     def forward(ctx, g, index, shape):
@@ -152,6 +158,7 @@ def getitem(x, index):
 
 class SetItem(Function):
     """out = x with out[index] = v;  dx = g with g[index] = 0,  dv = g[index]"""
+    batching = NoRule("an in-place write through a per-sample index: one write per sample")
 
     @staticmethod
     def forward(ctx, x, v, index):
@@ -202,6 +209,7 @@ def _along_index(shape, index, dim):
 
 class Gather(Function):
     """out[i][j] = x[i][index[i][j]] (along dim);  dx = scatter_add of g at index"""
+    batching = "gather"
 
     @staticmethod
     def forward(ctx, x, dim, index):
@@ -249,6 +257,7 @@ def gather(input, dim, index):
 
 class ScatterAdd(Function):
     """out = x;  out[index[i][j]][j] += src[i][j] (along dim);  dx = g,  dsrc = gather(g, index)"""
+    batching = NoRule("the index arrays are per sample: one scatter per sample")
 
     @staticmethod
     def forward(ctx, x, dim, index, src):

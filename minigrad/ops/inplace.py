@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..autograd import function as _function
 from ..autograd import forward_ad as _forward_ad
 from ..autograd.grad_mode import _state
@@ -129,6 +129,7 @@ class Into(Function):
     """out[...] = ufunc(*xs) with NumPy's out=: the kernel of a one-ufunc in-place op (add_, mul_,
     sqrt_, ...), used only when no graph is recorded; with one, the op is computed out of place
     and x takes the result's place in the graph (write_inplace)."""
+    batching = NoRule("an in-place write into a given array: one write per sample")
 
     @staticmethod
     def forward(ctx, ufunc, out, *xs):

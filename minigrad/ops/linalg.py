@@ -1,7 +1,7 @@
 """Linear algebra: matmul (1-D, 2-D, batched with broadcasting), mm, bmm, dot, outer, einsum."""
 import numpy as np
 
-from ..autograd.function import Function, _fast_apply, _plain, _unrecorded
+from ..autograd.function import Function, NoRule, _fast_apply, _plain, _unrecorded
 from ..tensor import Tensor, _shape_of
 from .elementwise import _promote
 from .._aliases import dim_alias as _dim_alias
@@ -18,6 +18,7 @@ def _matmul(x, y):
 
 class MatMul(Function):
     """out = x @ y;  dx = g @ y^T,  dy = x^T @ g   (1-D operands as numpy/PyTorch: promoted, then squeezed)"""
+    batching = "matmul"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -117,6 +118,7 @@ class Addmm(Function):
     Fused (rather than matmul + transpose + add) because it is the hot op of every MLP: one node
     instead of three, and the weight gradient comes out contiguous, ready to become w.grad.
     """
+    batching = "addmm"
 
     op_name = "linear"
 
@@ -169,6 +171,7 @@ class AddmmBackward(Function):
     """The fused linear's backward as an op: dx = g @ w, dw = g^T @ x, db = sum of g over the batch
     (those in need); second derivative, from the cotangents (A, B, C) of (dx, dw, db):
     dg = A @ w^T + x @ B^T + C,  dx = g @ B,  dw = A^T @ g"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
 
     op_name = "linear_backward"
     _fast = staticmethod(_addmm_backward)  # the three products straight in NumPy when nothing is recorded
@@ -255,6 +258,7 @@ def outer(input, vec2):
 
 class Einsum(Function):
     """out = einsum(eq, *xs);  dx_i = einsum of g with the other operands, re-diagonalised for ii-style subscripts"""
+    batching = "einsum_rule"
 
     @staticmethod
     def forward(ctx, eq, *xs):
@@ -390,6 +394,7 @@ class Diagonal(Function):
     """out = the diagonal of x in (dim1, dim2) with offset, moved last (a view of x);
     dx = zeros with g written back onto that diagonal"""
     _is_view = True
+    batching = "diagonal"
 
     @staticmethod
     def forward(ctx, x, offset, dim1, dim2):
@@ -410,6 +415,7 @@ class Diagonal(Function):
 
 class DiagEmbed(Function):
     """out = zeros(shape) with g on the diagonal (offset, dim1, dim2);  dg = diagonal(out_grad)"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
 
     @staticmethod
     def forward(ctx, g, shape, offset, dim1, dim2):

@@ -7,7 +7,7 @@ gradient, its backward the second derivative (through softmax), so one definitio
 import numpy as np
 
 from .. import kernels
-from ..autograd.function import Function, _spread, _unrecorded
+from ..autograd.function import Function, NoRule, _spread, _unrecorded
 from ..tensor import Tensor
 from .elementwise import LogSigmoid, clamp, log, sigmoid
 from .reduction import log_softmax, softmax
@@ -38,6 +38,7 @@ class CrossEntropyLoss(Function):
     q is the weighted (and smoothed) target distribution: for class indices
     q_ic = (1-eps) w_t [c == t] + eps/C w_c; for probabilities q_ic = w_c ((1-eps) y_ic + eps/C).
     """
+    batching = "cross_entropy"
 
     op_name = "cross_entropy"
 
@@ -158,6 +159,7 @@ class CrossEntropyLossBackward(Function):
     """dz = gi * (sum_c q_ic * softmax(z)_i - q_i), dy = -gi (1-eps) w log_softmax(z) (probabilities),
     gi = g / denom, g or g per sample by reduction; second derivative: dz is linear in g and depends
     on z through softmax (and on y through q), dy on z through log_softmax"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
 
     op_name = "cross_entropy_backward"
 
@@ -322,6 +324,7 @@ class CrossEntropyLossBackward(Function):
 
 class NllLoss(Function):
     """loss_i = -w[t_i] * x[i, t_i];  dx = scatter of -g_i * w[t_i] at t_i (constant in x)"""
+    batching = "cross_entropy"
 
     op_name = "nll_loss"
 
@@ -369,6 +372,7 @@ class NllLoss(Function):
 
 class MseLoss(Function):
     """loss = reduce((x - y)^2);  dx = 2 g (x - y) (/ n for 'mean'),  dy = -dx"""
+    batching = "mse"
 
     op_name = "mse_loss"
 
@@ -405,6 +409,7 @@ class MseLoss(Function):
 class BinaryCrossEntropy(Function):
     """loss = -(y log x + (1-y) log(1-x)), logs clamped at -100;  dx = g (x-y) / max(x(1-x), 1e-12),
     dy = -g logit(x) = -g log(x / (1-x)), not clamped (PyTorch's: inf at x = 0, 115.1 at x = 1e-50)"""
+    batching = "elementwise"
 
     op_name = "binary_cross_entropy"
 
@@ -438,6 +443,7 @@ class BinaryCrossEntropy(Function):
 class BinaryCrossEntropyWithLogits(Function):
     """loss = (1-y) x + L softplus(-x), L = 1 + (pw-1) y;  dx = g (L sigmoid(x) - L + 1 - y),
     dy = g ((pw-1) softplus(-x) - x), dpw = g y softplus(-x)"""
+    batching = "elementwise"
 
     op_name = "binary_cross_entropy_with_logits"
 

@@ -7,7 +7,7 @@ its forward is the NumPy gradient, its backward the second derivative.
 import numpy as np
 
 from .. import kernels
-from ..autograd.function import Function, _spread
+from ..autograd.function import Function, NoRule, _spread
 from ..autograd.engine import sum_axes, sum_to
 from .elementwise import rsqrt
 
@@ -259,18 +259,21 @@ class _NormalizeBackward(Function):
 
 class NativeBatchNormBackward(_NormalizeBackward):
     """batch_norm's backward op (see _NormalizeBackward)"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
 
     op_name = "batch_norm_backward"
 
 
 class NativeLayerNormBackward(_NormalizeBackward):
     """layer_norm's backward op (see _NormalizeBackward)"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
 
     op_name = "layer_norm_backward"
 
 
 class NativeBatchNorm(_Normalize):
     """batch_norm in training mode: statistics over every dimension but the channel one (dim 1)"""
+    batching = NoRule("batch statistics: per sample they are the statistics of that sample's batch")
 
     op_name = "batch_norm"
     _backward_op = NativeBatchNormBackward
@@ -278,6 +281,7 @@ class NativeBatchNorm(_Normalize):
 
 class NativeLayerNorm(_Normalize):
     """layer_norm: statistics over the trailing normalized_shape dimensions"""
+    batching = "layer_norm"
 
     op_name = "layer_norm"
     _backward_op = NativeLayerNormBackward

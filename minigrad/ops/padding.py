@@ -8,6 +8,7 @@ __all__ = []  # Function classes only: their public wrappers are nn.functional's
 
 class ConstantPadNd(Function):
     """out = x padded by widths (negative widths crop) with `value`;  dx = pad(g, -widths) (a crop)"""
+    batching = "pad"
 
     op_name = "pad"
 

@@ -6,7 +6,7 @@ window's maximum), whose own backward gathers at the same positions (MaxPoolDoub
 import numpy as np
 
 from .. import kernels
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..kernels import buffers
 from .conv import _alloc, _channel_major, _mem_order, _padded, _window
 
@@ -160,6 +160,7 @@ def _argmax_offsets(pairs, idx, geo):
 class MaxPool2DWithIndices(Function):
     """out = max over each window (the first maximum wins ties);
     dx = MaxPool2DWithIndicesBackward(g): g scattered to each window's maximum"""
+    batching = "fold_into_n"
 
     op_name = "max_pool2d"
 
@@ -179,6 +180,7 @@ class MaxPool2DWithIndices(Function):
 class MaxPool2DWithIndicesBackward(Function):
     """dx = g scattered to the window maxima of x (pairs: the 2x2 path's choices, else the offsets idx);
     dg = MaxPoolDoubleBackward(gg): gg gathered at the same positions; 0 for x (piecewise linear)"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
 
     op_name = "max_pool2d_backward"
 
@@ -198,6 +200,7 @@ class MaxPool2DWithIndicesBackward(Function):
 
 class MaxPoolDoubleBackward(Function):
     """out = x at the window positions idx (the adjoint of the scatter);  dx = scatter(g, idx)"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
 
     op_name = "max_pool_double_backward"
 
@@ -242,6 +245,7 @@ def _avg_divisor(geo, count_include_pad, divisor_override, dtype):
 class AvgPool2D(Function):
     """out = sum over each window of xpad / divisor;  dx = AvgPool2DBackward(g): g / divisor spread
     over each window"""
+    batching = "fold_into_n"
 
     op_name = "avg_pool2d"
 
@@ -262,6 +266,7 @@ class AvgPool2D(Function):
 
 class AvgPool2DBackward(Function):
     """dx = g / divisor spread over each window (the adjoint of avg pooling);  dg = avg_pool(gg)"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
 
     op_name = "avg_pool2d_backward"
 

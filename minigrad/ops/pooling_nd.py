@@ -10,7 +10,7 @@ import itertools
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 from .conv_nd import _padded, _spread_windows, _windows
 
@@ -65,6 +65,7 @@ def _scatter_masked(g, idx, valid, in_shape):
 class MaxPoolNd(Function):
     """out = max over each window (NaN propagates: the last NaN wins, else the first maximum, as
     PyTorch), idx = its flat index in the input plane;  dx = g scattered (added) to idx"""
+    batching = NoRule("the N-d family has no batch-folding rule yet (the 2-D ops fold the batch into N)")
 
     op_name = "max_pool"
 
@@ -109,6 +110,7 @@ class MaxPoolNd(Function):
 
 class AvgPoolNd(Function):
     """out = sum over each window of xpad (zero padding) / divisor;  dx = AvgPoolNdBackward(g)"""
+    batching = NoRule("the N-d family has no batch-folding rule yet (the 2-D ops fold the batch into N)")
 
     op_name = "avg_pool"
 
@@ -133,6 +135,7 @@ class AvgPoolNd(Function):
 
 class AvgPoolNdBackward(Function):
     """dx = g / divisor spread over each window (the adjoint of average pooling);  dg = AvgPoolNd(gg)"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
 
     op_name = "avg_pool_backward"
 
@@ -174,6 +177,7 @@ def adaptive_bins(n, m):
 class AdaptiveMaxPoolNd(Function):
     """out = max over each adaptive bin (the last NaN, else the first maximum wins), idx = its flat index in
     the input plane;  dx = g scattered (added) to idx"""
+    batching = NoRule("the N-d family has no batch-folding rule yet (the 2-D ops fold the batch into N)")
 
     op_name = "adaptive_max_pool"
 
@@ -213,6 +217,7 @@ class AdaptiveMaxPoolNd(Function):
 class MaxUnpoolNd(Function):
     """out = zeros of (N, C, *size) with out[n, c, idx[n, c, p]] = x[n, c, p] (the partial inverse of
     max pooling);  dx = g gathered at idx"""
+    batching = NoRule("the N-d family has no batch-folding rule yet (the 2-D ops fold the batch into N)")
 
     op_name = "max_unpool"
 

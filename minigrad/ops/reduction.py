@@ -63,6 +63,7 @@ def _expand_back(g, shape, axes, keepdim):
 
 class Sum(Function):
     """out = sum(x, axes);  dx = g broadcast back over the summed axes"""
+    batching = "reduce_axes"
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -90,6 +91,7 @@ def sum(input, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None)
 
 class Mean(Function):
     """out = mean(x, axes);  dx = g / n broadcast back"""
+    batching = "reduce_axes"
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -135,6 +137,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
 
 class Std(Function):
     """std's last step, out = sqrt(v) of the variance v;  dv = g / (2 * out), 0 where out == 0 (PyTorch's std backward: constant input -> 0, not nan)"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, v):
@@ -163,6 +166,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
 
 class Prod(Function):
     """out = prod(x);  dx = g * prod of the other elements (exact with zeros)"""
+    batching = "reduce_axes"
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -189,6 +193,7 @@ class ProdOthers(Function):
     """out_i = product of the other elements of x_i's reduction group (exact with zeros);
     dx_j = sum over i != j of gg_i * prod_{k != i, j} x_k  (itself ProdOthers of x with x_j set to 1,
     so prod is differentiable to any order at zeros, as PyTorch's)"""
+    batching = "reduce_axes"
 
     @staticmethod
     def forward(ctx, x, axes):
@@ -245,6 +250,7 @@ def _tie_count(mask, axes, dtype):
 
 class Amax(Function):
     """out = amax(x, axes);  dx = g / (number of ties) at the maxima (ties share evenly)"""
+    batching = "reduce_axes"
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -269,6 +275,7 @@ class Amax(Function):
 
 class Amin(Amax):
     """out = amin(x, axes);  dx = g / (number of ties) at the minima (ties share evenly)"""
+    batching = "reduce_axes"
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -278,10 +285,12 @@ class Amin(Amax):
 
 class Max(Amax):
     """out = max(x) over all elements;  dx as amax (ties share evenly, as PyTorch's max())"""
+    batching = "reduce_axes"
 
 
 class Min(Amin):
     """out = min(x) over all elements;  dx as amin (ties share evenly, as PyTorch's min())"""
+    batching = "reduce_axes"
 
 
 def _check_nonempty(x, op):
@@ -350,6 +359,7 @@ class _NoGradReduction(Function):
 
 class Argmax(_NoGradReduction):
     """out = index of the (first) maximum, over all elements (dim None) or along dim"""
+    batching = "argmax"
 
     @staticmethod
     def forward(ctx, x, dim, keepdim):
@@ -360,6 +370,7 @@ class Argmax(_NoGradReduction):
 
 class Argmin(_NoGradReduction):
     """out = index of the (first) minimum, over all elements (dim None) or along dim"""
+    batching = "argmax"
 
     @staticmethod
     def forward(ctx, x, dim, keepdim):
@@ -370,6 +381,7 @@ class Argmin(_NoGradReduction):
 
 class Any(_NoGradReduction):
     """out = any element true (over axes, or all elements)"""
+    batching = "reduce_axes"
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -378,6 +390,7 @@ class Any(_NoGradReduction):
 
 class All(_NoGradReduction):
     """out = every element true (over axes, or all elements)"""
+    batching = "reduce_axes"
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -434,6 +447,7 @@ def _stable_lse(x, axes):
 
 class Logsumexp(Function):
     """out = log(sum(exp(x)));  dx = g * exp(x - out)   (softmax; stable via the max shift)"""
+    batching = "reduce_axes"
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -459,6 +473,7 @@ def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
 
 class Softmax(Function):
     """out = exp(x - max) / sum(exp(x - max));  dx = out * (g - sum(g * out))"""
+    batching = "dim_at_1"
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -481,6 +496,7 @@ class Softmax(Function):
 
 class LogSoftmax(Function):
     """out = x - logsumexp(x);  dx = g - exp(out) * sum(g)"""
+    batching = "dim_at_1"
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -529,6 +545,7 @@ def log_softmax(input, dim=None, dtype=None, *, axis=None):
 
 class Norm2(Function):
     """out = sqrt(sum(x^2));  dx = g * x / out   (0 where out == 0, not nan, as PyTorch)"""
+    batching = "reduce_axes"
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -567,6 +584,7 @@ def norm(input, p="fro", dim=None, keepdim=False):
 
 class NormP(Function):
     """out = sum(|x|^p)^(1/p);  dx = g * sign(x) |x|^(p-1) / out^(p-1)   (0 where x == 0 or out == 0, as PyTorch)"""
+    batching = "reduce_axes"
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, p):
@@ -598,6 +616,7 @@ class NormP(Function):
 
 class Cumsum(Function):
     """out = cumsum(x, dim);  dx = reverse-cumsum of g along dim"""
+    batching = "dim_at_1"
 
     @staticmethod
     def forward(ctx, x, dim):

@@ -11,7 +11,7 @@ as linear without the clamp, Keys' kernel (A = -0.75), taps clamped to the edges
 """
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 
 __all__ = []  # Function classes only: their public wrapper is nn.functional.interpolate
 
@@ -156,6 +156,7 @@ _NAMES = {"nearest": "UpsampleNearest", "nearest-exact": "UpsampleNearestExact",
 class Interpolate(Function):
     """out = x with each spatial dimension d mapped by its taps (a gather per tap), or by their
     adjoint (a grouped sum) when adjoint;  dx = Interpolate(g) with the other direction"""
+    batching = NoRule("no batch-folding rule yet (the batch could fold into N)")
 
     op_name = "interpolate"
 

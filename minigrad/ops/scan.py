@@ -31,6 +31,7 @@ def _upper(n, dtype):
 class Cumprod(Function):
     """out_j = prod_{i<=j} x_i along dim;  dx_k = sum_{j>=k} g_j * prod_{i<=j, i!=k} x_i
     (reverse-cumsum(g * out) / x where x has no zero; the exact sum otherwise, as PyTorch)"""
+    batching = "dim_at_1"
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -135,11 +136,13 @@ class _CumExtreme(Function):
 class Cummax(_CumExtreme):
     """out = running max along dim, and its indices;  dx = g at the indices"""
     _ufunc = np.maximum
+    batching = "dim_at_1"
 
 
 class Cummin(_CumExtreme):
     """out = running min along dim, and its indices;  dx = g at the indices"""
     _ufunc = np.minimum
+    batching = "dim_at_1"
 
 
 CummaxResult = namedtuple("cummax", ["values", "indices"])
@@ -167,6 +170,7 @@ def cummin(input, dim=None, *, axis=None):  # noqa: A002
 class Logcumsumexp(Function):
     """out_j = log sum_{i<=j} exp(x_i) along dim;  dx_k = sum_{j>=k} g_j * exp(x_k - out_j)
     (every exponent <= 0: no overflow)"""
+    batching = "dim_at_1"
 
     @staticmethod
     def forward(ctx, x, dim):

@@ -8,7 +8,7 @@ wins, which one is unspecified); here the written values are summed.
 """
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 from .._aliases import accepts_axis as _accepts_axis
 from ..func.vmap import batched_by_loop, not_batchable
@@ -76,6 +76,7 @@ class ScatterReduce(Function):
     the gradients are PyTorch's: sum: dx = g (0 where written and not include_self), dsrc = g[index];
     mean: divided by the count; amax/amin: g shared evenly among the elements equal to the result;
     prod: g * out / x (exact at zeros through the product of the others)"""
+    batching = NoRule("the index arrays are per sample: one scatter per sample")
 
     @staticmethod
     def forward(ctx, x, dim, index, src, reduce, include_self):
@@ -283,6 +284,7 @@ def masked_select(input, mask):  # noqa: A002
 
 class Nonzero(Function):
     """out = the indices of the nonzero elements, one row each (n, ndim);  not differentiable"""
+    batching = NoRule("a data-dependent output shape (the wrapper raises under vmap)")
 
     @staticmethod
     def forward(ctx, x):

@@ -33,6 +33,7 @@ class View(Function):
     """out = x.reshape(shape) (a view: reshape, view, flatten, unflatten);  dx = g.reshape(x.shape)"""
     op_name = "reshape"  # the primitive a tracer records, shared by Squeeze/Unsqueeze (PyTorch names the nodes)
     _is_view = True
+    batching = "view"
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -50,10 +51,12 @@ class View(Function):
 
 class Squeeze(View):
     """out = x without the size-1 dims asked for;  dx = g.reshape(x.shape)"""
+    batching = "view"
 
 
 class Unsqueeze(View):
     """out = x with a size-1 dim inserted;  dx = g.reshape(x.shape)"""
+    batching = "view"
 
 
 def reshape(input, *args, shape=None):
@@ -127,6 +130,7 @@ class Permute(Function):
     """out = x.transpose(dims);  dx = g.transpose(inverse(dims))"""
     op_name = "permute"  # the primitive a tracer records, shared by Transpose/T (PyTorch names the nodes)
     _is_view = True
+    batching = "permute"
 
     @staticmethod
     def forward(ctx, x, dims):
@@ -144,10 +148,12 @@ class Permute(Function):
 
 class Transpose(Permute):
     """out = x with two dims swapped;  dx = g with them swapped back"""
+    batching = "permute"
 
 
 class T(Permute):
     """out = x.t() (a matrix transposed; a 0-d or 1-d tensor as it is);  dx = g.t()"""
+    batching = "permute"
 
 
 def permute(input, *args, dims=None):
@@ -198,6 +204,7 @@ def _broadcast_view(x, shape):
 class Expand(Function):
     """out = broadcast_to(x, shape);  dx = g   (the engine sums g back to x's shape)"""
     _is_view = True
+    batching = "expand"
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -245,6 +252,7 @@ def broadcast_tensors(*tensors):
 
 class Repeat(Function):
     """out = tile(x, reps);  dx = g summed over the copies"""
+    batching = "repeat"
 
     @staticmethod
     def forward(ctx, x, reps):
@@ -275,6 +283,7 @@ def repeat(input, *args, repeats=None):
 
 class Flip(Function):
     """out = x reversed along dims;  dx = g reversed along dims"""
+    batching = "flip"
 
     @staticmethod
     def forward(ctx, x, dims):
@@ -304,6 +313,7 @@ def flip(input, *args, dims=None):
 
 class Clone(Function):
     """out = copy(x);  dx = g"""
+    batching = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -331,6 +341,7 @@ def contiguous(x):
 
 class Cat(Function):
     """out = concatenate(xs, dim);  dx_i = the slice of g that came from x_i"""
+    batching = "cat"
 
     @staticmethod
     def forward(ctx, dim, *xs):
@@ -403,6 +414,7 @@ def stack(tensors, dim=0, *, axis=None):
 
 class Stack(Function):
     """out = stack(xs, dim) (a new dim);  dx_i = g.select(dim, i)"""
+    batching = "stack"
 
     @staticmethod
     def forward(ctx, dim, *xs):
@@ -470,6 +482,7 @@ def unbind(input, dim=0, *, axis=None):
 
 class Tril(Function):
     """out = tril(x, k);  dx = tril(g, k)"""
+    batching = "leading_batch"
 
     @staticmethod
     def forward(ctx, x, k):
@@ -487,6 +500,7 @@ class Tril(Function):
 
 class Triu(Function):
     """out = triu(x, k);  dx = triu(g, k)"""
+    batching = "leading_batch"
 
     @staticmethod
     def forward(ctx, x, k):

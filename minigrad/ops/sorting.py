@@ -12,7 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 from .._aliases import dim_alias as _dim_alias
 
@@ -60,6 +60,7 @@ def _scatter_back(g, idx, dim, shape, keepdim):
 
 class Sort(Function):
     """(values, indices) = sort(x, dim);  dx = g scattered back to indices"""
+    batching = "dim_at_1"
 
     @staticmethod
     def forward(ctx, x, dim, descending):
@@ -122,6 +123,7 @@ def msort(input):  # noqa: A002
 
 class Topk(Function):
     """(values, indices) = the k largest (or smallest) along dim;  dx = g scattered back"""
+    batching = "dim_at_2"
 
     @staticmethod
     def forward(ctx, x, k, dim, largest, sorted_):
@@ -190,6 +192,7 @@ class _Select(Function):
 
 class Kthvalue(_Select):
     """the k-th smallest element along dim (1-based k)"""
+    batching = "dim_at_1"
 
     @staticmethod
     def _pick(x, dim, k):
@@ -198,6 +201,7 @@ class Kthvalue(_Select):
 
 class Median(_Select):
     """the lower median along dim (NaN if the slice holds one, as PyTorch)"""
+    batching = "dim_at_1"
 
     def name(self):  # PyTorch's overload numbers: median(dim) is MedianBackward1
         return ("Nanmedian" if self.ignore_nan else "Median") + "Backward1"
@@ -225,6 +229,7 @@ class Median(_Select):
 
 class Mode(_Select):
     """the most frequent value along dim (the smallest of equally frequent ones), its last index"""
+    batching = "dim_at_1"
 
     @staticmethod
     def _pick(x, dim, _):
@@ -252,6 +257,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, axis=None, keepdims=None):  # n
 
 class MedianAll(Function):
     """out = the lower median of all elements;  dx = g shared evenly among elements equal to it"""
+    batching = NoRule("the median of all elements: no per-sample rule yet (median over the flattened sample)")
 
     def name(self):
         return ("Nanmedian" if self.ignore_nan else "Median") + "Backward0"
@@ -332,6 +338,7 @@ def _nonempty(x, d, op):
 
 class Unique(Function):
     """the sorted unique values (and optionally the inverse indices and counts); not differentiable"""
+    batching = NoRule("a data-dependent output shape")
 
     @staticmethod
     def forward(ctx, x, return_inverse, return_counts, dim):

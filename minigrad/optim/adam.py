@@ -6,7 +6,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .. import kernels, ops
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 from .optimizer import (_HOST_MATH, Optimizer, _addcdiv_, _addcmul_, _bump, _check_args, _fusable, _host_math, _hyper,
                         _like, _nz, _scalar, _scaled, _scratch, _state_tensor, _step_tensor, _zeros)
@@ -115,6 +115,7 @@ class AdamStep(Function):
     for the whole group (PyTorch's foreach path), the same arithmetic in the same order as the
     per-tensor ops, so bit for bit the same result. Only eager and never recorded (optimizer steps
     run under no_grad); under mg.trace the per-tensor in-place ops run instead, each recorded."""
+    batching = NoRule("an optimizer update: it is not run under vmap")
 
     op_name = "adam_step"
 

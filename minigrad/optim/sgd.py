@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import kernels
 from ..autograd import function as _function
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 from .optimizer import Optimizer, _bump, _check_args, _fusable, _hyper, _like, _nz, _scaled, _scratch
 
@@ -99,6 +99,7 @@ class SGDStep(Function):
     foreach path), the same arithmetic in the same order as the per-tensor ops, so bit for bit the
     same result. Only eager and never recorded (optimizer steps run under no_grad); under mg.trace
     the per-tensor in-place ops run instead, and each of them is recorded."""
+    batching = NoRule("an optimizer update: it is not run under vmap")
 
     op_name = "sgd_step"
 

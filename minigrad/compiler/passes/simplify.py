@@ -19,7 +19,7 @@ after the value was computed (the value must keep the old data).
 """
 import numpy as np
 
-from ...autograd.function import Function
+from ...autograd.function import Function, NoRule
 from ...graph.ir import Eqn, Var
 from ...ops.elementwise import Add, Mul
 from ._util import alias_roots, copy_graph, new_names, substitute, with_args, writes
@@ -29,6 +29,7 @@ class MatMulT(Function):
     """out = transpose(x, dx) @ transpose(y, dy) (dx, dy: the permutations, or None): a transpose
     folded into matmul by the simplify pass; the same np.matmul call on the same views as before."""
     op_name = "matmul_t"
+    batching = NoRule("made by the compiler's simplify pass inside a compiled graph, which vmap does not enter")
 
     @staticmethod
     def forward(ctx, x, y, dx, dy):
