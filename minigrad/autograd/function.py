@@ -140,6 +140,9 @@ class Function(Node):
     # None (the default, a user's Function): the loop as well. The registry tests fail for a
     # minigrad op that leaves it None.
     batching = None
+    # jvp (forward mode): a static method jvp(ctx, *tangents) -> output tangent(s), or NoRule("why")
+    # (forward mode then runs the double-VJP identity: exact, one backward more). Not set here: a
+    # user's Function without one cannot be used in forward mode (forward_ad._jvp says so).
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -512,11 +515,17 @@ class UnaryUfunc(Function):
     """An elementwise op of one input that is one NumPy ufunc: exp, log, tanh, sqrt, neg, ...
 
     As BinaryUfunc: a subclass declares its ufunc (`_fast`) and what its backward reads (`_saves`:
-    NEVER, INPUT or OUTPUT) and writes backward (and jvp); forward follows, and `_unary` records
-    one in a single call."""
+    NEVER, INPUT or OUTPUT) and writes backward; forward follows, and `_unary` records one in a
+    single call. Its jvp is its backward unless it writes one: the Jacobian of an elementwise
+    function of one input is diagonal, so J t is the VJP's formula applied to t."""
     _recycle = True
     _saves = NEVER
     batching = "elementwise"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "backward" in cls.__dict__ and "jvp" not in cls.__dict__:
+            cls.jvp = cls.__dict__["backward"]
 
     @classmethod
     def forward(cls, ctx, x):

@@ -126,10 +126,6 @@ def _direct_user_call():
     return f is not None
 
 
-_BINARY = {"Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Atan2", "Hypot", "Copysign",
-           "Logaddexp", "Remainder", "Fmod"}
-
-
 # -- the wrappers ---------------------------------------------------------------------------------
 class _OpWatch:
     """The op observer (autograd/observers.py) while a watch is open."""
@@ -187,7 +183,8 @@ def _watch_op(cls, args, out):
         x = ins[0]._data
         if x.size:
             w.relus.append((site, float(np.mean(x <= 0))))
-    if cls.__name__ in _BINARY and len(ins) == 2 and _direct_user_call():
+    # an elementwise op of two tensors (its batching family says so): add, mul, eq, xlogy, ...
+    if cls.batching == "elementwise" and len(ins) == 2 and _direct_user_call():
         a, b = ins
         if a.ndim and b.ndim and a.shape != b.shape:
             n = out.numel() if isinstance(out, Tensor) else 0

@@ -7,7 +7,7 @@ every op.
 """
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 from .elementwise import _promote
 
@@ -18,6 +18,7 @@ __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_l
 class _Bitwise(Function):
     """Base of the bitwise ops: integer/bool outputs, so no backward is ever asked for."""
     batching = "elementwise"
+    jvp = NoRule("integer or bool outputs: no tangent")
 
     @staticmethod
     def backward(ctx, *grads):

@@ -295,6 +295,7 @@ def _tap_adds(out, d3, offs):
 class Im2Col(Function):
     """cols = im2col(x): (N, C, H, W) -> (C*kh*kw, N*OH*OW);  dx = col2im(g)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
 
     op_name = "unfold"
 
@@ -311,6 +312,7 @@ class Im2Col(Function):
 class Col2Im(Function):
     """x = col2im(cols): (C*kh*kw, N*OH*OW) -> (N, C, H, W), overlaps summed;  dcols = im2col(g)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
 
     op_name = "fold"
 
@@ -519,6 +521,7 @@ class Convolution(Function):
     """out[n, o] = b[o] + W2[o] @ cols[:, n] with cols = im2col(x);
     (dx, dw, db) = ConvolutionBackward(g, x, w)"""
     batching = "convolution"
+    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
 
     op_name = "conv2d"
 
@@ -573,6 +576,7 @@ class ConvolutionBackward(Function):
     second derivative: it is bilinear in (g, x) and (g, w), so dg = conv(gdx, w) + conv(x, gdw) + gdb,
     dx = dx-rule(g, gdw), dw = dw-rule(g, gdx)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
 
     op_name = "conv2d_backward"
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import (ALWAYS, IF_OTHER, INPUT, OUTPUT, BinaryUfunc, Function, UnaryUfunc, _binary,
+from ..autograd.function import (ALWAYS, IF_OTHER, INPUT, OUTPUT, BinaryUfunc, Function, NoRule, UnaryUfunc, _binary,
                                  _plain, _scalar, _unary, _unrecorded)  # noqa: F401 (_scalar: ops/inplace.py)
 from ..tensor import Tensor
 from ..func.vmap import not_batchable as _not_batchable
@@ -310,10 +310,6 @@ class Neg(UnaryUfunc):
     def backward(ctx, g):
         return -g
 
-    @staticmethod
-    def jvp(ctx, t):
-        return -t
-
 
 def neg(input):
     return _unary(Neg, input)
@@ -399,10 +395,6 @@ class Exp(UnaryUfunc):
         out, = ctx.saved_tensors
         return g * out
 
-    @staticmethod
-    def jvp(ctx, t):
-        return t * ctx.saved_tensors[0]
-
 
 class Log(UnaryUfunc):
     """out = log(x);  dx = g / x"""
@@ -413,10 +405,6 @@ class Log(UnaryUfunc):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g / x
-
-    @staticmethod
-    def jvp(ctx, t):
-        return t / ctx.saved_tensors[0]
 
 
 class Log1P(UnaryUfunc):
@@ -429,10 +417,6 @@ class Log1P(UnaryUfunc):
         x, = ctx.saved_tensors
         return g / (x + 1.0)
 
-    @staticmethod
-    def jvp(ctx, t):
-        return t / (ctx.saved_tensors[0] + 1.0)
-
 
 class Expm1(UnaryUfunc):
     """out = exp(x) - 1;  dx = g * (out + 1)"""
@@ -444,10 +428,6 @@ class Expm1(UnaryUfunc):
         out, = ctx.saved_tensors
         return g * (out + 1.0)
 
-    @staticmethod
-    def jvp(ctx, t):
-        return t * (ctx.saved_tensors[0] + 1.0)
-
 
 class Sqrt(UnaryUfunc):
     """out = sqrt(x);  dx = g / (2 * out)"""
@@ -458,10 +438,6 @@ class Sqrt(UnaryUfunc):
     def backward(ctx, g):
         out, = ctx.saved_tensors
         return g / (out * 2.0)
-
-    @staticmethod
-    def jvp(ctx, t):
-        return t / (ctx.saved_tensors[0] * 2.0)
 
 
 class Rsqrt(Function):
@@ -496,11 +472,6 @@ class Reciprocal(UnaryUfunc):
         out, = ctx.saved_tensors
         return -g * out * out
 
-    @staticmethod
-    def jvp(ctx, t):
-        out, = ctx.saved_tensors
-        return -t * out * out
-
 
 class Sin(UnaryUfunc):
     """out = sin(x);  dx = g * cos(x)"""
@@ -511,10 +482,6 @@ class Sin(UnaryUfunc):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * cos(x)
-
-    @staticmethod
-    def jvp(ctx, t):
-        return t * cos(ctx.saved_tensors[0])
 
 
 class Cos(UnaryUfunc):
@@ -527,10 +494,6 @@ class Cos(UnaryUfunc):
         x, = ctx.saved_tensors
         return -g * sin(x)
 
-    @staticmethod
-    def jvp(ctx, t):
-        return -t * sin(ctx.saved_tensors[0])
-
 
 class Tan(UnaryUfunc):
     """out = tan(x);  dx = g * (1 + out**2)"""
@@ -542,11 +505,6 @@ class Tan(UnaryUfunc):
         out, = ctx.saved_tensors
         return g * (out * out + 1.0)
 
-    @staticmethod
-    def jvp(ctx, t):
-        out, = ctx.saved_tensors
-        return t * (out * out + 1.0)
-
 
 class Tanh(UnaryUfunc):
     """out = tanh(x);  dx = g * (1 - out**2)"""
@@ -557,11 +515,6 @@ class Tanh(UnaryUfunc):
     def backward(ctx, g):
         out, = ctx.saved_tensors
         return g * (1.0 - out * out)
-
-    @staticmethod
-    def jvp(ctx, t):
-        out, = ctx.saved_tensors
-        return t * (1.0 - out * out)
 
 
 class Abs(Function):
@@ -676,10 +629,6 @@ class Relu(UnaryUfunc):
         if _unrecorded():  # no graph of this backward is wanted: the mask straight from the arrays
             return _plain(_threshold_backward(g._data, out._data))
         return ThresholdBackward.apply(g, out)
-
-    @staticmethod
-    def jvp(ctx, t):
-        return ThresholdBackward.apply(t, ctx.saved_tensors[0])
 
 
 def _threshold_backward(g, y):
@@ -1014,6 +963,7 @@ class _NonDifferentiable(Function):
     """Base of the ops without a gradient: forward marks the output non-differentiable, so it never
     requires grad (as in PyTorch); they still go through Function.apply like every op."""
     batching = "elementwise"
+    jvp = NoRule("integer or bool outputs: no tangent")
 
     @staticmethod
     def backward(ctx, *grads):
@@ -1407,207 +1357,140 @@ _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
 
-class Exp2(Function):
+class Exp2(UnaryUfunc):
     """out = 2 ** x;  dx = g * out * ln 2"""
-    batching = "elementwise"
-
-    @staticmethod
-    def forward(ctx, x):
-        out = np.exp2(x)
-        ctx.save_for_backward(out)
-        return out
+    _fast = staticmethod(np.exp2)
+    _saves = OUTPUT
 
     @staticmethod
     def backward(ctx, g):
         out, = ctx.saved_tensors
         return g * out * _LN2
 
-    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
-
-class Log2(Function):
+class Log2(UnaryUfunc):
     """out = log2(x);  dx = g / (x ln 2)"""
-    batching = "elementwise"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return np.log2(x)
+    _fast = staticmethod(np.log2)
+    _saves = INPUT
 
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g / (x * _LN2)
 
-    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
-
-class Log10(Function):
+class Log10(UnaryUfunc):
     """out = log10(x);  dx = g / (x ln 10)"""
-    batching = "elementwise"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return np.log10(x)
+    _fast = staticmethod(np.log10)
+    _saves = INPUT
 
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g / (x * _LN10)
 
-    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
-
-class Asin(Function):
+class Asin(UnaryUfunc):
     """out = asin(x);  dx = g / sqrt(1 - x²)"""
-    batching = "elementwise"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return np.arcsin(x)
+    _fast = staticmethod(np.arcsin)
+    _saves = INPUT
 
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * rsqrt(1.0 - x * x)
 
-    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
-
-class Acos(Function):
+class Acos(UnaryUfunc):
     """out = acos(x);  dx = -g / sqrt(1 - x²)"""
-    batching = "elementwise"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return np.arccos(x)
+    _fast = staticmethod(np.arccos)
+    _saves = INPUT
 
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return -g * rsqrt(1.0 - x * x)
 
-    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
-
-class Atan(Function):
+class Atan(UnaryUfunc):
     """out = atan(x);  dx = g / (1 + x²)"""
-    batching = "elementwise"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return np.arctan(x)
+    _fast = staticmethod(np.arctan)
+    _saves = INPUT
 
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g / (x * x + 1.0)
 
-    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
-
-class Sinh(Function):
+class Sinh(UnaryUfunc):
     """out = sinh(x);  dx = g * cosh(x)"""
-    batching = "elementwise"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return np.sinh(x)
+    _fast = staticmethod(np.sinh)
+    _saves = INPUT
 
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * cosh(x)
 
-    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
-
-class Cosh(Function):
+class Cosh(UnaryUfunc):
     """out = cosh(x);  dx = g * sinh(x)"""
-    batching = "elementwise"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return np.cosh(x)
+    _fast = staticmethod(np.cosh)
+    _saves = INPUT
 
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * sinh(x)
 
-    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
-
-class Asinh(Function):
+class Asinh(UnaryUfunc):
     """out = asinh(x);  dx = g / sqrt(x² + 1)"""
-    batching = "elementwise"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return np.arcsinh(x)
+    _fast = staticmethod(np.arcsinh)
+    _saves = INPUT
 
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * rsqrt(x * x + 1.0)
 
-    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
-
-class Acosh(Function):
+class Acosh(UnaryUfunc):
     """out = acosh(x) (x >= 1);  dx = g / sqrt(x² - 1)"""
-    batching = "elementwise"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return np.arccosh(x)
+    _fast = staticmethod(np.arccosh)
+    _saves = INPUT
 
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * rsqrt(x * x - 1.0)
 
-    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
-
-class Atanh(Function):
+class Atanh(UnaryUfunc):
     """out = atanh(x) (|x| < 1);  dx = g / (1 - x²)"""
-    batching = "elementwise"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return np.arctanh(x)
+    _fast = staticmethod(np.arctanh)
+    _saves = INPUT
 
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g / (1.0 - x * x)
 
-    jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
-
 
 def trunc(input): return Trunc.apply(input) if input.dtype.kind == "f" else input  # noqa: A002
 def frac(input): return Frac.apply(input)  # noqa: A002
-def exp2(input): return Exp2.apply(_float(input))  # noqa: A002
-def log2(input): return Log2.apply(_float(input))  # noqa: A002
-def log10(input): return Log10.apply(_float(input))  # noqa: A002
-def asin(input): return Asin.apply(_float(input))  # noqa: A002
-def acos(input): return Acos.apply(_float(input))  # noqa: A002
-def atan(input): return Atan.apply(_float(input))  # noqa: A002
-def sinh(input): return Sinh.apply(_float(input))  # noqa: A002
-def cosh(input): return Cosh.apply(_float(input))  # noqa: A002
-def asinh(input): return Asinh.apply(_float(input))  # noqa: A002
-def acosh(input): return Acosh.apply(_float(input))  # noqa: A002
-def atanh(input): return Atanh.apply(_float(input))  # noqa: A002
+def exp2(input): return _unary(Exp2, _float(input))  # noqa: A002
+def log2(input): return _unary(Log2, _float(input))  # noqa: A002
+def log10(input): return _unary(Log10, _float(input))  # noqa: A002
+def asin(input): return _unary(Asin, _float(input))  # noqa: A002
+def acos(input): return _unary(Acos, _float(input))  # noqa: A002
+def atan(input): return _unary(Atan, _float(input))  # noqa: A002
+def sinh(input): return _unary(Sinh, _float(input))  # noqa: A002
+def cosh(input): return _unary(Cosh, _float(input))  # noqa: A002
+def asinh(input): return _unary(Asinh, _float(input))  # noqa: A002
+def acosh(input): return _unary(Acosh, _float(input))  # noqa: A002
+def atanh(input): return _unary(Atanh, _float(input))  # noqa: A002
 
 
 fix, arcsin, arccos, arctan, arcsinh, arccosh, arctanh = trunc, asin, acos, atan, asinh, acosh, atanh

@@ -32,6 +32,7 @@ class Embedding(Function):
 class EmbeddingDenseBackward(Function):
     """dw[v] = sum of g rows whose idx == v (zero at pad);  dg = gg[idx] (zero where idx == pad)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
 
     op_name = "embedding_backward"
 

@@ -161,6 +161,7 @@ class MaxPool2DWithIndices(Function):
     """out = max over each window (the first maximum wins ties);
     dx = MaxPool2DWithIndicesBackward(g): g scattered to each window's maximum"""
     batching = "fold_into_n"
+    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
 
     op_name = "max_pool2d"
 
@@ -181,6 +182,7 @@ class MaxPool2DWithIndicesBackward(Function):
     """dx = g scattered to the window maxima of x (pairs: the 2x2 path's choices, else the offsets idx);
     dg = MaxPoolDoubleBackward(gg): gg gathered at the same positions; 0 for x (piecewise linear)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
 
     op_name = "max_pool2d_backward"
 
@@ -201,6 +203,7 @@ class MaxPool2DWithIndicesBackward(Function):
 class MaxPoolDoubleBackward(Function):
     """out = x at the window positions idx (the adjoint of the scatter);  dx = scatter(g, idx)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
 
     op_name = "max_pool_double_backward"
 
@@ -246,6 +249,7 @@ class AvgPool2D(Function):
     """out = sum over each window of xpad / divisor;  dx = AvgPool2DBackward(g): g / divisor spread
     over each window"""
     batching = "fold_into_n"
+    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
 
     op_name = "avg_pool2d"
 
@@ -267,6 +271,7 @@ class AvgPool2D(Function):
 class AvgPool2DBackward(Function):
     """dx = g / divisor spread over each window (the adjoint of avg pooling);  dg = avg_pool(gg)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
 
     op_name = "avg_pool2d_backward"
 

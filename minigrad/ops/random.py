@@ -7,7 +7,7 @@ NumPy call on the same bit generator, so a traced program and eager code draw th
 """
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..random import get_rng
 
 
@@ -18,6 +18,7 @@ def _draw_dtype(dt):
 
 class DropoutMask(Function):
     """out = (uniform(shape) >= p) / (1 - p): dropout's keep mask, pre-scaled (inverted dropout)"""
+    jvp = NoRule("a random draw: its inputs are shapes and parameters, no tangent flows")
 
     op_name = "dropout_mask"
     _random, _generator_arg = True, 3
@@ -32,6 +33,7 @@ class DropoutMask(Function):
 
 class Rand(Function):
     """out = uniform samples on [0, 1) of the given shape and dtype (mg.rand, rand_like)"""
+    jvp = NoRule("a random draw: its inputs are shapes and parameters, no tangent flows")
 
     op_name = "rand"
     _random, _generator_arg = True, 2
@@ -43,6 +45,7 @@ class Rand(Function):
 
 class Randn(Function):
     """out = standard normal samples of the given shape and dtype (mg.randn, randn_like)"""
+    jvp = NoRule("a random draw: its inputs are shapes and parameters, no tangent flows")
 
     op_name = "randn"
     _random, _generator_arg = True, 2
@@ -54,6 +57,7 @@ class Randn(Function):
 
 class Randint(Function):
     """out = integers uniform on [low, high) of the given shape, cast to dt (mg.randint, randint_like)"""
+    jvp = NoRule("a random draw: its inputs are shapes and parameters, no tangent flows")
 
     op_name = "randint"
     _random, _generator_arg = True, 4
@@ -65,6 +69,7 @@ class Randint(Function):
 
 class Randperm(Function):
     """out = a random permutation of 0..n-1, as dt (mg.randperm)"""
+    jvp = NoRule("a random draw: its inputs are shapes and parameters, no tangent flows")
 
     op_name = "randperm"
     _random, _generator_arg = True, 2
@@ -76,6 +81,7 @@ class Randperm(Function):
 
 class Uniform(Function):
     """out = uniform samples on [a, b) drawn in float64, cast to dt (nn.init.uniform_)"""
+    jvp = NoRule("a random draw: its inputs are shapes and parameters, no tangent flows")
 
     op_name = "uniform"
     _random, _generator_arg = True, 4
@@ -87,6 +93,7 @@ class Uniform(Function):
 
 class Normal(Function):
     """out = normal samples N(mean, std²) drawn in float64, cast to dt (nn.init.normal_)"""
+    jvp = NoRule("a random draw: its inputs are shapes and parameters, no tangent flows")
 
     op_name = "normal"
     _random, _generator_arg = True, 4

@@ -5,7 +5,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 from .elementwise import exp, sign, where, abs as _abs, cast
 from .shape import Expand
@@ -351,6 +351,7 @@ def min(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None)
 class _NoGradReduction(Function):
     """Base of the reductions without a gradient (argmax, argmin, any, all): the output is an index
     or a bool, never differentiable; they go through Function.apply like every op."""
+    jvp = NoRule("integer or bool outputs: no tangent")
 
     @staticmethod
     def backward(ctx, *grads):

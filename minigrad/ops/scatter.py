@@ -285,6 +285,7 @@ def masked_select(input, mask):  # noqa: A002
 class Nonzero(Function):
     """out = the indices of the nonzero elements, one row each (n, ndim);  not differentiable"""
     batching = NoRule("a data-dependent output shape (the wrapper raises under vmap)")
+    jvp = NoRule("integer or bool outputs: no tangent")
 
     @staticmethod
     def forward(ctx, x):

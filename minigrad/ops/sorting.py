@@ -339,6 +339,7 @@ def _nonempty(x, d, op):
 class Unique(Function):
     """the sorted unique values (and optionally the inverse indices and counts); not differentiable"""
     batching = NoRule("a data-dependent output shape")
+    jvp = NoRule("a data-dependent output: the identity gives the tangent of its values")
 
     @staticmethod
     def forward(ctx, x, return_inverse, return_counts, dim):

@@ -192,6 +192,21 @@ def test_10_broadcast_of_n_with_n1_warns_at_the_user_line_only():
     assert "(8, 1) with (8,) into (8, 8)" in msgs[0]
 
 
+def test_10_every_elementwise_pair_is_checked_comparisons_too():
+    """The check follows the op's family (batching = "elementwise"), not a list of names: the
+    classic accuracy bug (N, 1) == (N,) warns, as does an op added later (xlogy)."""
+    pred, target = mg.randn(8, 1), mg.randn(8)
+
+    def run():
+        acc = (pred == target).float().mean()  # MARK-eq
+        _ = mg.xlogy(mg.rand(3, 1), mg.rand(3) + 1)  # MARK-xlogy
+        return acc
+
+    msgs, _ = watched_warnings(run)
+    assert len(msgs) == 2 and all("mistake 10" in m for m in msgs)
+    assert where("MARK-eq") in msgs[0] and where("MARK-xlogy") in msgs[1]
+
+
 # -- 11: a non-differentiable op -----------------------------------------------------------------
 def test_11_non_differentiable_op_cuts_the_path():
     w = mg.tensor([0.3, 1.7, -0.2], requires_grad=True)

@@ -57,3 +57,14 @@ def test_batching_rule_declared(cls):
         assert rule.why and len(rule.why) > 10, f"{_name(cls)}: NoRule needs the reason"
     else:
         assert callable(rule), f"{_name(cls)}: batching = {rule!r} is not a rule"
+
+
+@pytest.mark.parametrize("cls", OPS, ids=_name)
+def test_jvp_rule_declared(cls):
+    rule = next((k.__dict__["jvp"] for k in cls.__mro__ if "jvp" in k.__dict__ and k is not Function), None)
+    assert rule is not None, (f"{_name(cls)} declares no jvp: write jvp(ctx, *tangents), or set "
+                              f"jvp = NoRule('why forward mode runs the double-VJP identity')")
+    if type(rule) is NoRule:
+        assert len(rule.why) > 10, f"{_name(cls)}: NoRule needs the reason"
+    else:
+        assert callable(rule.__get__(None, cls)), f"{_name(cls)}: jvp = {rule!r} is not a rule"
