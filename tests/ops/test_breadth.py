@@ -1,4 +1,4 @@
-"""Hand tests of issue 8's breadth ops beside their registry entries (minigrad/testing/opinfo_breadth.py):
+"""Hand tests of issue 8's breadth ops beside their registry entries (minigrad/testing/opinfo/):
 dtype rules and errors the generated tests do not cover."""
 import numpy as np
 import pytest
