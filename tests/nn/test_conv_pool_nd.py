@@ -1,4 +1,4 @@
-"""The N-d convolution/pooling/resizing breadth (issue 8): conv1d/3d, conv_transpose1d/2d/3d,
+"""N-d convolution, pooling and resizing: conv1d/3d, conv_transpose1d/2d/3d,
 1-d/3-d pools, unpooling, adaptive max pooling, interpolate, negative pads, and their modules.
 
 The registry (minigrad/testing/opinfo/nn.py) checks each op's values, gradients and second
