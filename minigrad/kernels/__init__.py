@@ -4,7 +4,8 @@ folded in, and the weight gradient of 3x3 convolutions of few channels, in kerne
 Winograd F(2x2, 3x3) tile transforms of 3x3 convolutions in kernels/winograd.py; batch_norm's training forward and input gradient in kernels/norm.py;
 cross_entropy's common case in kernels/loss.py; relu's gradient in kernels/elementwise.py; the SGD
 step in kernels/optim.py). Large elementwise results and kernel temporaries are recycled by
-kernels/buffers.py (pure NumPy, used with or without numba).
+kernels/buffers.py (pure NumPy, used with or without numba). The compiler's fused elementwise kernels
+are in kernels/fused.py (generated per group and cached on disk; a NumPy backend without numba).
 
 numba is an optional extra (``pip install minigrad[jit]``). It is imported lazily, on the first op
 that could use a kernel; without it (or with ``MINIGRAD_NUMBA=0`` in the environment, or

@@ -1315,8 +1315,9 @@ def _check_float(name, *operands):
             raise RuntimeError(f"{name}: expected floating point tensors, got ({kinds})")
 
 
-# -- issue 8's elementwise breadth: trunc/frac, exp2/log2/log10, logaddexp(2), hypot, inverse and
-# hyperbolic trig, copysign, isclose. Integer inputs give the default float dtype, as in PyTorch.
+# -- rounding, exponentials, logarithms and trig: trunc/frac, exp2/log2/log10, logaddexp(2), hypot,
+# inverse and hyperbolic trig, copysign, isclose. Integer inputs give the default float dtype, as in
+# PyTorch.
 __all__ += [
     "trunc", "fix", "frac", "exp2", "log2", "log10", "logaddexp", "logaddexp2", "hypot", "asin", "arcsin", "acos",
     "arccos", "atan", "arctan", "sinh", "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh",

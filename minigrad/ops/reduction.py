@@ -650,7 +650,7 @@ def cumsum(input, dim=None, *, dtype=None, axis=None):
     return Cumsum.apply(input, _axes(dim, input.ndim, "cumsum")[0])
 
 
-# -- issue 8: the fused statistics (composites of var/std and mean, so twice differentiable) ---------
+# -- the fused statistics var_mean/std_mean (composites of var/std and mean, so twice differentiable)
 __all__ += ["var_mean", "std_mean"]
 
 

@@ -528,8 +528,8 @@ def triu(input, diagonal=0):
     return Triu.apply(input, diagonal)
 
 
-# -- issue 8: roll, repeat_interleave, meshgrid, Tensor.unfold (composites of the ops above and of
-# indexing, so each gradient is theirs and differentiable again) ----------------------------------
+# -- shape composites: roll, repeat_interleave, meshgrid, Tensor.unfold (composites of the ops above
+# and of indexing, so each gradient is theirs and differentiable again) ---------------------------
 __all__ += ["roll", "repeat_interleave", "meshgrid"]
 __methods__ = ["roll", "repeat_interleave", "unfold"]
 

@@ -1,4 +1,4 @@
-"""Nested forward mode for every twice-differentiable op of the registry (minigrad/testing/opinfo.py),
+"""Nested forward mode for every twice-differentiable op of the registry (minigrad/testing/opinfo/),
 on one sample each, at float64, against central finite differences of the lower-order quantity:
 
 - forward-over-forward: the tangent along u of q(x) = jvp(f, x, v)[1], vs (q(x + eps u) - q(x - eps u)) / 2 eps;

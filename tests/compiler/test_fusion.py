@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.compiler import kernels
+from minigrad.kernels import fused as kernels
 from minigrad.compiler.codegen import compile_graph
 from minigrad.compiler.passes.fuse import fuse_elementwise
 from minigrad.compiler.pipeline import FUSED, optimize

@@ -1,4 +1,4 @@
-"""vmap of every op in the registry (minigrad/testing/opinfo.py `op_db`) against a per-sample loop.
+"""vmap of every op in the registry (minigrad/testing/opinfo/ `op_db`) against a per-sample loop.
 
 For each entry, one or two of its samples (the first and the one of highest rank; empty and kink
 samples left out) are drawn with B different seeds (the registry's samples have the same

@@ -1,4 +1,4 @@
-"""Every registry op (minigrad/testing/opinfo.py, kind "op") gives the same bits on every dispatch
+"""Every registry op (minigrad/testing/opinfo/, kind "op") gives the same bits on every dispatch
 path, on one sample: eager with the float inputs requiring grad (recorded), eager under mg.no_grad(),
 the graph mg.trace recorded, run on new inputs of the same shapes, and mg.jit's compiled program
 (fullgraph, traced on the first inputs, run on the new ones; exact unless a fusion pass rewrote the

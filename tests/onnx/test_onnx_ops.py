@@ -1,7 +1,8 @@
 """Every public op in the registry, exported to ONNX on its own: onnx.checker passes and onnxruntime
 reproduces minigrad's float32 output within 1e-5 * max(1, |reference|) per element (ints and bools
 exactly). The entry's `onnx` field says whether the op maps (True) or why not (a string, from
-ONNX_NO_MAPPING in minigrad/testing/opinfo.py); the test fails when that declaration is out of date."""
+ONNX_NO_MAPPING in minigrad/testing/opinfo/__init__.py); the test fails when that declaration is out
+of date."""
 import pytest
 
 from minigrad.testing.opinfo import ONNX_NO_MAPPING, UNCHECKED, op_db

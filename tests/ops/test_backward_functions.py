@@ -3,7 +3,7 @@ norm, max-pool, the fused linear, relu). The plain backward and create_graph run
 through Function.apply; the first-order gradients equal PyTorch's (and finite differences); the
 create_graph gradient is recorded under PyTorch's double-backward node name and differentiates again.
 gradcheck/gradgradcheck of each backward Function itself come from the registry
-(minigrad/testing/opinfo_nn.py, tests/ops/test_ops.py)."""
+(minigrad/testing/opinfo/nn.py, tests/ops/test_ops.py)."""
 import inspect
 
 import numpy as np

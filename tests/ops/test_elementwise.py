@@ -11,7 +11,7 @@ from helpers import (BINARY_SHAPES, UNARY_SHAPES, check_op, grads, ids, leaf, no
                      sample)
 
 # forward vs NumPy, float32, gradcheck/gradgradcheck over shapes and broadcasting pairs for every op:
-# tests/ops/test_ops.py, generated from the registry (minigrad/testing/opinfo.py)
+# tests/ops/test_ops.py, generated from the registry (minigrad/testing/opinfo/elementwise.py)
 
 
 @pytest.mark.parametrize("shapes", [((2, 3), (2, 1), (1, 3)), ((3,), (), (2, 3))], ids=str)

@@ -11,7 +11,7 @@ _IDX_T = mg.tensor([2, 0, 2, 2])
 _IDX_2D = np.array([[0, 1], [1, 1]])
 
 # forward vs NumPy, gradcheck/gradgradcheck of every x[index] form (basic, advanced, masks, mixed): tests/ops/test_ops.py, from the registry
-# (minigrad/testing/opinfo.py)
+# (minigrad/testing/opinfo/indexing.py)
 
 
 @pytest.mark.parametrize("index,expected", [

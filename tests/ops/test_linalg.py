@@ -6,7 +6,7 @@ import minigrad as mg
 from helpers import check_op, leaf, sample
 
 # forward vs NumPy, gradcheck/gradgradcheck of matmul over 1-D/2-D/batched broadcasting shapes, dot, outer, einsum and linear: tests/ops/test_ops.py, from the registry
-# (minigrad/testing/opinfo.py)
+# (minigrad/testing/opinfo/linalg.py)
 
 
 def test_ndarray_on_the_left_defers_to_tensor():

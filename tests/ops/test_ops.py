@@ -1,4 +1,4 @@
-"""Tests generated from the op registry (minigrad/testing/opinfo.py, `op_db`): for every entry and
+"""Tests generated from the op registry (minigrad/testing/opinfo/, `op_db`): for every entry and
 sample, the forward against its NumPy reference, float32 in -> float32 out, gradcheck and
 gradgradcheck (float64), PyTorch parity of values, gradients and grad_fn names (when torch is
 installed), and "every public op has an entry" (public names derived from the package)."""
@@ -279,7 +279,7 @@ def _covered():
 @pytest.mark.parametrize("name", sorted(public_ops()))
 def test_every_public_op_has_an_opinfo(name):
     assert name in _covered(), (f"{name} is exported but has no OpInfo entry in "
-                                "minigrad/testing/opinfo.py (see docs/adding-an-op.md)")
+                                "minigrad/testing/opinfo/ (see docs/adding-an-op.md)")
 
 
 def test_registry_entries_are_public_ops():

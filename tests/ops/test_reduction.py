@@ -9,7 +9,7 @@ import minigrad as mg
 from helpers import check_op, grads, ids, leaf, nonzero, sample
 
 # forward vs NumPy, gradcheck/gradgradcheck of sum/mean/prod/amax/amin/logsumexp/norm/var/std over dims and keepdim: tests/ops/test_ops.py, from the registry
-# (minigrad/testing/opinfo.py)
+# (minigrad/testing/opinfo/reduction.py)
 
 
 from minigrad.testing.opinfo import REDUCTION_DIMS as DIMS  # noqa: E402

@@ -1,5 +1,6 @@
 """Elementwise fusion: maximal connected groups of elementwise equations of one shape become one
-`fused` equation computed in one pass over memory (kernels/: numba when installed, else NumPy).
+`fused` equation computed in one pass over memory (minigrad/kernels/fused.py: numba when installed,
+else NumPy).
 
 Grouping walks the program in order. An elementwise equation (kernels.OPS: arithmetic, sqrt, relu
 and its backward, max/min, where, casts between floats; exp/log/tanh/... with the NumPy backend or
@@ -15,7 +16,7 @@ equations is left alone.
 import numpy as np
 
 from ...graph.ir import Eqn, Var
-from .. import kernels
+from ...kernels import fused as kernels
 from ._util import copy_graph, pure
 
 

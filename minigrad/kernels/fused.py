@@ -1,4 +1,5 @@
-"""Fused elementwise kernels: one group of elementwise equations computed in one pass over memory.
+"""Fused elementwise kernels: one group of elementwise equations computed in one pass over memory
+(what the compiler's fusion pass, minigrad/compiler/passes/fuse.py, runs).
 
 A `Group` says what to compute: external inputs, a list of elementwise ops reading inputs, earlier
 results or literals, and which results leave the group. `build(group, backend)` returns the callable
@@ -245,7 +246,7 @@ class NumpyKernel:
         self.out_specs = [(group.shape, np.dtype(group.ops[j][2])) for j in group.outs]
 
     def _op(self, j, args, out):
-        from ...graph.interpret import _Ctx
+        from ..graph.interpret import _Ctx
         cls = self.group.ops[j][0]
         f, extra = cls._fast, self.statics[j]
         if isinstance(f, np.ufunc) and not extra:

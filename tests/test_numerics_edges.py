@@ -1,4 +1,4 @@
-"""Issue 7, numerics at the edges: log_softmax/softmax/logsumexp/cross_entropy/logsigmoid at |x| up
+"""Numerics at the edges: log_softmax/softmax/logsumexp/cross_entropy/logsigmoid at |x| up
 to 1e8, and logsigmoid's gradient at 0 (PyTorch's values; parity where torch is installed)."""
 import math
 

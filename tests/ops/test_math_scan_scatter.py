@@ -1,5 +1,6 @@
-"""Hand tests of issue 8's breadth ops beside their registry entries (minigrad/testing/opinfo_breadth.py):
-dtype rules and errors the generated tests do not cover."""
+"""Hand tests of the elementwise math (trunc/frac, exp2/log2/log10, inverse and hyperbolic trig, hypot,
+copysign, isclose), the scans and the scatter/index ops beside their registry entries
+(minigrad/testing/opinfo/): dtype rules and errors the generated tests do not cover."""
 import numpy as np
 import pytest
 

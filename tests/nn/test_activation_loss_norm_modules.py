@@ -1,4 +1,4 @@
-"""The newer nn modules (activations, distances, losses, GroupNorm/InstanceNorm, Bilinear,
+"""nn modules (activations, distances, losses, GroupNorm/InstanceNorm, Bilinear,
 PixelShuffle) against torch.nn with the same parameters: outputs, input and parameter gradients,
 buffers and reprs."""
 import numpy as np

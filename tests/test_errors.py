@@ -1,4 +1,4 @@
-"""Issue 7, errors as PyTorch gives them: refused where PyTorch refuses, no NumPy errors leaking,
+"""Errors as PyTorch gives them: refused where PyTorch refuses, no NumPy errors leaking,
 PyTorch's error types, messages that name the op and the user's shapes."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Issue 7, integer semantics: bitwise &, |, ^, ~, <<, >> (and bitwise_*), integer div, integer
+"""Integer semantics: bitwise &, |, ^, ~, <<, >> (and bitwise_*), integer div, integer
 linspace, integer max-pooling with padding, and PyTorch's layout for ints mixed with array indices."""
 import numpy as np
 import pytest

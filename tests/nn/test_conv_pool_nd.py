@@ -1,7 +1,7 @@
-"""The N-d convolution/pooling/resizing breadth (issue 8): conv1d/3d, conv_transpose1d/2d/3d,
+"""N-d convolution, pooling and resizing: conv1d/3d, conv_transpose1d/2d/3d,
 1-d/3-d pools, unpooling, adaptive max pooling, interpolate, negative pads, and their modules.
 
-The registry (minigrad/testing/opinfo_nn.py) checks each op's values, gradients and second
+The registry (minigrad/testing/opinfo/nn.py) checks each op's values, gradients and second
 derivatives; here: the modules against torch.nn with the same weights (outputs, gradients, reprs),
 PyTorch's semantic corners (ceil_mode's last window, output_padding, interpolate's half-pixel and
 recompute rules, max_unpool's output_size, negative pads in every mode) and the errors."""

@@ -1,25 +1,62 @@
-"""Registry entries for the sorting/selection family (ops/sorting.py), the linalg family's tensor
-products and diagonals (ops/linalg.py) and mg.linalg (ops/decomposition.py): `linalg_op_db`,
-appended to `op_db`. Same OpInfo/SampleInput as minigrad/testing/opinfo.py.
+"""Registry entries of linear algebra: the products (matmul, mm, bmm, dot, outer, einsum, linear), the
+linalg family's tensor products and diagonals (ops/linalg.py) and mg.linalg (ops/decomposition.py).
 
 mg.linalg entries are named "linalg.<name>" (torch_op defaults to torch.linalg.<name>). Inputs are
-chosen where the op is smooth: distinct values for sorting (no ties), well-conditioned matrices,
-symmetric positive-definite ones for cholesky/eigh (the op sees the symmetrised input, so finite
-differences stay within symmetric matrices).
+chosen where the op is smooth: well-conditioned matrices, symmetric positive-definite ones for
+cholesky/eigh (the op sees the symmetrised input, so finite differences stay within symmetric
+matrices).
 """
 import numpy as np
 
 import minigrad as mg
 
-from .opinfo import OpInfo, SampleInput, distinct, sample
+from .core import OpInfo, SampleInput, case, sample
 
 
-def _distinct_samples(shapes=((3,), (2, 3), (3, 4))):
-    def gen(rng):
-        return [SampleInput((distinct(s, rng),)) for s in shapes]
-    return gen
+# -- products: matmul, mm, bmm, dot, outer, einsum, linear ---------------------------------------
+_MATMUL_SHAPES = [((3,), (3,)), ((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (2, 3, 4)),
+                  ((2, 4, 3), (3,)), ((2, 2, 3), (2, 3, 4)), ((2, 2, 3), (3, 4)), ((2, 3), (2, 3, 4)),
+                  ((2, 1, 2, 3), (3, 3, 2)), ((1, 2, 3), (2, 1, 3, 2)), ((1, 3), (3, 1)), ((0, 3), (3, 2))]
+_EINSUM = [("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]), ("ii->i", [(3, 3)]),
+           ("ii", [(3, 3)]), ("ij->", [(2, 3)]), ("ij->ji", [(2, 3)]), ("ij->j", [(2, 3)]),
+           ("i,i->", [(3,), (3,)]), ("i,j->ij", [(2,), (3,)]), ("ij,jk", [(2, 3), (3, 4)]),
+           ("ba,ac", [(2, 3), (3, 4)]), ("ij,ij->ij", [(2, 3), (2, 3)]), ("ij,kj->ik", [(2, 3), (4, 3)]),
+           ("bi,bj->bij", [(2, 3), (2, 2)]), ("ij,jk,kl->il", [(2, 3), (3, 2), (2, 2)]), ("iij->ij", [(2, 2, 3)]),
+           ("ijk->kj", [(2, 3, 4)]), ("i->", [(4,)]), ("i->i", [(4,)]), ("ij->ij", [(2, 3)]),
+           ("ii,i->i", [(3, 3), (3,)]), (" ij , jk -> ik ", [(2, 3), (3, 2)])]
 
 
+def _matmul_samples(rng):
+    return [SampleInput((sample(a, rng), sample(b, rng))) for a, b in _MATMUL_SHAPES]
+
+
+ops = [
+    OpInfo("matmul", lambda x, y: x @ y, np.matmul, _matmul_samples, variant="dunder",
+           torch_op=lambda torch, x, y: x @ y, grad_fn=None),  # PyTorch: Mm/Bmm/Dot/Mv/... by shapes
+    OpInfo("matmul", mg.matmul, np.matmul, _matmul_samples, grad_fn=None),
+    OpInfo("matmul", lambda x, y: x.matmul(y), np.matmul, _matmul_samples, variant="method",
+           torch_op=lambda torch, x, y: x.matmul(y), grad_fn=None),
+    case("mm", "", [(2, 3), (3, 4)], lambda L, x, y: L.mm(x, y), np.matmul, grad_fn=None),
+    case("mm", "method", [(2, 3), (3, 2)], lambda L, x, y: x.mm(y), np.matmul, grad_fn=None),
+    case("bmm", "", [(2, 2, 3), (2, 3, 4)], lambda L, x, y: L.bmm(x, y), np.matmul, grad_fn=None),
+    case("dot", "", [(4,), (4,)], lambda L, x, y: L.dot(x, y), np.dot, grad_fn=None),
+    case("dot", "method", [(3,), (3,)], lambda L, x, y: x.dot(y), np.dot, grad_fn=None),
+    case("outer", "", [(3,), (4,)], lambda L, x, y: L.outer(x, y), np.outer, grad_fn=None),
+    case("outer", "method", [(2,), (1,)], lambda L, x, y: x.outer(y), np.outer, grad_fn=None),
+]
+for _eq, _shapes in _EINSUM:
+    ops.append(case("einsum", _eq.replace(" ", "_"), list(_shapes),
+                           lambda L, *xs, _eq=_eq: L.einsum(_eq, *xs),
+                           lambda *xs, _eq=_eq: np.einsum(_eq.replace(" ", ""), *xs), grad_fn=None))
+for _xs in [(3,), (4, 3), (2, 4, 3)]:
+    for _b in (True, False):
+        ops.append(case(
+            "linear", f"{_xs}-{'bias' if _b else 'nobias'}".replace(" ", ""), [_xs, (5, 3)] + ([(5,)] if _b else []),
+            lambda L, x, w, *b: (mg.ops.linear if L is mg else L.nn.functional.linear)(x, w, *b),
+            lambda x, w, *b: x @ w.T + (b[0] if b else 0), grad_fn=None))  # H1: Addmm for the fused 2-D case
+
+
+# -- tensor products and diagonals (ops/linalg.py), mg.linalg (ops/decomposition.py) -------------
 def _fixed(*shape_lists, sampler=sample):
     """Samples with one array per shape in each list."""
     def gen(rng):
@@ -56,35 +93,7 @@ def _sym_torch(f):
     return lambda torch, A: f(torch, 0.5 * (A + A.mT))
 
 
-def _values(name, mg_fn, np_fn, torch_fn, grad_fn, samples=None, **kw):
-    """An op returning (values, indices): the entry checks values (indices are checked in tests/ops/test_sorting.py)."""
-    return OpInfo(name, lambda x: mg_fn(x)[0], lambda x: np_fn(x), samples or _distinct_samples(),
-                  torch_op=lambda torch, x: torch_fn(torch, x)[0], grad_fn=grad_fn, **kw)
-
-
-sorting_ops = [
-    _values("sort", lambda x: mg.sort(x), lambda x: np.sort(x, -1), lambda t, x: t.sort(x), "Sort"),
-    _values("sort", lambda x: mg.sort(x, 0, descending=True), lambda x: -np.sort(-x, 0),
-            lambda t, x: t.sort(x, 0, descending=True), "Sort", variant="descending"),
-    OpInfo("argsort", lambda x: mg.argsort(x), lambda x: np.argsort(x, -1, kind="stable"),
-           _distinct_samples(), supports_grad=False, grad_fn=None),
-    OpInfo("msort", mg.msort, lambda x: np.sort(x, 0), _distinct_samples(), grad_fn="Sort",
-           torch_op=lambda torch, x: torch.sort(x, 0)[0]),
-    _values("topk", lambda x: mg.topk(x, 2), lambda x: -np.sort(-x, -1)[..., :2], lambda t, x: t.topk(x, 2), "Topk",
-            samples=_distinct_samples(((3,), (2, 3), (3, 4)))),
-    _values("kthvalue", lambda x: mg.kthvalue(x, 2), lambda x: np.sort(x, -1)[..., 1], lambda t, x: t.kthvalue(x, 2),
-            "Kthvalue"),
-    OpInfo("median", mg.median, lambda x: np.sort(x.reshape(-1))[(x.size - 1) // 2], _distinct_samples(),
-           grad_fn="Median"),
-    _values("median", lambda x: mg.median(x, -1), lambda x: np.sort(x, -1)[..., (x.shape[-1] - 1) // 2],
-            lambda t, x: t.median(x, -1), "Median", variant="dim"),
-    OpInfo("nanmedian", mg.nanmedian, lambda x: np.sort(x.reshape(-1))[(x.size - 1) // 2], _distinct_samples(),
-           grad_fn="Nanmedian"),
-    _values("mode", lambda x: mg.mode(x), lambda x: np.sort(x, -1)[..., 0], lambda t, x: t.mode(x), "Mode"),
-    OpInfo("unique", mg.unique, np.unique, _distinct_samples(), supports_grad=False, grad_fn=None),
-]
-
-linalg_family_ops = [
+ops += [
     OpInfo("diagonal", mg.diagonal, np.diagonal, _fixed([(3, 4)], [(4, 3)], [(2, 3, 3)]), grad_fn="Diagonal"),
     OpInfo("diagonal", lambda x: mg.diagonal(x, 1, -1, 0), lambda x: np.diagonal(x, 1, -1, 0),
            _fixed([(3, 4)], [(2, 3, 3)]), variant="offset", torch_op=lambda torch, x: torch.diagonal(x, 1, -1, 0),
@@ -106,7 +115,7 @@ linalg_family_ops = [
                   "_cdist_backward); ours is twice, checked by gradgradcheck"}),
 ]
 
-linalg_ops = [
+ops += [
     OpInfo("linalg.inv", mg.linalg.inv, np.linalg.inv, _matrices((3, 3), (2, 3, 3)), grad_fn="LinalgInvEx"),
     OpInfo("linalg.det", mg.linalg.det, np.linalg.det, _matrices((3, 3), (2, 2, 2)), grad_fn="LinalgDet"),
     OpInfo("linalg.slogdet", lambda A: mg.linalg.slogdet(A).logabsdet, lambda A: np.linalg.slogdet(A)[1],
@@ -137,5 +146,3 @@ linalg_ops = [
     OpInfo("linalg.matmul", mg.linalg.matmul, np.matmul, _fixed([(2, 3), (3, 4)]), grad_fn=None),
     OpInfo("linalg.vecdot", mg.linalg.vecdot, lambda a, b: (a * b).sum(-1), _fixed([(2, 3), (2, 3)]), grad_fn=None),
 ]
-
-linalg_op_db = sorting_ops + linalg_family_ops + linalg_ops

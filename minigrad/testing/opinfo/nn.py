@@ -1,7 +1,7 @@
 """Registry entries for the nn.functional ops and for the backward Functions (op-as-backward
-Functions such as ThresholdBackward, whose forward is the NumPy VJP): `nn_op_db`, appended to `op_db`.
+Functions such as ThresholdBackward, whose forward is the NumPy VJP): `ops`.
 
-Same OpInfo/SampleInput as minigrad/testing/opinfo.py. nn.functional entries are named
+Same OpInfo/SampleInput as the other families (core.py). nn.functional entries are named
 "nn.functional.<name>" (the default torch_op is then torch.nn.functional.<name>); backward-Function
 entries take kind="backward", op=lambda g, *saved: SomeBackward.apply(g, *saved), ref = the NumPy VJP
 (None where only finite differences and gradgradcheck check it).
@@ -13,7 +13,7 @@ from functools import partial
 
 import numpy as np
 
-from .opinfo import (OpInfo, SampleInput, Const, unary_samples, binary_samples, samples, sample,  # noqa: F401
+from .core import (OpInfo, SampleInput, Const, unary_samples, binary_samples, samples, sample,  # noqa: F401
                      positive, distinct, _np_erf, _np_sigmoid, _np_softmax, _np_log_softmax)
 
 
@@ -262,28 +262,28 @@ def _bcase(name, inputs, op, ref=None, **kw):
 
 
 def _threshold_backward(g, y):
-    from ..ops.elementwise import ThresholdBackward
+    from minigrad.ops.elementwise import ThresholdBackward
     return ThresholdBackward.apply(g, y)
 
 
 def _addmm_backward(g, x, w):
-    from ..ops.linalg import AddmmBackward
+    from minigrad.ops.linalg import AddmmBackward
     return AddmmBackward.apply(g, x, w, (True, True, True))
 
 
 def _conv_geo(x, w, stride=(1, 1), pads=(1, 1, 1, 1)):
-    from ..ops.conv import _make_geom
+    from minigrad.ops.conv import _make_geom
     return _make_geom("conv2d", x.shape, w.shape[2:], stride, (1, 1), pads)
 
 
 def _convolution_backward(g, x, w, stride=(1, 1)):
-    from ..ops.conv import ConvolutionBackward
+    from minigrad.ops.conv import ConvolutionBackward
     return ConvolutionBackward.apply(g, x, w, None, _conv_geo(x, w, stride), 1, (True, True, True))
 
 
 def _ce_backward(g, z, t, **kw):
     import minigrad as mg
-    from ..ops.loss import CrossEntropyLossBackward
+    from minigrad.ops.loss import CrossEntropyLossBackward
     # the forward's statistics, from a throwaway forward of the same logits
     with mg.enable_grad():
         st = mg.nn.functional.cross_entropy(z.detach().requires_grad_(), t, **kw).grad_fn.st
@@ -292,7 +292,7 @@ def _ce_backward(g, z, t, **kw):
 
 
 def _norm_backward(g, x, w, layer=True):
-    from ..ops.normalization import NativeBatchNormBackward, NativeLayerNormBackward
+    from minigrad.ops.normalization import NativeBatchNormBackward, NativeLayerNormBackward
     xd = x.detach().numpy()
     axes = (x.ndim - 1,) if layer else (0,) + tuple(range(2, x.ndim))
     mean = xd.mean(axes, keepdims=True)
@@ -302,8 +302,8 @@ def _norm_backward(g, x, w, layer=True):
 
 
 def _maxpool_backward(g, x):
-    from ..ops.conv import _make_geom
-    from ..ops.pooling import MaxPool2DWithIndicesBackward, _max_windows
+    from minigrad.ops.conv import _make_geom
+    from minigrad.ops.pooling import MaxPool2DWithIndicesBackward, _max_windows
     geo = _make_geom("max_pool2d", x.shape, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0))
     _, pairs, idx = _max_windows(x.numpy(), geo)
     return MaxPool2DWithIndicesBackward.apply(g, x, pairs, idx, geo)
@@ -537,4 +537,4 @@ conv_pool_ops = [
           lambda x: np.pad(x[:, :, :3, 1:], ((0, 0), (0, 0), (2, 0), (0, 2)), mode="wrap"), grad_fn=None),
 ]
 
-nn_op_db = functional_ops + more_functional_ops + backward_ops + conv_pool_ops
+ops = functional_ops + more_functional_ops + backward_ops + conv_pool_ops
