@@ -182,9 +182,9 @@ def _cases():
 
 
 ENTRIES = _cases()
-# mg.trace is the graph tracer (mg.trace(fn, *args)); it dispatches to the matrix trace only for a
-# tensor passed positionally, so torch.trace(input=x) has no minigrad equivalent by keyword
-KNOWN = {"trace": "mg.trace is the graph tracer; mg.trace(x) (positional) is the matrix trace"}
+# names whose torch keyword calls minigrad deliberately does not take: {name: why} (none now; mg.trace
+# is torch.trace, the graph tracer is mg.graph.trace)
+KNOWN = {}
 
 
 def keyword_calls(torch, name, info, method=False, max_samples=4, rename=None):

@@ -1,4 +1,4 @@
-"""mg.trace: the IR printed like a jaxpr, forward graphs equal to eager bitwise, graph breaks with
+"""mg.graph.trace: the IR printed like a jaxpr, forward graphs equal to eager bitwise, graph breaks with
 the user's line, named state inputs, random ops drawing at each run, and whole training steps."""
 import inspect
 
@@ -23,8 +23,15 @@ def test_worked_example_prints_like_a_jaxpr():
     assert g(mg.tensor(1.0), mg.tensor(2.0), mg.tensor(5.0)).item() == 15.0
 
 
-def test_matrix_trace_still_works():
-    assert mg.trace(mg.eye(3)).item() == 3.0
+def test_mg_trace_is_the_matrix_trace_and_the_old_tracer_spelling_warns():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the matrix trace warns about nothing
+        assert mg.trace(mg.eye(3)).item() == 3.0
+    with pytest.warns(DeprecationWarning, match=r"use mg\.graph\.trace\(fn, \*args\)") as record:
+        g = mg.trace(lambda a, b: a * b, mg.tensor(2.0), mg.tensor(3.0)); line = _line()
+    assert len(record) == 1 and f"{record[0].filename}:{record[0].lineno}" == line  # the caller's line
+    assert str(g) == str(mg.graph.trace(lambda a, b: a * b, mg.tensor(2.0), mg.tensor(3.0)))
 
 
 def _mlp():
