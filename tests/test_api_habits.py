@@ -400,7 +400,7 @@ def test_size_in_reshape_and_the_graph_ir(tmp_path):
     x = mg.arange(6.0).reshape(2, 3)
     y = mg.zeros(3, 2)
     assert x.reshape(y.shape).shape == (3, 2) and x.view(y.size()).shape == (3, 2)
-    g = mg.trace(lambda a, b: a.reshape(b.shape) * 2, x, y)
+    g = mg.graph.trace(lambda a, b: a.reshape(b.shape) * 2, x, y)
     out = g(x, y)
     assert out.shape == (3, 2) and out.tolist() == (x.reshape(3, 2) * 2).tolist()
     g.save(tmp_path / "g.mgg")

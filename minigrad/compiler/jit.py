@@ -257,7 +257,7 @@ class JitFunction:
 
     # -- calling -----------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if _function._state.tracer is not None:  # inside an outer mg.trace / mg.jit: record the ops inline
+        if _function._state.tracer is not None:  # inside an outer mg.graph.trace / mg.jit: record the ops inline
             return self.fn(*args, **kwargs)
         if self.freeze and getattr(self.fn, "training", False):
             raise RuntimeError(f"mg.compile(freeze=True): {_fn_name(self.fn)} is in training mode; a frozen "
@@ -497,7 +497,7 @@ def _summary(st):
 
 
 def jit(fn=None, *, passes=None, fullgraph=False, dynamic=None):
-    """Compile a function on its first call: trace it (mg.trace), optimise the graph, generate
+    """Compile a function on its first call: trace it (mg.graph.trace), optimise the graph, generate
     NumPy code, and cache the program behind guards; later calls with the same guard key run it.
 
     Args:
@@ -531,7 +531,7 @@ def jit(fn=None, *, passes=None, fullgraph=False, dynamic=None):
 
 
 def _compile_traced(graph, passes):
-    """A Graph already traced (mg.trace, mg.load_graph) compiles as it is: re-tracing its interpreter
+    """A Graph already traced (mg.graph.trace, mg.load_graph) compiles as it is: re-tracing its interpreter
     would record the NumPy forwards it calls as constants (random draws baked in)."""
     return compile_graph(optimize(graph, passes)[0])
 

@@ -353,7 +353,7 @@ def test_decorator_forms_and_nesting_inside_a_trace():
     x = mg.tensor([0.5, 1.5])
     assert np.array_equal(g(x).numpy(), np.exp(x.numpy() * 2 + 1)) and g.__name__ == "g"
     assert g.fn.__name__ == "g" and f.traces == 0  # inside g's trace, f's ops were recorded inline
-    graph = mg.trace(lambda x: f(x), x)
+    graph = mg.graph.trace(lambda x: f(x), x)
     assert graph.count()["mul"] == 1 and graph.count()["add"] == 1
 
 
@@ -392,14 +392,14 @@ def test_trace_on_break_record_runs_on_and_lists_the_breaks():
         if y.sum().item() > 0:  # RECORD-LINE
             y = y + 1
         return y
-    g = mg.trace(f, mg.ones(2), on_break="record")
+    g = mg.graph.trace(f, mg.ones(2), on_break="record")
     line = next(i for i, s in enumerate(open(__file__), 1) if "RECORD-LINE" in s and "if" in s)
     assert g.result.tolist() == [3.0, 3.0]  # the function ran to its end, eagerly
     assert len(g.breaks) == 1 and ".item()" in g.breaks[0] and g.break_sites == [f"{__file__}:{line}"]
     with pytest.raises(mg.GraphBreak):
-        mg.trace(f, mg.ones(2))
+        mg.graph.trace(f, mg.ones(2))
     with pytest.raises(ValueError, match="on_break"):
-        mg.trace(f, mg.ones(2), on_break="ignore")
+        mg.graph.trace(f, mg.ones(2), on_break="ignore")
 
 
 W_GLOBAL = mg.tensor([1.0, 2.0])
@@ -430,10 +430,10 @@ def test_a_rebound_global_tensor_and_a_changed_module_option_retrace():
 
 
 def test_jit_of_a_traced_graph_compiles_it_and_keeps_random_ops_random():
-    """A Graph (mg.trace, mg.load_graph) given to mg.jit / mg.compile compiles as it is; re-tracing
+    """A Graph (mg.graph.trace, mg.load_graph) given to mg.jit / mg.compile compiles as it is; re-tracing
     its interpreter would bake the random draws in as constants."""
     mg.manual_seed(0)
-    g = mg.trace(lambda x: x + mg.randn(3), mg.zeros(3))
+    g = mg.graph.trace(lambda x: x + mg.randn(3), mg.zeros(3))
     for make in (mg.jit, mg.compile):
         mg.manual_seed(1)
         eager = [(mg.zeros(3) + mg.randn(3)).numpy() for _ in range(2)]
