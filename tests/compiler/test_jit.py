@@ -442,3 +442,29 @@ def test_jit_of_a_traced_graph_compiles_it_and_keeps_random_ops_random():
         got = [c(mg.zeros(3)).numpy() for _ in range(2)]
         assert not np.array_equal(got[0], got[1])  # a fresh draw per call
         assert all(np.array_equal(a, b) for a, b in zip(eager, got))
+
+
+def test_jit_trace_has_torch_jit_trace_signature_and_traces_now():
+    from minigrad.compiler.jit import CompiledModule, JitFunction
+    from minigrad.graph import GraphBreak
+    f = mg.jit.trace(lambda x, y: (x * y).exp().sum(), (mg.ones(3), mg.full((3,), 2.0)))
+    assert isinstance(f, JitFunction) and f.traces == 1          # traced on the example inputs
+    np.testing.assert_allclose(f(mg.ones(3), mg.ones(3)).item(), 3 * np.e, rtol=1e-6)
+    assert f.traces == 1                                         # same shapes: the compiled program
+    f(mg.ones(4), mg.ones(4))
+    assert f.traces == 2                                         # a new shape traces again (guards)
+    g = mg.jit.trace(lambda x: x * 2, mg.ones(2))                # a lone tensor is the one argument
+    assert g(mg.tensor([1.0, 3.0])).tolist() == [2.0, 6.0]
+    k = mg.jit.trace(lambda x, y=None: x + y, mg.ones(2), example_kwarg_inputs={"y": mg.ones(2)})
+    assert k(mg.ones(2), y=mg.ones(2)).tolist() == [2.0, 2.0]
+    model = nn.Linear(4, 2).eval()
+    with mg.no_grad():
+        c = mg.jit.trace(model, (mg.ones(3, 4),))
+        assert isinstance(c, CompiledModule) and c.weight is model.weight
+        np.testing.assert_array_equal(c(mg.ones(3, 4)).numpy(), model(mg.ones(3, 4)).numpy())
+    with pytest.raises(GraphBreak):                              # fullgraph: no silently baked branch
+        mg.jit.trace(lambda x: x * 2 if x.sum() > 0 else x, mg.ones(3))
+    with pytest.raises(TypeError, match="example_inputs must be a Tensor or a tuple"):
+        mg.jit.trace(lambda x: x, [mg.ones(3)])
+    with pytest.raises(TypeError, match="give example_inputs"):
+        mg.jit.trace(lambda x: x)
