@@ -33,7 +33,7 @@ from . import graph  # noqa: F401,E402  (the tracer: mg.graph.trace(fn, *args))
 from .graph.trace import GraphBreak  # noqa: F401,E402
 # mg.trace is torch.trace (a matrix's diagonal sum); a callable first argument still reaches the
 # tracer, with a DeprecationWarning naming mg.graph.trace
-from .graph.trace import matrix_trace_or_deprecated_tracer as trace  # noqa: F401,E402
+from ._deprecated import trace  # noqa: F401,E402
 from .graph.serialize import load_graph  # noqa: F401,E402
 from .compiler.jit import jit, compile  # noqa: F401,E402,A001
 from . import onnx  # noqa: F401,E402  (imports the onnx package only when exporting)

@@ -13,18 +13,15 @@ GraphBreak naming the user's file:line, since the rest of the program would depe
 graph does not carry.
 """
 import gc
-import inspect
 import os
 import sys
 import time
 import types
-import warnings
 
 import numpy as np
 
 from ..autograd import function as _function
 from ..autograd import levels as _levels
-from ..ops import linalg as _linalg
 from ..tensor import Tensor
 from .ir import Eqn, Graph, HyperRef, StateBinding, Var
 
@@ -544,6 +541,7 @@ def _promote_written_consts(tr, fn, args, arg_names):
 
 
 def _arg_names_of(fn, n):
+    import inspect
     try:
         target = fn.forward if hasattr(fn, "forward") and not isinstance(fn, types.FunctionType) else fn
         ps = [p for p in inspect.signature(target).parameters.values()
@@ -558,24 +556,3 @@ def _arg_names_of(fn, n):
             names.append(f"arg{i}")
     return names
 
-
-def matrix_trace_or_deprecated_tracer(*args, **kwargs):
-    """The sum of the main diagonal of a 2-D tensor, as torch.trace (see mg.ops.trace).
-
-    The graph tracer is mg.graph.trace(fn, *example_args). The old spelling mg.trace(fn, ...)
-    (a callable first argument) still traces, with a DeprecationWarning naming the new one.
-
-    Example:
-        >>> mg.trace(mg.eye(3))
-        tensor(3.)
-    """
-    fn = args[0] if args else kwargs.get("fn")
-    if fn is not None and callable(fn) and not isinstance(fn, Tensor):
-        warnings.warn("mg.trace(fn, *args) as the graph tracer is deprecated: use mg.graph.trace(fn, *args) "
-                      "(mg.trace(x) is torch.trace, the sum of a matrix's diagonal)",
-                      DeprecationWarning, stacklevel=2)
-        return trace(*args, **kwargs)
-    return _linalg.trace(*args, **kwargs)
-
-
-matrix_trace_or_deprecated_tracer.__signature__ = inspect.signature(_linalg.trace)  # (input), as torch.trace
