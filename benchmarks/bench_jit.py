@@ -177,7 +177,7 @@ from minigrad.compiler.pipeline import FUSED, optimize
 t_import = time.perf_counter() - t0
 make = {make}
 step, _ = make()
-t = time.perf_counter(); g = mg.trace(step); t_trace = time.perf_counter() - t
+t = time.perf_counter(); g = mg.graph.trace(step); t_trace = time.perf_counter() - t
 t = time.perf_counter(); h, _ = optimize(g, FUSED); t_opt = time.perf_counter() - t
 t = time.perf_counter(); c = compile_graph(h); t_cg = time.perf_counter() - t
 t = time.perf_counter(); c(); t_first = time.perf_counter() - t
@@ -226,7 +226,7 @@ def pass_table():
     for name, make in (("MLP 784-256-128-10 b128", lambda: bench_mlp.minigrad_step({})),
                        ("LeNet CNN 8/16 b64", lambda: bench_cnn.minigrad_step(CNN))):
         step, _ = make()
-        g = mg.trace(step)
+        g = mg.graph.trace(step)
         h, reports = optimize(g, FUSED)
         before, after = plan_memory(g), plan_memory(h)
         print(f"\npasses on the {name} training step graph:")

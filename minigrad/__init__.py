@@ -29,7 +29,11 @@ from .serialization import save, load  # noqa: F401,E402
 from . import nn, optim, data, linalg, debug, utils, func, profiler  # noqa: F401,E402
 from .device import (device, cuda, accelerator, backends, set_default_device, get_default_device,  # noqa: F401,E402
                      use_deterministic_algorithms, are_deterministic_algorithms_enabled)
-from .graph.trace import trace_or_matrix_trace as trace, GraphBreak  # noqa: F401,E402
+from . import graph  # noqa: F401,E402  (the tracer: mg.graph.trace(fn, *args))
+from .graph.trace import GraphBreak  # noqa: F401,E402
+# mg.trace is torch.trace (a matrix's diagonal sum); a callable first argument still reaches the
+# tracer, with a DeprecationWarning naming mg.graph.trace
+from ._deprecated import trace  # noqa: F401,E402
 from .graph.serialize import load_graph  # noqa: F401,E402
 from .compiler.jit import jit, compile  # noqa: F401,E402,A001
 from . import onnx  # noqa: F401,E402  (imports the onnx package only when exporting)

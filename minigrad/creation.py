@@ -140,7 +140,7 @@ def eye(n, m=None, dtype=None, requires_grad=False, device=None):
 
 
 def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
-    """Uniform samples on [0, 1). A draw is an op (ops/random.py), so mg.trace records it as an
+    """Uniform samples on [0, 1). A draw is an op (ops/random.py), so mg.graph.trace records it as an
     equation that draws from the generator at each run, never a value baked in at trace time."""
     _check_cpu(device, "rand")
     return _drawn(Rand.apply(_size(size, "rand"), _float_dtype(dtype), generator), requires_grad)

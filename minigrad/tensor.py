@@ -133,7 +133,7 @@ class Tensor:
     def _bump_version(self):
         """Record a write into .data (in-place ops, optimizer steps): a backward that saved the old
         value then raises instead of silently using the new one. The counter is shared with views."""
-        if _function._state.tracer is not None:  # mg.trace: a write no op recorded is a graph break
+        if _function._state.tracer is not None:  # mg.graph.trace: a write no op recorded is a graph break
             _function._state.tracer.bumped(self)
         if self._vc is None:
             self._vc = [0]
@@ -554,7 +554,7 @@ class Tensor:
     def copy_(self, src): return _ops.copy_(self, src)
 
     # in-place draws, as PyTorch's (w.data.normal_(0, 0.02) in ported init code): the draw is an op
-    # of ops.random, so mg.trace draws afresh, written through copy_ (a leaf that requires grad is
+    # of ops.random, so mg.graph.trace draws afresh, written through copy_ (a leaf that requires grad is
     # refused outside no_grad, as PyTorch)
     def uniform_(self, from_=0.0, to=1.0, *, generator=None):
         from .ops.random import Uniform
@@ -656,7 +656,7 @@ def _retain_hook(t):
     return hook
 
 from . import ops as _ops  # noqa: E402  (ops import Tensor; the methods above look them up at call time)
-from .autograd import function as _function  # noqa: E402  (its _state.tracer: the mg.trace level)
+from .autograd import function as _function  # noqa: E402  (its _state.tracer: the mg.graph.trace level)
 from .autograd import observers as _observers  # noqa: E402
 from .autograd import grad_mode as _grad_mode  # noqa: E402
 from .autograd import engine as _engine  # noqa: E402

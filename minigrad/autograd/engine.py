@@ -121,7 +121,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     get = buf.get
     capturing = capture is not None
     leaves = []
-    # (mg.trace records each accumulation where it happens: a traced step keeps PyTorch's order)
+    # (mg.graph.trace records each accumulation where it happens: a traced step keeps PyTorch's order)
     defer = not capturing and _function._state.tracer is None
     ready = None
     node = None
@@ -305,7 +305,7 @@ def _plus(old, g, key, owned, create_graph):
     Without create_graph the sum is plain arithmetic: the first sum goes into a fresh array the
     engine owns (the buffered gradient may be shared: add's backward hands the same tensor to both
     inputs), and every later contribution is added into that array in place -- a node used n
-    times costs n in-place adds, not n new Tensors. With create_graph, or while mg.trace
+    times costs n in-place adds, not n new Tensors. With create_graph, or while mg.graph.trace
     records, it is an add op (so the graph or the trace has it).
     """
     if create_graph or _function._intercept and (_function._state.tracer is not None or _forward_ad._open()):
@@ -321,7 +321,7 @@ def _plus(old, g, key, owned, create_graph):
 
 def _accumulate(var, g, create_graph, handed):
     """var.grad += g. The first gradient is taken without a copy when nothing else holds its array."""
-    if _function._state.tracer is not None:  # mg.trace records the write as an effect (graph/trace.py)
+    if _function._state.tracer is not None:  # mg.graph.trace records the write as an effect (graph/trace.py)
         return _function._state.tracer.accumulate(var, g, create_graph)
     if "accumulate" in _observers._events:
         _observers.emit("accumulate", var, g)

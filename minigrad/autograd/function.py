@@ -592,7 +592,7 @@ def _fast_apply(cls, inputs, saves):
     """cls.apply(*inputs) in one call for an op whose forward is `cls._fast(*arrays)` and saves the
     inputs at the positions in `saves` (kept as apply keeps a saved input: with its version).
     inputs: Tensors, or None for an absent optional one (linear's bias). The same node, edges and
-    saved values as apply; anything uncommon goes through apply itself: mg.trace recording, a
+    saved values as apply; anything uncommon goes through apply itself: mg.graph.trace recording, a
     wrapped apply, an input that needs grad and is a view (_edge re-slices it)."""
     if _intercept:
         return cls.apply(*inputs)
@@ -700,7 +700,7 @@ def _is_in(x, items):
 
 def _unrecorded():
     """Whether an op may skip apply and run as plain NumPy now: no graph is recorded (a backward
-    without create_graph, an optimizer step, no_grad), mg.trace is not recording and nothing wraps
+    without create_graph, an optimizer step, no_grad), mg.graph.trace is not recording and nothing wraps
     apply (forward AD, the profiler, the doctor). A backward's own ops check it to compute their
     gradients straight from the arrays (what apply would do, without its dispatch)."""
     return not _state.enabled and not _intercept

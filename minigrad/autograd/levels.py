@@ -4,7 +4,7 @@ Every transform that changes what an op *means* is a level (JAX's trace stack, f
 
     dual   forward AD (mg.autograd.forward_ad.dual_level, mg.func.jvp / jacfwd): adds the JVP
     vmap   mg.func.vmap: applies the op's batching rule to the batched arguments
-    trace  mg.graph.trace (mg.trace) and mg.jit: records the op as an equation
+    trace  mg.graph.trace and mg.jit: records the op as an equation
 
 Reverse mode needs no level: the tape records every op anyway, and mg.func.grad / vjp / jacrev
 give each call inputs of its own (fresh leaves, or aliases of tensors an enclosing transform

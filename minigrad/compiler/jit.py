@@ -1,4 +1,6 @@
 """mg.jit / mg.compile: trace on the first call, optimise, compile, and cache behind guards.
+mg.jit.trace(func, example_inputs) is torch.jit.trace's spelling: the same, traced now on the
+example inputs, with fullgraph=True.
 
 A call computes a guard key: the shape, dtype and requires_grad of each Tensor argument, the value
 of each Python scalar argument (static: baked into the program), the grad mode, and the state of
@@ -257,7 +259,7 @@ class JitFunction:
 
     # -- calling -----------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if _function._state.tracer is not None:  # inside an outer mg.trace / mg.jit: record the ops inline
+        if _function._state.tracer is not None:  # inside an outer mg.graph.trace / mg.jit: record the ops inline
             return self.fn(*args, **kwargs)
         if self.freeze and getattr(self.fn, "training", False):
             raise RuntimeError(f"mg.compile(freeze=True): {_fn_name(self.fn)} is in training mode; a frozen "
@@ -497,7 +499,7 @@ def _summary(st):
 
 
 def jit(fn=None, *, passes=None, fullgraph=False, dynamic=None):
-    """Compile a function on its first call: trace it (mg.trace), optimise the graph, generate
+    """Compile a function on its first call: trace it (mg.graph.trace), optimise the graph, generate
     NumPy code, and cache the program behind guards; later calls with the same guard key run it.
 
     Args:
@@ -531,7 +533,7 @@ def jit(fn=None, *, passes=None, fullgraph=False, dynamic=None):
 
 
 def _compile_traced(graph, passes):
-    """A Graph already traced (mg.trace, mg.load_graph) compiles as it is: re-tracing its interpreter
+    """A Graph already traced (mg.graph.trace, mg.load_graph) compiles as it is: re-tracing its interpreter
     would record the NumPy forwards it calls as constants (random draws baked in)."""
     return compile_graph(optimize(graph, passes)[0])
 
@@ -543,8 +545,54 @@ def explain(fn, *args, file=sys.stdout, **kwargs):
     return j.explain(*args, file=file, **kwargs)
 
 
+def jit_trace(func, example_inputs=None, *, example_kwarg_inputs=None, passes=None):
+    """mg.jit.trace(func, example_inputs): torch.jit.trace's spelling of mg.jit. Runs func once now
+    on the example inputs, tracing it (mg.graph.trace), and returns it compiled: the JitFunction
+    (for an nn.Module, the CompiledModule) whose program for those inputs' shapes is ready, traced
+    with fullgraph=True.
+
+    Args:
+        func: a function or nn.Module.
+        example_inputs: a Tensor, or a tuple of the positional arguments (as torch.jit.trace).
+        example_kwarg_inputs: a dict of keyword arguments (as torch.jit.trace).
+        passes: as mg.jit.
+
+    Unlike torch.jit.trace, the result does not replay the traced path for every input: a call
+    whose tensors differ in shape, dtype or requires_grad traces again (mg.jit's guards), and a
+    data-dependent Python branch (`if x.sum() > 0`) raises GraphBreak at trace time instead of a
+    TracerWarning and a program that silently keeps the branch taken. func runs once here (an
+    optimizer step in it steps), as torch.jit.trace runs it.
+
+    Example:
+        >>> f = mg.jit.trace(lambda x: (x * 2).exp().sum(), mg.ones(3))
+        >>> f(mg.ones(3))
+        tensor(22.1672)
+    """
+    from ..nn.modules.module import Module
+    if isinstance(example_inputs, Tensor):
+        args = (example_inputs,)
+    elif isinstance(example_inputs, tuple):
+        args = example_inputs
+    elif example_inputs is None:
+        args = ()
+    else:
+        raise TypeError(f"mg.jit.trace: example_inputs must be a Tensor or a tuple of arguments, "
+                        f"got {type(example_inputs).__name__}")
+    if example_kwarg_inputs is not None and not isinstance(example_kwarg_inputs, dict):
+        raise TypeError(f"mg.jit.trace: example_kwarg_inputs must be a dict, "
+                        f"got {type(example_kwarg_inputs).__name__}")
+    if example_inputs is None and example_kwarg_inputs is None:
+        raise TypeError("mg.jit.trace: give example_inputs (a Tensor or a tuple) or example_kwarg_inputs")
+    cls = CompiledModule if isinstance(func, Module) else JitFunction
+    compiled = cls(func, passes=passes, fullgraph=True)
+    compiled(*args, **(example_kwarg_inputs or {}))
+    return compiled
+
+
+jit_trace.__name__ = jit_trace.__qualname__ = "trace"
 jit.explain = explain
 jit.mark_dynamic = mark_dynamic
+jit.trace = jit_trace  # mg.jit is a decorator function, so torch.jit's namespace names are its attributes
 
 
 def compile(model_or_fn, *, freeze=False, passes=None, fullgraph=False, dynamic=None):  # noqa: A001

@@ -1,7 +1,7 @@
-"""The graph as an object: trace a function into an IR (mg.trace), run it, save/load it, draw it.
+"""The graph as an object: trace a function into an IR (mg.graph.trace), run it, save/load it, draw it.
 
     ir.py         Graph, Var, Eqn (typed SSA, printed like a jaxpr)
-    trace.py      mg.trace: records Function.apply (the one hook), in-place writes and grad accumulation
+    trace.py      mg.graph.trace: records Function.apply (the one hook), in-place writes and grad accumulation
     interpret.py  Graph.run: NumPy forward of each primitive, effects in program order
     serialize.py  graph.save / mg.load_graph: JSON + .npy in a pickle-free zip
     draw.py       mg.viz.draw: the autograd graph as DOT / PNG / SVG

@@ -1,4 +1,4 @@
-"""mg.trace: run a function once, eagerly, recording every Function.apply into a Graph.
+"""mg.graph.trace: run a function once, eagerly, recording every Function.apply into a Graph.
 
 Recording happens at one point, the hook at the top of Function.apply (plus the two places that
 write into existing tensors: in-place ops and gradient accumulation). Tensors are told apart by
@@ -56,7 +56,7 @@ def _name_gen():
 
 
 class TraceLevel(_levels.Level):
-    """mg.trace's level on the transform stack: every op below the traced function's call is
+    """mg.graph.trace's level on the transform stack: every op below the traced function's call is
     recorded by its Tracer as an equation, then run by the levels below (so a trace of a vmap or of a
     jvp records the ops those transforms produce)."""
 
@@ -434,7 +434,7 @@ def _flatten(out, tracer, outvars):
         return ("dict", [(k, _flatten(v, tracer, outvars)) for k, v in out.items()])
     if out is None or isinstance(out, (bool, int, float, str)):
         return ("py", out)
-    raise TypeError(f"mg.trace: the function returned a {type(out).__name__}; return Tensors, "
+    raise TypeError(f"mg.graph.trace: the function returned a {type(out).__name__}; return Tensors, "
                     f"tuples, lists, dicts, numbers or None")
 
 
@@ -456,7 +456,7 @@ def trace(fn, *example_args, constants=(), on_break="raise", **kwargs):
         GraphBreak: the function turned a traced tensor into a Python value.
 
     Example:
-        >>> g = mg.trace(lambda a, b, c: (a + b) * c, mg.tensor(2.), mg.tensor(3.), mg.tensor(4.))
+        >>> g = mg.graph.trace(lambda a, b, c: (a + b) * c, mg.tensor(2.), mg.tensor(3.), mg.tensor(4.))
         >>> print(g)
         { lambda ; a:f32[] b:f32[] c:f32[]. let
             d:f32[] = add a b
@@ -464,13 +464,13 @@ def trace(fn, *example_args, constants=(), on_break="raise", **kwargs):
           in (e,) }
     """
     if _function._state.tracer is not None:
-        raise RuntimeError("mg.trace: already tracing (nested mg.trace calls are not supported)")
+        raise RuntimeError("mg.graph.trace: already tracing (nested mg.graph.trace calls are not supported)")
     t0 = time.perf_counter()
     arg_names = _arg_names_of(fn, len(example_args))
     names, param_of_grad = _collect_names(fn, example_args, arg_names)
     tr = Tracer(names, param_of_grad, constants)
     if on_break not in ("raise", "record"):
-        raise ValueError(f"mg.trace: on_break must be 'raise' or 'record', got {on_break!r}")
+        raise ValueError(f"mg.graph.trace: on_break must be 'raise' or 'record', got {on_break!r}")
     tr.record_breaks = on_break == "record"
     # every tensor alive now is "from before": reading one makes it a state input
     for o in gc.get_objects():
@@ -556,14 +556,3 @@ def _arg_names_of(fn, n):
             names.append(f"arg{i}")
     return names
 
-
-def trace_or_matrix_trace(fn, *args, **kwargs):
-    """mg.trace: mg.trace(fn, *example_args) traces a function into a Graph (see `trace`);
-    mg.trace(tensor) is torch.trace, the sum of a matrix's diagonal."""
-    if isinstance(fn, Tensor):
-        from .. import ops
-        return ops.trace(fn, *args, **kwargs)
-    return trace(fn, *args, **kwargs)
-
-
-trace_or_matrix_trace.__wrapped__ = trace

@@ -894,7 +894,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         out = NativeBatchNorm.apply(input, w, b, axes, float(eps), stats)
         if stats is not None and not is_recomputing():  # a checkpoint's recomputation moves nothing
             with no_grad():
-                # Tensor ops on forward's statistics (not NumPy), so mg.trace records the update
+                # Tensor ops on forward's statistics (not NumPy), so mg.graph.trace records the update
                 if running_mean is not None:
                     m = _arr(stats["mean"]).reshape(C).to(running_mean.dtype)
                     running_mean.mul_(1.0 - momentum).add_(m * momentum)

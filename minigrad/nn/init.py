@@ -31,7 +31,7 @@ def _fill(tensor: Tensor, values) -> Tensor:
 
 
 def _fill_drawn(tensor: Tensor, drawn: Tensor) -> Tensor:
-    """tensor[...] = a random op's output: mg.trace records the draw, so a graph draws afresh."""
+    """tensor[...] = a random op's output: mg.graph.trace records the draw, so a graph draws afresh."""
     with no_grad():
         tensor.copy_(drawn)
     return tensor

@@ -1,7 +1,7 @@
 """mg.onnx.export: a model in eval mode (or a function) -> an ONNX file, through the traced graph.
 
 Only this package imports `onnx` (the optional extra: pip install "minigrad[onnx]"). The model is
-traced with mg.trace; each equation maps to ONNX nodes by its primitive name (`TABLE` below: one
+traced with mg.graph.trace; each equation maps to ONNX nodes by its primitive name (`TABLE` below: one
 small function per primitive, composites where ONNX has no single operator), the graph's state
 inputs (parameters, buffers) become initializers. `mapped()` lists the primitives that map; an
 equation whose primitive has no mapping raises NotImplementedError naming it and the user's line.

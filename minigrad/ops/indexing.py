@@ -339,5 +339,5 @@ def take_along_dim(input, indices, dim=None, *, axis=None):
     ishape[d] = idx.shape[d]
     if tuple(xs) != input.shape:
         input = input.expand(*xs)
-    # index ops, not NumPy on the arrays, so that mg.trace records where the index comes from
+    # index ops, not NumPy on the arrays, so that mg.graph.trace records where the index comes from
     return gather(input, d, indices.expand(*ishape) if tuple(ishape) != idx.shape else indices)

@@ -24,7 +24,7 @@ def write_inplace(x, name, compute, others=(), fast=None):
     if vm is not None and vm._running() and (vm._level_of(x) or any(vm._level_of(o) for o in others)):
         # inside vmap, batched: the write goes to x's physical tensor
         return _write_in_vmap(vm, x, name, compute, others)
-    if _function._state.tracer is not None:  # mg.trace records the write as an effect (graph/trace.py)
+    if _function._state.tracer is not None:  # mg.graph.trace records the write as an effect (graph/trace.py)
         compute, fast = _function._state.tracer.inplace(x, name, compute), None
     if _forward_ad._open():  # forward AD: compute out of place so the result's tangent is known
         fast = None
@@ -194,7 +194,7 @@ def into(out, op, *operands, name):
     else:
         res = op(*operands)
         _assign(out, res, name)
-        if tracer is not None:  # mg.trace records the write as an effect (graph/trace.py)
+        if tracer is not None:  # mg.graph.trace records the write as an effect (graph/trace.py)
             tracer.assign(out, res, name)
     out._bump_version()
     return out

@@ -475,9 +475,17 @@ def diag(input, diagonal=0):  # noqa: A002
 
 
 def trace(input):  # noqa: A002
-    """The sum of the main diagonal of a 2-D tensor."""
+    """The sum of the main diagonal of a 2-D tensor, as torch.trace: integer inputs give int64,
+    floating inputs keep their dtype; bool has no trace (as in PyTorch).
+
+    Example:
+        >>> mg.trace(mg.arange(9.).reshape(3, 3))
+        tensor(12.)
+    """
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim} (shape {tuple(input.shape)})")
+    if input._data.dtype == np.bool_:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     return diagonal(input).sum()
 
 

@@ -1,7 +1,7 @@
 """Random primitives: each draw from a generator is an op, so a traced graph draws afresh at each run.
 
 A Function here has no Tensor inputs; its static arguments say what to draw and from which
-mg.Generator (None: the default one). `_random = True` and `_generator_arg` tell mg.trace to make
+mg.Generator (None: the default one). `_random = True` and `_generator_arg` tell mg.graph.trace to make
 that generator an input of the graph, consumed at each run exactly as eager consumes it (the same
 NumPy call on the same bit generator, so a traced program and eager code draw the same numbers).
 """

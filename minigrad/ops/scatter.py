@@ -172,7 +172,7 @@ class ScatterReduce(Function):
 def _ties(ctx, x, s, out, written, dtype):
     """amax/amin: (hit_x, hit_s, n): which elements of x (kept ones only) and of src equal the result
     they were reduced into, and max(1, number of such elements) per output position, in dtype. Made
-    with ops, not NumPy, so that under mg.trace they are values of the graph, recomputed on new inputs
+    with ops, not NumPy, so that under mg.graph.trace they are values of the graph, recomputed on new inputs
     (the gradient is piecewise linear in g: the masks themselves carry no gradient)."""
     from .elementwise import cast, maximum
     full = ctx.full
@@ -279,7 +279,7 @@ def masked_select(input, mask):  # noqa: A002
                            f"broadcast") from None
     x = input if input.shape == shape else input.expand(*shape)
     mt = mask if isinstance(mask, Tensor) else Tensor._make(m)
-    return x[mt if mt.shape == shape else mt.expand(*shape)].reshape(-1)  # Tensor ops: mg.trace sees the mask
+    return x[mt if mt.shape == shape else mt.expand(*shape)].reshape(-1)  # Tensor ops: mg.graph.trace sees the mask
 
 
 class Nonzero(Function):

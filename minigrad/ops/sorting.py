@@ -44,7 +44,7 @@ def _argsort(a, axis, descending):
 
 def _kept_index(idx, dim, keepdim):
     """The forward's index array (kept on ctx) as a Tensor with dim kept. Reshaped with an op, never
-    NumPy: under mg.trace the array is a value of the graph, so the traced backward picks the
+    NumPy: under mg.graph.trace the array is a value of the graph, so the traced backward picks the
     elements selected on each new input instead of this run's."""
     idx = Tensor._make(idx)
     return idx if keepdim else idx.unsqueeze(dim)
@@ -289,7 +289,7 @@ class MedianAll(Function):
 
 def _median_share(ctx):
     """1/(number of hits) at the elements equal to the median (NaN matching NaN), 0 elsewhere, in x's
-    dtype. Computed with ops on the saved x and the output, so that under mg.trace the hits are
+    dtype. Computed with ops on the saved x and the output, so that under mg.graph.trace the hits are
     recounted on each new input instead of being baked in."""
     from .elementwise import cast, isnan, maximum
     x, = ctx.saved_tensors

@@ -58,7 +58,7 @@ def _single_tensor_adadelta(params: list[Tensor], grads: list[Tensor], square_av
                             acc_deltas: list[Tensor], state_steps: list[Tensor], *, lr, rho, eps, weight_decay,
                             maximize: bool) -> None:
     """One Adadelta step for each parameter, in place, as PyTorch's single-tensor Adadelta. The
-    hyper-parameters are floats, or 0-d tensors under mg.trace (optimizer._hyper)."""
+    hyper-parameters are floats, or 0-d tensors under mg.graph.trace (optimizer._hyper)."""
     for param, grad, square_avg, acc_delta, step in zip(params, grads, square_avgs, acc_deltas, state_steps):
         step.add_(1)
         if maximize:

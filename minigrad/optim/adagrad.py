@@ -70,7 +70,7 @@ class Adagrad(Optimizer):
 def _single_tensor_adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
                            state_steps: list[Tensor], *, lr, weight_decay, lr_decay, eps, maximize: bool) -> None:
     """One Adagrad step for each parameter, in place, as PyTorch's single-tensor Adagrad. The
-    hyper-parameters are floats, or 0-d tensors under mg.trace (optimizer._hyper)."""
+    hyper-parameters are floats, or 0-d tensors under mg.graph.trace (optimizer._hyper)."""
     for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps):
         step = _scalar(step_t.add_(1))
         if maximize:

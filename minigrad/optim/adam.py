@@ -89,7 +89,7 @@ def _single_tensor_adam(params: list[Tensor], grads: list[Tensor], exp_avgs: lis
                         amsgrad: bool, beta1, beta2, lr, weight_decay, eps, maximize: bool,
                         decoupled_weight_decay: bool) -> None:
     """One Adam/AdamW step for each parameter, in place, as PyTorch's single-tensor Adam. The
-    hyper-parameters are floats, or 0-d tensors under mg.trace (optimizer._hyper)."""
+    hyper-parameters are floats, or 0-d tensors under mg.graph.trace (optimizer._hyper)."""
     for i, param in enumerate(params):
         grad = -grads[i] if maximize else grads[i]
         exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]
@@ -114,7 +114,7 @@ class AdamStep(Function):
     """One Adam/AdamW step (the loop above) for every parameter of a group, written in place: one op
     for the whole group (PyTorch's foreach path), the same arithmetic in the same order as the
     per-tensor ops, so bit for bit the same result. Only eager and never recorded (optimizer steps
-    run under no_grad); under mg.trace the per-tensor in-place ops run instead, each recorded."""
+    run under no_grad); under mg.graph.trace the per-tensor in-place ops run instead, each recorded."""
     batching = NoRule("an optimizer update: it is not run under vmap")
     jvp = NoRule("an optimizer update: not differentiated")
 

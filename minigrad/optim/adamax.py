@@ -59,7 +59,7 @@ def _single_tensor_adamax(params: list[Tensor], grads: list[Tensor], exp_avgs: l
                           exp_infs: list[Tensor], state_steps: list[Tensor], *, eps, beta1, beta2, lr,
                           weight_decay, maximize: bool) -> None:
     """One Adamax step for each parameter, in place, as PyTorch's single-tensor Adamax. The
-    hyper-parameters are floats, or 0-d tensors under mg.trace (optimizer._hyper)."""
+    hyper-parameters are floats, or 0-d tensors under mg.graph.trace (optimizer._hyper)."""
     for param, grad, exp_avg, exp_inf, step_t in zip(params, grads, exp_avgs, exp_infs, state_steps):
         if maximize:
             grad = -grad

@@ -69,12 +69,12 @@ def _state_tensor(st: dict, key: str, p: Tensor) -> Tensor:
     return t
 
 
-# ---- hyper-parameters: Python floats eagerly, named graph inputs under mg.trace ----------------
+# ---- hyper-parameters: Python floats eagerly, named graph inputs under mg.graph.trace ----------------
 
 def _hyper(group: dict, key: str, index: int | None = None) -> Any:
     """group[key] (or group[key][index], e.g. one of Adam's betas) as the step computes with it.
 
-    Eagerly a Python float. Under mg.trace a 0-d float64 tensor that is a named input of the graph,
+    Eagerly a Python float. Under mg.graph.trace a 0-d float64 tensor that is a named input of the graph,
     read from the group at each run: a scheduler changing the learning rate, or a changed beta, does
     not change the traced program (and so does not make mg.jit retrace).
     """
@@ -86,7 +86,7 @@ def _hyper(group: dict, key: str, index: int | None = None) -> Any:
 
 
 def _nz(h: Any) -> bool:
-    """Whether hyper-parameter h is non-zero (the step branches on it; under mg.trace a run checks
+    """Whether hyper-parameter h is non-zero (the step branches on it; under mg.graph.trace a run checks
     the branch still holds: HyperRef in graph/ir.py)."""
     if type(h) is float:
         return h != 0
@@ -129,7 +129,7 @@ _FOREACH = True
 
 def _fusable(group: dict, params: list, *lists: list) -> bool:
     """Whether a group's update can run as one fused op writing NumPy arrays in place: eager (not
-    under mg.trace, which records the per-tensor in-place ops, nor forward AD, which needs them out
+    under mg.graph.trace, which records the per-tensor in-place ops, nor forward AD, which needs them out
     of place), every parameter a writeable float array (not 0-d) whose gradient and state tensors have its
     shape and dtype, and every hyper-parameter a Python number (not a Tensor)."""
     if not _FOREACH or _function._state.tracer is not None or _forward_ad._open():
@@ -176,7 +176,7 @@ def _bump(tensors: list) -> None:
 
 
 def _scalar(t: Tensor) -> Any:
-    """A 0-d state tensor (a step count) as a Python float eagerly, as itself under mg.trace (where
+    """A 0-d state tensor (a step count) as a Python float eagerly, as itself under mg.graph.trace (where
     .item() would end the graph)."""
     return t.item() if _function._state.tracer is None else t
 

@@ -80,7 +80,7 @@ def _single_tensor_rmsprop(params: list[Tensor], grads: list[Tensor], square_avg
                            grad_avgs: list[Tensor], momentum_buffers: list[Tensor], state_steps: list[Tensor], *,
                            lr, alpha, eps, weight_decay, momentum, centered: bool, maximize: bool) -> None:
     """One RMSprop step for each parameter, in place, as PyTorch's single-tensor RMSprop. The
-    hyper-parameters are floats, or 0-d tensors under mg.trace (optimizer._hyper)."""
+    hyper-parameters are floats, or 0-d tensors under mg.graph.trace (optimizer._hyper)."""
     for i, param in enumerate(params):
         grad = -grads[i] if maximize else grads[i]
         square_avg = square_avgs[i]

@@ -78,7 +78,7 @@ class SGD(Optimizer):
 def _single_tensor_sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor | None], *,
                        lr, momentum, dampening, weight_decay, nesterov: bool, maximize: bool) -> None:
     """One SGD step for each parameter; a None momentum buffer is made (in the list) on first use.
-    The hyper-parameters are floats, or 0-d tensors under mg.trace (optimizer._hyper)."""
+    The hyper-parameters are floats, or 0-d tensors under mg.graph.trace (optimizer._hyper)."""
     for i, param in enumerate(params):
         grad = -grads[i] if maximize else grads[i]
         if _nz(weight_decay):
@@ -97,7 +97,7 @@ class SGDStep(Function):
     """p <- p - lr * d for every parameter of a group, d the SGD direction of the loop above (weight
     decay, momentum, Nesterov, maximize), written in place: one op for the whole group (PyTorch's
     foreach path), the same arithmetic in the same order as the per-tensor ops, so bit for bit the
-    same result. Only eager and never recorded (optimizer steps run under no_grad); under mg.trace
+    same result. Only eager and never recorded (optimizer steps run under no_grad); under mg.graph.trace
     the per-tensor in-place ops run instead, and each of them is recorded."""
     batching = NoRule("an optimizer update: it is not run under vmap")
     jvp = NoRule("an optimizer update: not differentiated")

@@ -195,7 +195,7 @@ def test_a_trace_dual_level_and_no_grad_in_one_thread_leave_another_eager():
                 assert done.wait(10)
             return a * 2
         try:
-            result["graph"] = mg.trace(fn, mg.ones(2))
+            result["graph"] = mg.graph.trace(fn, mg.ones(2))
         except BaseException as e:  # surfaced by the main thread
             result["error"] = e
             inside.set()

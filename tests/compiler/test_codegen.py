@@ -37,7 +37,7 @@ def _forward_cases():
 @pytest.mark.parametrize("case", ["mlp", "cnn", "elementwise", "softmax"])
 def test_compiled_forward_equals_graph_run_and_eager_bitwise(case, optimized, plan):
     fn, args = _forward_cases()[case]
-    g = mg.trace(fn, *args)
+    g = mg.graph.trace(fn, *args)
     h = optimize(g)[0] if optimized else g
     c = compile_graph(h, plan=plan)
     eager = _outs(fn(*args))
@@ -63,7 +63,7 @@ def test_compiled_training_step_equals_eager_bitwise(name):
     mg.manual_seed(5)
     l1 = [step1(x, y).item() for _ in range(steps)]
     mg.manual_seed(5)
-    g = mg.trace(step2, x, y)
+    g = mg.graph.trace(step2, x, y)
     c = compile_graph(optimize(g)[0])
     l2 = [g.result.item()] + [c(x, y).item() for _ in range(steps - 1)]
     assert l1 == l2
@@ -75,7 +75,7 @@ def test_compiled_training_step_equals_eager_bitwise(name):
 
 def test_code_is_viewable_and_is_what_runs():
     fn, args = _forward_cases()["elementwise"]
-    g = optimize(mg.trace(fn, *args))[0]
+    g = optimize(mg.graph.trace(fn, *args))[0]
     c = compile_graph(g)
     assert c.code.startswith("def compiled(_in, _st, _objs, _B):")
     assert "out=_B[0]" in c.code and "# exp" in c.code and "test_codegen.py" in c.code
@@ -85,7 +85,7 @@ def test_code_is_viewable_and_is_what_runs():
 
 
 def test_outputs_are_the_callers_and_a_constant_output_is_copied():
-    g = mg.trace(lambda a: ((a * 2.0).exp(), mg.ones(3)), mg.randn(3))
+    g = mg.graph.trace(lambda a: ((a * 2.0).exp(), mg.ones(3)), mg.randn(3))
     c = compile_graph(g)
     a1, k1 = c(mg.randn(3))
     a1_bits, k1.numpy()[:] = a1.numpy().copy(), 5.0
@@ -97,7 +97,7 @@ def test_outputs_are_the_callers_and_a_constant_output_is_copied():
 def test_wrong_argument_names_the_argument_and_shapes():
     def f(inp):
         return inp * 2.0
-    c = compile_graph(mg.trace(f, mg.randn(3)))
+    c = compile_graph(mg.graph.trace(f, mg.randn(3)))
     with pytest.raises(TypeError, match=r"argument 'inp' has shape \(4,\).*compiled for \(3,\)"):
         c(mg.randn(4))
     with pytest.raises(TypeError, match="expected 1 tensor arguments"):

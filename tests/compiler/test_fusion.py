@@ -53,7 +53,7 @@ def arith(x, y, b):
 
 
 def _fused(fn, args, backend, **kw):
-    g = mg.trace(fn, *args)
+    g = mg.graph.trace(fn, *args)
     h = fuse_elementwise(g, backend=backend, min_size=1, **kw)
     return g, h
 
@@ -105,7 +105,7 @@ def test_numba_transcendentals_stay_within_the_documented_tolerance(dtype):
     x = mg.tensor(rng.uniform(-4, 4, 5000).astype(dtype))
     y = mg.tensor(rng.uniform(0.1, 4, 5000).astype(dtype))
     f = lambda a, b: (a.exp() * b + a).tanh() * a - b.log()  # noqa: E731
-    g = mg.trace(f, x, y)
+    g = mg.graph.trace(f, x, y)
     assert [e.prim for e in fuse_elementwise(g, backend="numba", min_size=1).eqns] != ["fused"]  # not by default
     h = fuse_elementwise(g, backend="numba", min_size=1, transcendentals=True)
     assert [e.prim for e in h.eqns] == ["fused"]
@@ -127,7 +127,7 @@ def test_effects_and_their_order_stay_and_no_read_moves_past_a_write():
         v = (state * 3.0 - u) * a  # read after it
         return v, u * u
     a = mg.randn(100)
-    g = mg.trace(f, a)
+    g = mg.graph.trace(f, a)
     h = fuse_elementwise(g, backend="numpy", min_size=1, min_ops=2)
     assert [e.prim for e in h.eqns] == ["fused", "add", "assign", "fused", "mul"]
     state.zero_()
@@ -144,7 +144,7 @@ def test_a_result_read_outside_leaves_the_group_and_an_outside_reader_splits_it(
         w = (u + 1.0) * a      # after the reader: a new group
         return w * s, u
     a = mg.randn(50)
-    g = mg.trace(f, a)
+    g = mg.graph.trace(f, a)
     h = fuse_elementwise(g, backend="numpy", min_size=1)
     fused = [e for e in h.eqns if e.prim == "fused"]
     assert len(fused) == 1 and [len(e.outvars) for e in fused] == [1]
@@ -152,7 +152,7 @@ def test_a_result_read_outside_leaves_the_group_and_an_outside_reader_splits_it(
 
 
 def test_groups_of_another_shape_or_too_small_are_left_alone():
-    g = mg.trace(lambda a, b: (a * 2.0).sum(0) * b + 1.0, mg.randn(8, 4), mg.randn(4))
+    g = mg.graph.trace(lambda a, b: (a * 2.0).sum(0) * b + 1.0, mg.randn(8, 4), mg.randn(4))
     h = fuse_elementwise(g, backend="numpy", min_size=1, min_ops=2)
     assert h.count()["fused"] == 1 and h.count()["mul"] == 1  # a*2 alone; (.*b + 1) fused
     assert fuse_elementwise(g, backend="numpy", min_size=1000).pass_details == "0 groups"
@@ -162,7 +162,7 @@ def test_without_numba_the_numpy_backend_runs(monkeypatch):
     monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` now raises ImportError
     assert kernels.numba_or_none() is None and kernels.resolve_backend(None) == "numpy"
     x, y, b = mg.randn(40, 30), mg.randn(40, 30), mg.randn(30)
-    g = mg.trace(arith, x, y, b)
+    g = mg.graph.trace(arith, x, y, b)
     h, reports = optimize(g, FUSED)
     assert reports[-1].details == "2 groups of 7, 6 equations (numpy kernels)"  # split at the bool z > b
     assert same_bits(compile_graph(h)(x, y, b).numpy(), g(x, y, b).numpy())
@@ -175,7 +175,7 @@ def test_numba_kernels_are_cached_on_disk_for_the_next_process(tmp_path):
     env = dict(os.environ, MINIGRAD_CACHE=str(tmp_path))
     prog = ("import minigrad as mg\n"
             "from minigrad.compiler.passes.fuse import fuse_elementwise\n"
-            "g = mg.trace(lambda a: ((a * 3.0 - 1.0) * a).relu() + 0.25, mg.randn(77))\n"
+            "g = mg.graph.trace(lambda a: ((a * 3.0 - 1.0) * a).relu() + 0.25, mg.randn(77))\n"
             "h = fuse_elementwise(g, backend='numba', min_size=1)\n"
             "k = h.eqns[0].fn._fast\n"
             "h(mg.randn(77))\n"
@@ -206,7 +206,7 @@ def test_fused_training_step_equals_eager_bitwise(name, backend):
     mg.manual_seed(5)
     l1 = [step1(x, y).item() for _ in range(steps)]
     mg.manual_seed(5)
-    g = mg.trace(step2, x, y)
+    g = mg.graph.trace(step2, x, y)
     h, _ = optimize(g)
     h = fuse_elementwise(h, backend=backend, min_size=1, min_ops=2)
     assert h.count()["fused"] >= 3
@@ -223,13 +223,13 @@ def test_an_unwritable_cache_directory_falls_back_to_a_private_temporary_one(tmp
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     monkeypatch.setenv("MINIGRAD_CACHE", str(blocker))   # <file>/kernels cannot be created
-    g = mg.trace(lambda a: (a * 5.0 - 2.0).relu(), mg.randn(33))
+    g = mg.graph.trace(lambda a: (a * 5.0 - 2.0).relu(), mg.randn(33))
     h = fuse_elementwise(g, backend="numba", min_size=1)
     assert h.eqns[0].prim == "fused" and same_bits(h(mg.ones(33)).numpy(), g(mg.ones(33)).numpy())
 
 
 def test_a_pair_is_not_worth_a_kernel_by_default():
-    g = mg.trace(lambda a: (a * 2.0 + 1.0).sum(), mg.randn(5000))   # a pair, then a reduction
+    g = mg.graph.trace(lambda a: (a * 2.0 + 1.0).sum(), mg.randn(5000))   # a pair, then a reduction
     assert fuse_elementwise(g, backend="numpy").pass_details == "0 groups"
     assert fuse_elementwise(g, backend="numpy", min_ops=2).pass_details == "1 groups of 2 equations (numpy kernels)"
 
@@ -237,7 +237,7 @@ def test_a_pair_is_not_worth_a_kernel_by_default():
 def test_the_pass_does_not_import_numba_when_there_is_nothing_to_fuse():
     code = ("import sys, minigrad as mg\n"
             "from minigrad.compiler.pipeline import FUSED, optimize\n"
-            "g = mg.trace(lambda a: a.sum() * 2.0, mg.randn(10))\n"
+            "g = mg.graph.trace(lambda a: a.sum() * 2.0, mg.randn(10))\n"
             "h, _ = optimize(g, FUSED)\n"
             "print('numba' in sys.modules)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

@@ -353,7 +353,7 @@ def test_decorator_forms_and_nesting_inside_a_trace():
     x = mg.tensor([0.5, 1.5])
     assert np.array_equal(g(x).numpy(), np.exp(x.numpy() * 2 + 1)) and g.__name__ == "g"
     assert g.fn.__name__ == "g" and f.traces == 0  # inside g's trace, f's ops were recorded inline
-    graph = mg.trace(lambda x: f(x), x)
+    graph = mg.graph.trace(lambda x: f(x), x)
     assert graph.count()["mul"] == 1 and graph.count()["add"] == 1
 
 
@@ -392,14 +392,14 @@ def test_trace_on_break_record_runs_on_and_lists_the_breaks():
         if y.sum().item() > 0:  # RECORD-LINE
             y = y + 1
         return y
-    g = mg.trace(f, mg.ones(2), on_break="record")
+    g = mg.graph.trace(f, mg.ones(2), on_break="record")
     line = next(i for i, s in enumerate(open(__file__), 1) if "RECORD-LINE" in s and "if" in s)
     assert g.result.tolist() == [3.0, 3.0]  # the function ran to its end, eagerly
     assert len(g.breaks) == 1 and ".item()" in g.breaks[0] and g.break_sites == [f"{__file__}:{line}"]
     with pytest.raises(mg.GraphBreak):
-        mg.trace(f, mg.ones(2))
+        mg.graph.trace(f, mg.ones(2))
     with pytest.raises(ValueError, match="on_break"):
-        mg.trace(f, mg.ones(2), on_break="ignore")
+        mg.graph.trace(f, mg.ones(2), on_break="ignore")
 
 
 W_GLOBAL = mg.tensor([1.0, 2.0])
@@ -430,10 +430,10 @@ def test_a_rebound_global_tensor_and_a_changed_module_option_retrace():
 
 
 def test_jit_of_a_traced_graph_compiles_it_and_keeps_random_ops_random():
-    """A Graph (mg.trace, mg.load_graph) given to mg.jit / mg.compile compiles as it is; re-tracing
+    """A Graph (mg.graph.trace, mg.load_graph) given to mg.jit / mg.compile compiles as it is; re-tracing
     its interpreter would bake the random draws in as constants."""
     mg.manual_seed(0)
-    g = mg.trace(lambda x: x + mg.randn(3), mg.zeros(3))
+    g = mg.graph.trace(lambda x: x + mg.randn(3), mg.zeros(3))
     for make in (mg.jit, mg.compile):
         mg.manual_seed(1)
         eager = [(mg.zeros(3) + mg.randn(3)).numpy() for _ in range(2)]
@@ -442,3 +442,29 @@ def test_jit_of_a_traced_graph_compiles_it_and_keeps_random_ops_random():
         got = [c(mg.zeros(3)).numpy() for _ in range(2)]
         assert not np.array_equal(got[0], got[1])  # a fresh draw per call
         assert all(np.array_equal(a, b) for a, b in zip(eager, got))
+
+
+def test_jit_trace_has_torch_jit_trace_signature_and_traces_now():
+    from minigrad.compiler.jit import CompiledModule, JitFunction
+    from minigrad.graph import GraphBreak
+    f = mg.jit.trace(lambda x, y: (x * y).exp().sum(), (mg.ones(3), mg.full((3,), 2.0)))
+    assert isinstance(f, JitFunction) and f.traces == 1          # traced on the example inputs
+    np.testing.assert_allclose(f(mg.ones(3), mg.ones(3)).item(), 3 * np.e, rtol=1e-6)
+    assert f.traces == 1                                         # same shapes: the compiled program
+    f(mg.ones(4), mg.ones(4))
+    assert f.traces == 2                                         # a new shape traces again (guards)
+    g = mg.jit.trace(lambda x: x * 2, mg.ones(2))                # a lone tensor is the one argument
+    assert g(mg.tensor([1.0, 3.0])).tolist() == [2.0, 6.0]
+    k = mg.jit.trace(lambda x, y=None: x + y, mg.ones(2), example_kwarg_inputs={"y": mg.ones(2)})
+    assert k(mg.ones(2), y=mg.ones(2)).tolist() == [2.0, 2.0]
+    model = nn.Linear(4, 2).eval()
+    with mg.no_grad():
+        c = mg.jit.trace(model, (mg.ones(3, 4),))
+        assert isinstance(c, CompiledModule) and c.weight is model.weight
+        np.testing.assert_array_equal(c(mg.ones(3, 4)).numpy(), model(mg.ones(3, 4)).numpy())
+    with pytest.raises(GraphBreak):                              # fullgraph: no silently baked branch
+        mg.jit.trace(lambda x: x * 2 if x.sum() > 0 else x, mg.ones(3))
+    with pytest.raises(TypeError, match="example_inputs must be a Tensor or a tuple"):
+        mg.jit.trace(lambda x: x, [mg.ones(3)])
+    with pytest.raises(TypeError, match="give example_inputs"):
+        mg.jit.trace(lambda x: x)

@@ -22,7 +22,7 @@ def _chain(a):
 
 
 def test_a_chain_reuses_one_or_two_buffers():
-    g = mg.trace(_chain, mg.randn(1000))
+    g = mg.graph.trace(_chain, mg.randn(1000))
     plan = plan_memory(g)
     planned = len(plan.slot_of)
     assert planned == 6  # every ufunc result but the output (which the caller keeps)
@@ -47,7 +47,7 @@ def _peak_bytes_of_call(fn, *args):
 def test_planned_values_allocate_nothing_per_call():
     n = 250_000
     x = mg.randn(n)
-    g = mg.trace(_chain, x)
+    g = mg.graph.trace(_chain, x)
     planned, out1 = _peak_bytes_of_call(compile_graph(g, plan=True), x)
     unplanned, out2 = _peak_bytes_of_call(compile_graph(g, plan=False), x)
     interp, out3 = _peak_bytes_of_call(g, x)
@@ -65,7 +65,7 @@ def test_a_buffer_is_not_reused_while_a_view_of_it_is_read():
         d = c * 3.0
         return v.sum(0) + d.reshape(10, 10).sum(1)
     x = mg.randn(100)
-    g = mg.trace(f, x)
+    g = mg.graph.trace(f, x)
     plan = plan_memory(g)
     slots = {e.outvars[0].name: plan.slot_of.get(e.outvars[0].name) for e in g.eqns}
     b, c = g.eqns[0].outvars[0].name, g.eqns[3].outvars[0].name
@@ -80,7 +80,7 @@ def test_an_output_never_lives_in_the_pool():
     def f(a):
         b = a * 2.0
         return b.reshape(2, 5), (b + 1.0)   # b escapes through a view
-    g = mg.trace(f, mg.randn(10))
+    g = mg.graph.trace(f, mg.randn(10))
     plan = plan_memory(g)
     assert not plan.slot_of
     c = compile_graph(g)
@@ -92,7 +92,7 @@ def test_an_output_never_lives_in_the_pool():
 @pytest.mark.parametrize("name,build,batch", [("mlp", mnist_mlp, 128), ("cnn", lenet, 64)])
 def test_training_step_peak_intermediate_bytes_go_down(name, build, batch, capsys):
     m, opt, step, x, y = make(build, lambda p: mg.optim.SGD(p, lr=0.01), batch=batch)
-    g, _ = optimize(mg.trace(step, x, y))
+    g, _ = optimize(mg.graph.trace(step, x, y))
     plan = plan_memory(g)
     with capsys.disabled():
         print(f"\n{name} training step: {plan!r}")
@@ -115,7 +115,7 @@ def test_a_fresh_gradient_is_handed_over_without_a_copy_and_never_reused():
         x.grad = None
         (x * x * 0.5 + x).sum().backward()   # dx: a fresh array read only by set_grad
         return x.grad * 1.0
-    g = mg.trace(step)
+    g = mg.graph.trace(step)
     plan = plan_memory(g)
     c = compile_graph(g)
     assert len(plan.donated) == 1 and "copy=False" in c.code
@@ -140,7 +140,7 @@ def test_a_fused_kernels_results_are_donated_to_gradients_too():
         y.grad = None
         ((x * y + 1.0) * x - y).relu().sum().backward()
         return x.grad * 1.0
-    g = mg.trace(step)
+    g = mg.graph.trace(step)
     h = fuse_elementwise(g, backend="numpy", min_size=1)
     fused = [e for e in h.eqns if e.prim == "fused"]
     assert any(len(e.outvars) > 1 for e in fused)

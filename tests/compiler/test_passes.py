@@ -37,7 +37,7 @@ def prims(g):
 
 def test_fold_runs_constant_work_once_and_keeps_the_bits():
     w = mg.randn(4, 3)
-    g = mg.trace(lambda x: x @ (w * 2.0).exp().t(), mg.randn(2, 3), constants=[w])
+    g = mg.graph.trace(lambda x: x @ (w * 2.0).exp().t(), mg.randn(2, 3), constants=[w])
     h = fold(g)
     assert prims(g) == ["mul", "exp", "permute", "matmul"]
     assert prims(h) == ["permute", "matmul"]  # a view stays: baked, it would be a contiguous copy
@@ -49,16 +49,16 @@ def test_fold_runs_constant_work_once_and_keeps_the_bits():
 
 def test_fold_leaves_named_inputs_random_draws_and_written_values_alone():
     w = mg.randn(3)  # state: read at each run, so never folded
-    g = mg.trace(lambda x: x * w.exp(), mg.randn(3))
+    g = mg.graph.trace(lambda x: x * w.exp(), mg.randn(3))
     assert prims(fold(g)) == prims(g)
-    g = mg.trace(lambda x: x * mg.rand(3), mg.randn(3))  # a draw: its inputs are constants only
+    g = mg.graph.trace(lambda x: x * mg.rand(3), mg.randn(3))  # a draw: its inputs are constants only
     assert prims(fold(g)) == prims(g)
 
     def f(x):
         z = mg.zeros(3) * 1.0  # computed from constants, then written in place
         z.add_(x)
         return z * 2.0
-    g = mg.trace(f, mg.randn(3))
+    g = mg.graph.trace(f, mg.randn(3))
     h = fold(g)
     assert "mul" in prims(h) and h.pass_details == "folded 0 equations"
     x = mg.randn(3)
@@ -80,7 +80,7 @@ class Counted(mg.autograd.Function):
 
 def test_a_users_function_is_never_folded_merged_or_dropped():
     c = mg.ones(3)
-    g = mg.trace(lambda x: (Counted.apply(c), Counted.apply(c), x + 1), mg.randn(3), constants=[c])
+    g = mg.graph.trace(lambda x: (Counted.apply(c), Counted.apply(c), x + 1), mg.randn(3), constants=[c])
     h, _ = optimize(g)
     Counted.calls = 0
     h(mg.randn(3))
@@ -93,7 +93,7 @@ def test_dce_removes_unused_work_and_constants():
     def f(x):
         unused = (x * 3.0).exp()  # noqa: F841
         return x + 1.0
-    g = mg.trace(f, mg.randn(3))
+    g = mg.graph.trace(f, mg.randn(3))
     h = dce(g)
     assert prims(h) == ["add"] and len(h.consts) == 1
     assert "removed 2 equations, 1 constants" == h.pass_details
@@ -108,7 +108,7 @@ def test_dce_keeps_effects_and_random_draws():
         return nn.functional.dropout(x, 0.5)
     x = mg.ones(3, 50)
     state = mg.zeros(3, 50)
-    g = mg.trace(f, x)
+    g = mg.graph.trace(f, x)
     h = dce(g)
     assert h.count()["dropout_mask"] == 2 and h.count()["assign"] == 1
     mg.manual_seed(3)
@@ -120,14 +120,14 @@ def test_dce_keeps_effects_and_random_draws():
 
 def test_dce_keeps_the_whole_training_step():
     m, opt, step, x, y = _mlp_step()
-    g = mg.trace(step, x, y)
+    g = mg.graph.trace(step, x, y)
     assert len(dce(g).eqns) == len(g.eqns)
 
 
 # -- common-subexpression elimination ----------------------------------------------------------
 
 def test_cse_merges_the_same_op_on_the_same_inputs():
-    g = mg.trace(lambda x: (x.exp() + x.exp()) * (x.t() @ x.t()), mg.randn(3, 3))
+    g = mg.graph.trace(lambda x: (x.exp() + x.exp()) * (x.t() @ x.t()), mg.randn(3, 3))
     h = cse(g)
     assert h.count()["exp"] == 1 and h.count()["permute"] == 1
     assert h.pass_details == "merged 2 equations"
@@ -136,14 +136,14 @@ def test_cse_merges_the_same_op_on_the_same_inputs():
 
 
 def test_cse_tells_static_parameters_apart_including_the_sign_of_zero():
-    g = mg.trace(lambda x: (x + 0.0) * (x + (-0.0)) * (x + 0.0) * x.sum(0) * x.sum(1), mg.randn(3, 3))
+    g = mg.graph.trace(lambda x: (x + 0.0) * (x + (-0.0)) * (x + 0.0) * x.sum(0) * x.sum(1), mg.randn(3, 3))
     h = cse(g)
     assert h.count()["add"] == 2 and h.count()["sum"] == 2 and h.pass_details == "merged 1 equations"
     assert same_bits(g(mg.tensor(SPECIAL[:3, :3])), h(mg.tensor(SPECIAL[:3, :3])))
 
 
 def test_cse_never_merges_random_draws():
-    g = mg.trace(lambda x: nn.functional.dropout(x, 0.5) + nn.functional.dropout(x, 0.5), mg.ones(4, 4))
+    g = mg.graph.trace(lambda x: nn.functional.dropout(x, 0.5) + nn.functional.dropout(x, 0.5), mg.ones(4, 4))
     assert cse(g).count()["dropout_mask"] == 2
 
 
@@ -157,14 +157,14 @@ def test_cse_never_merges_across_a_write_or_a_value_that_is_written():
         u.add_(1.0)                 # u is written: w must stay its own array
         return a, b, u, w
     x0 = mg.randn(4)
-    g = mg.trace(f, x0.clone())
+    g = mg.graph.trace(f, x0.clone())
     h = cse(g)
     assert h.count()["mul"] == g.count()["mul"] == 4
     assert same_bits(g(x0.clone()), h(x0.clone()))
 
 
 def test_cse_keeps_two_outputs_two_arrays():
-    g = mg.trace(lambda x: (x.exp(), x.exp()), mg.randn(3))
+    g = mg.graph.trace(lambda x: (x.exp(), x.exp()), mg.randn(3))
     h = cse(g)
     a, b = h(mg.randn(3))
     assert h.count()["exp"] == 2 and not np.shares_memory(a.numpy(), b.numpy())
@@ -175,7 +175,7 @@ def test_cse_keeps_two_outputs_two_arrays():
 def _simplified(fn, *args):
     """fn's graph before and after simplify + dce; both run on SPECIAL values must agree bitwise."""
     wrapped = (lambda *a: fn(*a) * 1.0)  # the result is not a graph output itself
-    g = mg.trace(wrapped, *args)
+    g = mg.graph.trace(wrapped, *args)
     h = dce(simplify(g))
     assert same_bits(g(*args), h(*args))
     return g, h
@@ -237,7 +237,7 @@ def test_broadcast_then_sum_pairs(fn, k):
 
 
 def test_simplify_never_makes_an_output_share_an_input():
-    g = mg.trace(lambda x: x * 1, mg.randn(3))
+    g = mg.graph.trace(lambda x: x * 1, mg.randn(3))
     h = simplify(g)
     assert prims(h) == ["mul"]
     x = mg.randn(3)
@@ -256,7 +256,7 @@ def test_simplify_respects_writes():
         return y * 1.0, x * 1.0
     for f in (written_value, written_input):
         x0 = mg.randn(3)
-        g = mg.trace(f, x0.clone())
+        g = mg.graph.trace(f, x0.clone())
         h = simplify(g)
         assert h.pass_details == "0 rewrites", f.__name__
         x1, x2 = x0.clone(), x0.clone()
@@ -284,7 +284,7 @@ def _mlp_step(momentum=0.9):
 def test_optimized_training_step_equals_eager_bitwise_and_keeps_effects_in_order():
     m1, opt1, step1, x, y = _mlp_step()
     m2, opt2, step2, _, _ = _mlp_step()
-    g = mg.trace(step2, x, y)
+    g = mg.graph.trace(step2, x, y)
     step1(x, y)
     h, reports = optimize(g)
     assert [(e.prim, e.target) for e in h.effects] == [(e.prim, e.target) for e in g.effects]
@@ -297,7 +297,7 @@ def test_optimized_training_step_equals_eager_bitwise_and_keeps_effects_in_order
 
 def test_every_pass_reports_equations_and_bytes_before_and_after():
     m, opt, step, x, y = _mlp_step()
-    g = mg.trace(step, x, y)
+    g = mg.graph.trace(step, x, y)
     h, reports = optimize(g)
     assert [r.name for r in reports] == ["fold", "dce", "cse", "simplify", "dce"]
     assert reports[0].before["eqns"] == len(g.eqns) and reports[-1].after["eqns"] == len(h.eqns)
@@ -336,7 +336,7 @@ def test_fold_does_not_bake_a_broadcast_into_a_big_array():
         x.grad = None
         (x * 2.0).sum().backward()   # the seed 1.0 expanded to x's shape: a view, not 400 kB
         return x.grad * 1.0
-    g = mg.trace(step)
+    g = mg.graph.trace(step)
     h = fold(g)
     assert "expand" in prims(h) and all(a.size < 100 for _, a in h.consts)
     assert same_bits(g(), h())

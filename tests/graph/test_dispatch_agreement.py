@@ -1,6 +1,6 @@
 """Every registry op (minigrad/testing/opinfo/, kind "op") gives the same bits on every dispatch
 path, on one sample: eager with the float inputs requiring grad (recorded), eager under mg.no_grad(),
-the graph mg.trace recorded, run on new inputs of the same shapes, and mg.jit's compiled program
+the graph mg.graph.trace recorded, run on new inputs of the same shapes, and mg.jit's compiled program
 (fullgraph, traced on the first inputs, run on the new ones; exact unless a fusion pass rewrote the
 program, then within rtol 1e-6), forward alone and forward + backward (the gradients of the sum of
 the outputs). The reference is eager under no_grad on the new inputs. An op added to op_db later is
@@ -128,7 +128,7 @@ def _paths(info, fn, tens, tens2):
         assert _same(want, got), f"{info}: eager with inputs requiring grad differs from no_grad"
 
     def trace():
-        g = _seeded(mg.trace, fn, *_fresh(tens))
+        g = _seeded(mg.graph.trace, fn, *_fresh(tens))
         got = _flat(_seeded(g, *_fresh(tens2)))
         assert _same(want, got), f"{info}: the traced graph differs from eager\n{g}"
 

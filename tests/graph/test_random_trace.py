@@ -28,7 +28,7 @@ def _np(t):
 def test_traced_draw_repeats_eagers_draws(name):
     fn, prim = DRAWS[name]
     x = mg.arange(6.0).reshape(2, 3)
-    g = mg.trace(fn, x)
+    g = mg.graph.trace(fn, x)
     assert prim in g.count(), str(g)
     assert [b.kind for _, b in g.state] == ["generator"], str(g)
     assert not any(a.shape == (2, 3) for _, a in g.consts), "a draw was baked in as a constant"
@@ -48,7 +48,7 @@ def test_trace_itself_draws_like_eager():
     mg.manual_seed(3)
     eager = _np(mg.randn(4))
     mg.manual_seed(3)
-    g = mg.trace(lambda: mg.randn(4))
+    g = mg.graph.trace(lambda: mg.randn(4))
     assert np.array_equal(_np(g.result), eager)
 
 
@@ -56,7 +56,7 @@ def test_user_generator_is_a_named_input_and_the_default_is_untouched():
     gen = mg.Generator().manual_seed(11)
     fn = lambda x: x + mg.randn(5, generator=gen)  # noqa: E731
     x = mg.zeros(5)
-    g = mg.trace(fn, x)
+    g = mg.graph.trace(fn, x)
     [(v, b)] = g.state
     assert b.kind == "generator" and b.obj is gen and b.name == "gen"
     gen.manual_seed(11)
@@ -75,7 +75,7 @@ def test_user_generator_is_a_named_input_and_the_default_is_untouched():
 def test_saved_and_loaded_graph_draws_afresh(tmp_path):
     fn = lambda x: x * mg.randn(3, 2) + mg.randint(0, 4, (3, 2)) + x[mg.randperm(3)]  # noqa: E731
     x = mg.ones(3, 2)
-    g = mg.trace(fn, x)
+    g = mg.graph.trace(fn, x)
     g.save(tmp_path / "r.mgg")
     h = mg.load_graph(tmp_path / "r.mgg")
     mg.manual_seed(2)
@@ -111,7 +111,7 @@ def test_noise_injection_training_step_follows_eager():
         s1(x, y)
     m2, o2 = setup()
     start = [p.detach().numpy().copy() for p in m2.parameters()]
-    g = mg.trace(make_step(m2, o2), x, y)  # runs one real step (and a draw) at trace time
+    g = mg.graph.trace(make_step(m2, o2), x, y)  # runs one real step (and a draw) at trace time
     assert "randn" in g.count()
     for p, a in zip(m2.parameters(), start):  # undo that step
         p._data[...] = a
@@ -136,7 +136,7 @@ def test_in_place_inits_draw_at_each_run(init, prim):
         init(w)
         return x * w
     x = mg.arange(6.0).reshape(2, 3)
-    g = mg.trace(fn, x)
+    g = mg.graph.trace(fn, x)
     assert prim in g.count() and "assign" in g.count(), str(g)
     mg.manual_seed(4)
     want = [fn(x).numpy(), fn(x).numpy()]
@@ -150,7 +150,7 @@ def test_loaded_graph_with_a_user_generator_needs_it_bound(tmp_path):
     gen = mg.Generator().manual_seed(5)
     fn = lambda x: x + mg.rand(4, generator=gen)  # noqa: E731
     x = mg.zeros(4)
-    mg.trace(fn, x).save(tmp_path / "u.mgg")
+    mg.graph.trace(fn, x).save(tmp_path / "u.mgg")
     h = mg.load_graph(tmp_path / "u.mgg")
     with pytest.raises(RuntimeError, match="'gen'.*not bound"):
         h(x)

@@ -15,7 +15,7 @@ def _mlp_graph():
     m = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Dropout(0.5), nn.Linear(5, 3))
     # mg.full inside the function: a constant of the graph whatever the scalar cache holds (a
     # Python 2.0 is a cached 0-d constant only until the cache is full)
-    g = mg.trace(lambda x: m(x) * mg.full((3,), 2.0) + 1.0, mg.randn(4, 6))
+    g = mg.graph.trace(lambda x: m(x) * mg.full((3,), 2.0) + 1.0, mg.randn(4, 6))
     return m, g
 
 
@@ -86,7 +86,7 @@ def test_a_saved_training_step_keeps_training(tmp_path):
         return loss
     step(x, y)
     try:
-        g = mg.trace(step, x, y)
+        g = mg.graph.trace(step, x, y)
     except mg.GraphBreak as e:
         pytest.skip(f"this optimizer is not traceable yet: {e}")
     g.save(tmp_path / "step.mgg")

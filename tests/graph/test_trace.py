@@ -1,4 +1,4 @@
-"""mg.trace: the IR printed like a jaxpr, forward graphs equal to eager bitwise, graph breaks with
+"""mg.graph.trace: the IR printed like a jaxpr, forward graphs equal to eager bitwise, graph breaks with
 the user's line, named state inputs, random ops drawing at each run, and whole training steps."""
 import inspect
 
@@ -15,7 +15,7 @@ def _line(offset=0):
 
 
 def test_worked_example_prints_like_a_jaxpr():
-    g = mg.trace(lambda a, b, c: (a + b) * c, mg.tensor(2.0), mg.tensor(3.0), mg.tensor(4.0))
+    g = mg.graph.trace(lambda a, b, c: (a + b) * c, mg.tensor(2.0), mg.tensor(3.0), mg.tensor(4.0))
     assert str(g) == ("{ lambda ; a:f32[] b:f32[] c:f32[]. let\n"
                       "    d:f32[] = add a b\n"
                       "    e:f32[] = mul d c\n"
@@ -23,8 +23,15 @@ def test_worked_example_prints_like_a_jaxpr():
     assert g(mg.tensor(1.0), mg.tensor(2.0), mg.tensor(5.0)).item() == 15.0
 
 
-def test_matrix_trace_still_works():
-    assert mg.trace(mg.eye(3)).item() == 3.0
+def test_mg_trace_is_the_matrix_trace_and_the_old_tracer_spelling_warns():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the matrix trace warns about nothing
+        assert mg.trace(mg.eye(3)).item() == 3.0
+    with pytest.warns(DeprecationWarning, match=r"use mg\.graph\.trace\(fn, \*args\)") as record:
+        g = mg.trace(lambda a, b: a * b, mg.tensor(2.0), mg.tensor(3.0)); line = _line()
+    assert len(record) == 1 and f"{record[0].filename}:{record[0].lineno}" == line  # the caller's line
+    assert str(g) == str(mg.graph.trace(lambda a, b: a * b, mg.tensor(2.0), mg.tensor(3.0)))
 
 
 def _mlp():
@@ -34,7 +41,7 @@ def _mlp():
 def test_mlp_forward_bitwise_and_reads_parameters_at_each_run():
     mg.manual_seed(0)
     m = _mlp().eval()
-    g = mg.trace(m, mg.randn(8, 1, 28, 28))
+    g = mg.graph.trace(m, mg.randn(8, 1, 28, 28))
     assert [e.prim for e in g.eqns] == ["reshape", "linear", "relu", "linear"]
     assert sorted(g.state_names()) == ["1.bias", "1.weight", "4.bias", "4.weight"]
     assert not g.consts
@@ -55,14 +62,14 @@ def test_cnn_eval_forward_bitwise():
     m.train()
     m(mg.randn(16, 1, 28, 28))  # running statistics away from their initial values
     m.eval()
-    g = mg.trace(m, mg.randn(4, 1, 28, 28))
+    g = mg.graph.trace(m, mg.randn(4, 1, 28, 28))
     x = mg.randn(4, 1, 28, 28)
     assert np.array_equal(g(x).numpy(), m(x).detach().numpy())
 
 
 def test_closure_and_global_tensors_are_named_inputs():
     w = mg.tensor([1.0, 2.0])
-    g = mg.trace(lambda x: x * w + GLOBAL_T, mg.tensor([1.0, 1.0]))
+    g = mg.graph.trace(lambda x: x * w + GLOBAL_T, mg.tensor([1.0, 1.0]))
     assert sorted(g.state_names()) == ["GLOBAL_T", "w"]
     w.copy_(mg.tensor([3.0, 4.0]))
     assert g(mg.tensor([1.0, 1.0])).tolist() == [13.0, 14.0]
@@ -73,7 +80,7 @@ GLOBAL_T = mg.tensor([10.0, 10.0])
 
 def test_declared_constants_are_baked():
     w = mg.tensor([1.0, 2.0])
-    g = mg.trace(lambda x: x * w, mg.tensor([1.0, 1.0]), constants=[w])
+    g = mg.graph.trace(lambda x: x * w, mg.tensor([1.0, 1.0]), constants=[w])
     assert g.state == [] and len(g.consts) == 1
 
 
@@ -87,7 +94,7 @@ def test_user_function_is_one_call_equation():
         def backward(ctx, g):
             return g
 
-    g = mg.trace(lambda x: Cube.apply(x) + 1.0, mg.tensor([2.0]))
+    g = mg.graph.trace(lambda x: Cube.apply(x) + 1.0, mg.tensor([2.0]))
     assert [e.prim for e in g.eqns] == ["cube", "add"]
     assert g.eqns[0].fn is Cube
     assert g(mg.tensor([3.0])).tolist() == [28.0]
@@ -106,19 +113,19 @@ def test_user_function_is_one_call_equation():
 def test_graph_break_names_the_conversion_and_the_users_line(what, fn):
     line = f"{__file__}:{fn.__code__.co_firstlineno}"
     with pytest.raises(GraphBreak) as info:
-        mg.trace(fn, mg.ones(3))
+        mg.graph.trace(fn, mg.ones(3))
     msg = str(info.value)
     assert what in msg and line in msg, msg
 
 
 def test_conversion_of_a_constant_is_not_a_break():
-    g = mg.trace(lambda x: x * float(mg.tensor(2.0)), mg.ones(2))
+    g = mg.graph.trace(lambda x: x * float(mg.tensor(2.0)), mg.ones(2))
     assert g(mg.ones(2)).tolist() == [2.0, 2.0]
 
 
 def test_dropout_draws_a_fresh_mask_each_run_like_eager():
     mg.manual_seed(3)
-    g = mg.trace(lambda x: nn.functional.dropout(x, 0.5), mg.ones(1000))
+    g = mg.graph.trace(lambda x: nn.functional.dropout(x, 0.5), mg.ones(1000))
     assert [e.prim for e in g.eqns] == ["dropout_mask", "mul"]
     assert "rng" in g.state_names()
     x = mg.ones(1000)
@@ -156,7 +163,7 @@ def _train(build, make_opt, steps, traced):
     # runs the second step; the graph runs the rest
     losses = [step(x, y).item()]
     try:
-        g = mg.trace(step, x, y)
+        g = mg.graph.trace(step, x, y)
     except GraphBreak as e:
         if "bypassed" in str(e):  # an optimizer that still updates ._data with NumPy
             pytest.skip(f"this optimizer writes parameters with NumPy, not in-place Tensor ops: {e}")
@@ -223,4 +230,4 @@ def test_a_numpy_write_into_a_parameter_is_a_graph_break():
         p._bump_version()  # what a NumPy-writing optimizer does
         return y
     with pytest.raises(GraphBreak, match="bypassed"):
-        mg.trace(f, mg.ones(3))
+        mg.graph.trace(f, mg.ones(3))

@@ -271,7 +271,7 @@ def test_pool_indices_are_torch_flat_indices_and_come_from_the_function():
     assert idx.dtype == mg.int64
     np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
     np.testing.assert_array_equal(out.numpy(), tout.numpy())
-    g = mg.trace(lambda t: F.max_pool3d(t, 2, return_indices=True)[1], mg.tensor(x))
+    g = mg.graph.trace(lambda t: F.max_pool3d(t, 2, return_indices=True)[1], mg.tensor(x))
     x2 = x[:, :, ::-1].copy()
     np.testing.assert_array_equal(g(mg.tensor(x2)).numpy(),
                                   torch.nn.functional.max_pool3d(torch.tensor(x2), 2, return_indices=True)[1].numpy())

@@ -58,7 +58,7 @@ def check(info, onnx, ort):
         if not want:
             continue
         try:
-            model = mg.onnx.to_model(mg.trace(fn, *tens))
+            model = mg.onnx.to_model(mg.graph.trace(fn, *tens))
         except NotImplementedError as e:
             unmapped.append(str(e))
             continue

@@ -92,3 +92,34 @@ def test_errors():
         mg.linalg.cross(mg.ones(2, 4), mg.ones(2, 4))
     with pytest.raises(RuntimeError, match="cdist: |X1 and X2 must have the same number of columns"):
         mg.cdist(mg.ones(2, 3), mg.ones(2, 4))
+
+
+def test_trace_forward_gradient_and_method():
+    a = np.random.default_rng(3).standard_normal((3, 5))
+    x = mg.tensor(a, requires_grad=True)
+    for t in (mg.trace(x), mg.trace(input=x), x.trace()):
+        assert t.shape == ()
+        np.testing.assert_allclose(t.item(), np.trace(a))
+    mg.trace(x).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.eye(3, 5))
+    assert mg.trace(mg.ones(0, 3)).item() == 0.0
+
+
+@pytest.mark.parametrize("rank", [0, 1, 3])
+def test_trace_needs_a_matrix(rank):
+    with pytest.raises(RuntimeError, match=f"^trace: expected a matrix, but got tensor with dim {rank}"):
+        mg.trace(mg.ones(*[2] * rank))
+
+
+def test_trace_dtypes_as_torch():
+    torch = pytest.importorskip("torch")
+    for name in ("int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64"):
+        a = np.arange(6).reshape(2, 3).astype(name)
+        ours, theirs = mg.trace(mg.tensor(a)), torch.trace(torch.tensor(a))
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1], name
+        assert ours.item() == theirs.item()
+    with pytest.raises(NotImplementedError) as ours:
+        mg.trace(mg.ones(2, 2, dtype=mg.bool))
+    with pytest.raises(NotImplementedError) as theirs:
+        torch.trace(torch.ones(2, 2, dtype=torch.bool))
+    assert str(ours.value) == str(theirs.value)

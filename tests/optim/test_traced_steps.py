@@ -1,4 +1,4 @@
-"""Optimizer steps under mg.trace: hyper-parameters are named graph inputs read at each run (so a
+"""Optimizer steps under mg.graph.trace: hyper-parameters are named graph inputs read at each run (so a
 scheduler changing the learning rate does not change the program), Adam's step count and bias
 corrections trace, and a traced step equals the eager one bit for bit."""
 import numpy as np
@@ -62,7 +62,7 @@ def test_traced_step_equals_eager_bitwise(name, dtype):
     l1 = [step1(x, y).item() for _ in range(steps)]
     m2, opt2, step2, x, y = _setup(CONFIGS[name], dtype)
     l2 = [step2(x, y).item()]          # the first step makes the optimizer state
-    g = mg.trace(step2, x, y)           # the second runs while tracing
+    g = mg.graph.trace(step2, x, y)           # the second runs while tracing
     l2.append(g.result.item())
     l2 += [g(x, y).item() for _ in range(steps - 2)]
     assert l1 == l2
@@ -92,7 +92,7 @@ def test_a_scheduler_changes_the_learning_rate_of_the_traced_step_without_retrac
     sched2 = mg.optim.lr_scheduler.StepLR(opt2, step_size=3, gamma=0.5)
     step2(x, y)
     sched2.step()
-    g = mg.trace(step2, x, y)
+    g = mg.graph.trace(step2, x, y)
     sched2.step()
     for _ in range(steps - 2):
         g(x, y)
@@ -106,7 +106,7 @@ def test_a_scheduler_changes_the_learning_rate_of_the_traced_step_without_retrac
 def test_a_hyper_parameter_the_step_branched_on_is_checked_at_each_run():
     m, opt, step, x, y = _setup(lambda p: mg.optim.SGD(p, lr=0.1, momentum=0.9))
     step(x, y)
-    g = mg.trace(step, x, y)
+    g = mg.graph.trace(step, x, y)
     opt.param_groups[0]["momentum"] = 0.5   # still non-zero: the same program, a new value
     g(x, y)
     opt.param_groups[0]["weight_decay"] = 0.1  # was 0 when traced: the program skipped it
@@ -117,7 +117,7 @@ def test_a_hyper_parameter_the_step_branched_on_is_checked_at_each_run():
 def test_a_loaded_traced_step_takes_its_learning_rate_by_name(tmp_path):
     m, opt, step, x, y = _setup(lambda p: mg.optim.SGD(p, lr=0.1))
     step(x, y)
-    g = mg.trace(step, x, y)
+    g = mg.graph.trace(step, x, y)
     g.save(tmp_path / "step.mgg")
     loaded = mg.load_graph(tmp_path / "step.mgg")
     kinds = {b.name: b.kind for _, b in loaded.state}

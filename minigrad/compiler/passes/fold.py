@@ -6,7 +6,7 @@ copy, which BLAS rounds differently from the strided view eager passes it), an e
 whose results are bigger than its inputs (over 4096 elements), effects, random ops, ops with side
 outputs (their sinks are filled per run), a user's own Function (it runs as often as traced),
 values an `assign` writes into, and anything reading a named input (parameters, state, gradients
-are read at each run unless the user declared them constant: mg.trace(..., constants=...) or
+are read at each run unless the user declared them constant: mg.graph.trace(..., constants=...) or
 mg.compile(model, freeze=True)).
 """
 import numpy as np
