@@ -1,7 +1,7 @@
 """Registry entries of the elementwise ops (ops/elementwise.py): unary math, clamp/clip, pow, binary
 arithmetic, maximum/minimum, where, atan2, the fused optimizer updates (lerp, addcmul, addcdiv),
 rounding toward zero, exp2/log2/log10, inverse and hyperbolic trig, logaddexp(2), hypot, copysign,
-and their in-place forms.
+and their in-place forms; the special functions xlogy and sinc (ops/special.py).
 """
 from functools import partial
 
@@ -281,4 +281,36 @@ ops += [
         SampleInput((nonzero(a, rng), nonzero(b, rng))) for a, b in [((2, 3), (2, 3)), ((2, 3), (1, 3))]]),
         variant="inplace", torch_op=lambda torch, x, y: x.clone().copysign_(y), aliases=("copysign_",),
         grad_fn=None),
+]
+
+
+# -- special functions: xlogy, sinc (ops/special.py) ---------------------------------------------
+def _np_xlogy(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log(y)).astype(np.result_type(x, y))
+
+
+def _np_sinc(x):
+    return np.sinc(x).astype(x.dtype)
+
+
+_SINC_NEAR_0 = {"torch": "PyTorch's (cos(πx) - sinc(x)) / x cancels to 0 near 0 (at 1e-9: -0.0) and its second "
+                         "derivative at 0 is nan; ours uses the Taylor series there (gradcheck and "
+                         "gradgradcheck check it)"}
+ops += [
+    _binary("xlogy", _np_xlogy, sample, positive,
+            kinks=(([0.0, 0.0, 1.5], [-1.0, 2.0, 0.5]),)),  # x == 0: with y < 0 (no gradient), y > 0
+    OpInfo("xlogy", lambda x: mg.xlogy(x, 3.0), lambda x: _np_xlogy(x, np.asarray(3.0, x.dtype)),
+           unary_samples(), variant="scalar_other", torch_op=lambda torch, x: torch.xlogy(x, 3.0)),
+    OpInfo("xlogy", lambda y: mg.xlogy(2.0, y), lambda y: _np_xlogy(np.asarray(2.0, y.dtype), y),
+           unary_samples(positive), variant="scalar_input", torch_op=lambda torch, y: torch.xlogy(2.0, y)),
+    OpInfo("xlogy", _inplace_form("xlogy_"), _np_xlogy, samples(lambda rng: [
+        SampleInput((sample(a, rng), positive(b, rng))) for a, b in [((2, 3), (2, 3)), ((2, 3), (3,))]]),
+        variant="inplace", torch_op=lambda torch, x, y: x.clone().xlogy_(y), aliases=("xlogy_",), grad_fn=None),
+    _ew("sinc", _np_sinc, _STEPS),
+    OpInfo("sinc", mg.sinc, _np_sinc, samples(SampleInput((np.array([0.0, 1.0, -2.0, 1e-9, 5e-4, -0.05]),), name="zero")),
+           variant="zero", skips=_SINC_NEAR_0),
+    _ew("sinc", _np_sinc, op=lambda x: x.sinc(), variant="method", torch_op=lambda torch, x: x.sinc()),
+    OpInfo("sinc", _inplace_form("sinc_"), _np_sinc, unary_samples(empty=False), variant="inplace",
+           torch_op=lambda torch, x: x.clone().sinc_(), aliases=("sinc_",), grad_fn=None),
 ]
