@@ -6,6 +6,7 @@ never differentiated. Backward receives and returns Tensors: with create_graph=T
 so it can be differentiated again.
 """
 import itertools
+import re
 import weakref
 
 import numpy as np
@@ -143,6 +144,10 @@ class Function(Node):
     # jvp (forward mode): a static method jvp(ctx, *tangents) -> output tangent(s), or NoRule("why")
     # (forward mode then runs the double-VJP identity: exact, one backward more). Not set here: a
     # user's Function without one cannot be used in forward mode (forward_ad._jvp says so).
+    # fusion: how the compiler's fusion pass computes the op inside a fused elementwise loop
+    # (kernels/fused.py): a Kernel(...) template, "ufunc" (the ufunc family: its NumPy ufunc,
+    # np.<name>(...)), or NoRule("why"); None for ops that are not elementwise.
+    fusion = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -397,6 +402,25 @@ class NoRule:
         return f"NoRule({self.why!r})"
 
 
+class Kernel:
+    """An elementwise op's loop body for fused kernels (Function.fusion; kernels/fused.py).
+
+    code: a numba expression of the operands {0}, {1}, ..., where D(v) casts v to the result dtype;
+    show: how a fused group prints it; cast: per operand, 1 to cast it to the result dtype first
+    (default: all); exact: True when the result is NumPy's bit for bit (IEEE arithmetic, sqrt,
+    comparisons); False for libm's transcendentals, which may differ in the last ulps and which
+    the numba backend leaves out of groups unless asked (compile(..., transcendentals=True))."""
+    __slots__ = ("code", "show", "cast", "exact")
+
+    def __init__(self, code, show, cast=None, exact=True):
+        self.code, self.show, self.exact = code, show, exact
+        self.cast = tuple(cast) if cast is not None else (1,) * (1 + max(
+            int(c) for c in re.findall(r"\{(\d+)\}", code)))
+
+    def __repr__(self):
+        return f"Kernel({self.code!r}, {self.show!r}, cast={self.cast}, exact={self.exact})"
+
+
 class BinaryUfunc(Function):
     """An elementwise op of two inputs that is one NumPy ufunc: add, sub, mul, div.
 
@@ -409,6 +433,7 @@ class BinaryUfunc(Function):
     _recycle = True
     _saves = (NEVER, NEVER)
     batching = "elementwise"
+    fusion = "ufunc"
 
     @classmethod
     def forward(cls, ctx, x, y):
@@ -521,6 +546,7 @@ class UnaryUfunc(Function):
     _recycle = True
     _saves = NEVER
     batching = "elementwise"
+    fusion = "ufunc"
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

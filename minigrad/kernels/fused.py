@@ -31,34 +31,31 @@ import numpy as np
 # rtol of a fused numba result against the unfused NumPy one: 4 ulp of the dtype per transcendental
 # op on the longest path through the group (arithmetic-only groups are bitwise). Tests check it.
 ULPS_PER_TRANSCENDENTAL = 4
-TRANSCENDENTAL = {"Exp", "Log", "Tanh", "Sin", "Cos", "Sigmoid"}  # sqrt is correctly rounded: exact
 
-# Function class name -> (operand count, numba template, display template, operands cast to the result dtype)
-OPS = {
-    "Add": (2, "{0} + {1}", "{0}+{1}", (1, 1)),
-    "Sub": (2, "{0} - {1}", "{0}-{1}", (1, 1)),
-    "Mul": (2, "{0} * {1}", "{0}*{1}", (1, 1)),
-    "Div": (2, "{0} / {1}", "{0}/{1}", (1, 1)),
-    "Rsub": (2, "{1} - {0}", "{1}-{0}", (1, 1)),
-    "Neg": (1, "-{0}", "-{0}", (1,)),
-    "Abs": (1, "np.abs({0})", "abs({0})", (1,)),
-    "Exp": (1, "np.exp({0})", "exp({0})", (1,)),
-    "Log": (1, "np.log({0})", "log({0})", (1,)),
-    "Tanh": (1, "np.tanh({0})", "tanh({0})", (1,)),
-    "Sqrt": (1, "np.sqrt({0})", "sqrt({0})", (1,)),
-    "Sin": (1, "np.sin({0})", "sin({0})", (1,)),
-    "Cos": (1, "np.cos({0})", "cos({0})", (1,)),
-    # np.maximum(a, b): a if a > b or a is NaN, else b (so maximum(-0.0, 0.0) is 0.0, as NumPy)
-    "Relu": (1, "({0} if ({0} > D(0) or {0} != {0}) else D(0))", "relu({0})", (1,)),
-    "Maximum": (2, "({0} if ({0} > {1} or {0} != {0}) else {1})", "max({0},{1})", (1, 1)),
-    "Minimum": (2, "({0} if ({0} < {1} or {0} != {0}) else {1})", "min({0},{1})", (1, 1)),
-    "ThresholdBackward": (2, "{0} * (D(1) if {1} > 0 else D(0))", "{0}*({1}>0)", (1, 0)),
-    "ToCopy": (1, "{0}", "cast({0})", (1,)),
-    "Where": (3, "({1} if {0} else {2})", "where({0},{1},{2})", (0, 1, 1)),
-    # minigrad's _sigmoid_np: e = exp(-|x|); 1/(1+e) where x >= 0 else e/(1+e)
-    "Sigmoid": (1, "((D(1.0) / (D(1.0) + np.exp(-np.abs({0})))) if {0} >= D(0) else "
-                   "(np.exp(-np.abs({0})) / (D(1.0) + np.exp(-np.abs({0})))))", "sigmoid({0})", (1,)),
-}
+
+def kernel_of(cls):
+    """The op's loop body (autograd.function.Kernel) from its `fusion` declaration, or None (not
+    fusable: not elementwise, or `NoRule(why)`). "ufunc" (the ufunc family's default) is the op's
+    NumPy ufunc called on the elements, np.<name>(...), taken as not exact (libm may differ)."""
+    from ..autograd.function import Kernel
+    k = _kernel_of.get(cls)
+    if k is None:
+        k = cls.fusion
+        if k == "ufunc":
+            f = cls._fast
+            if isinstance(f, np.ufunc):
+                ops = ", ".join(f"{{{i}}}" for i in range(f.nin))
+                k = Kernel(f"np.{f.__name__}({ops})", f"{f.__name__}({ops.replace(' ', '')})", exact=False)
+            else:
+                k = None
+        elif type(k) is not Kernel:
+            k = None
+        _kernel_of[cls] = k or False
+    return k or None
+
+
+_kernel_of = {}  # Function class -> its Kernel, or False
+
 # elements from which a kernel is a parallel (prange) loop. High, because measured on the shared
 # 2-core machine (load ~7) an OpenMP loop over 10^6 floats took 12-1700 ms where the serial loop took
 # 0.4 ms: worker threads wait for cores other processes hold. Lower it on a machine of your own.
@@ -100,14 +97,14 @@ class Group:
         for j, (cls, operands, _) in enumerate(self.ops):
             txt = [names[k] if kind == "in" else results[k] if kind == "t" else repr(k)
                    for kind, k in operands]
-            parts.append(f"{results[j]}=" + OPS[cls.__name__][2].format(*txt))
+            parts.append(f"{results[j]}=" + kernel_of(cls).show.format(*txt))
         return "; ".join(parts)
 
     def transcendental_depth(self):
         depth = []
         for cls, operands, _ in self.ops:
             d = max([depth[k] for kind, k in operands if kind == "t"], default=0)
-            depth.append(d + (cls.__name__ in TRANSCENDENTAL))
+            depth.append(d + (not kernel_of(cls).exact))
         return max([depth[j] for j in self.outs], default=0)
 
 
@@ -158,7 +155,8 @@ def numba_source(group):
         else:
             loads.append(f"{ind}x{k} = a{k}[{idx}]")
     for j, (cls, operands, dt) in enumerate(group.ops):
-        _, tmpl, _, cast = OPS[cls.__name__]
+        k = kernel_of(cls)
+        tmpl, cast = k.code, k.cast
         D = _dtype_ctor(dt)
         ops = []
         for (kind, k), c in zip(operands, cast):

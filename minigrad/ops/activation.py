@@ -1,7 +1,7 @@
 """Activations with a fused rule (the others are compositions in nn.functional): leaky_relu."""
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
@@ -10,6 +10,7 @@ __all__ = []  # Function classes only: their public wrappers are nn.functional's
 class LeakyRelu(Function):
     """out = x if x > 0 else slope * x;  dx = g * (1 if x > 0 else slope)"""
     batching = "elementwise"
+    fusion = NoRule("its slope is a static argument, which a fused loop body has no place for yet")
 
     op_name = "leaky_relu"
 

@@ -19,6 +19,7 @@ class _Bitwise(Function):
     """Base of the bitwise ops: integer/bool outputs, so no backward is ever asked for."""
     batching = "elementwise"
     jvp = NoRule("integer or bool outputs: no tangent")
+    fusion = NoRule("integer and bool results: fused groups compute float results")
 
     @staticmethod
     def backward(ctx, *grads):

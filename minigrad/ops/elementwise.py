@@ -7,8 +7,8 @@ import math
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import (ALWAYS, IF_OTHER, INPUT, OUTPUT, BinaryUfunc, Function, NoRule, UnaryUfunc, _binary,
-                                 _plain, _scalar, _unary, _unrecorded)  # noqa: F401 (_scalar: ops/inplace.py)
+from ..autograd.function import (ALWAYS, IF_OTHER, INPUT, OUTPUT, BinaryUfunc, Function, Kernel, NoRule,
+                                 UnaryUfunc, _binary, _plain, _scalar, _unary, _unrecorded)  # noqa: F401 (_scalar: ops/inplace.py)
 from ..tensor import Tensor
 from ..func.vmap import not_batchable as _not_batchable
 from .. import kernels as _kernels
@@ -73,6 +73,7 @@ class ToCopy(Function):
     """out = x.astype(dtype) (Tensor.to / .float() / .double() ...);  dx = g.astype(x.dtype)"""
     op_name = "cast"
     batching = "elementwise"
+    fusion = Kernel("{0}", "cast({0})")
 
     @staticmethod
     def forward(ctx, x, dtype):
@@ -98,6 +99,7 @@ def cast(x, dtype):
 class Add(BinaryUfunc):
     """out = x + y;  dx = g,  dy = g"""
     _fast = staticmethod(np.add)
+    fusion = Kernel("{0} + {1}", "{0}+{1}")
 
     @staticmethod
     def backward(ctx, g):
@@ -121,6 +123,7 @@ def add(input, other, *, alpha=1):
 class Sub(BinaryUfunc):
     """out = x - y;  dx = g,  dy = -g"""
     _fast = staticmethod(np.subtract)
+    fusion = Kernel("{0} - {1}", "{0}-{1}")
 
     @staticmethod
     def backward(ctx, g):
@@ -135,6 +138,7 @@ class Rsub(Function):
     """out = y - x (a number minus a tensor: the tensor stays the first operand, as PyTorch);
     dx = -g,  dy = g"""
     batching = "elementwise"
+    fusion = Kernel("{1} - {0}", "{1}-{0}")
 
     @staticmethod
     def forward(ctx, x, y):
@@ -164,6 +168,7 @@ class Mul(BinaryUfunc):
     """out = x * y;  dx = g * y,  dy = g * x"""
     _fast = staticmethod(np.multiply)
     _saves = (IF_OTHER, IF_OTHER)  # x for dy, y for dx
+    fusion = Kernel("{0} * {1}", "{0}*{1}")
 
     @staticmethod
     def backward(ctx, g):
@@ -192,6 +197,7 @@ class Div(BinaryUfunc):
     |y| < 1e-154, and overflows for |y| > 1e154, where (x / y) / y is finite)"""
     _fast = staticmethod(np.true_divide)
     _saves = (IF_OTHER, ALWAYS)  # x for dy; y for both
+    fusion = Kernel("{0} / {1}", "{0}/{1}")
 
     @staticmethod
     def backward(ctx, g):
@@ -212,6 +218,7 @@ class DivRounding(Function):
     constant: PyTorch's zero gradient, and the graph is kept)"""
     op_name = "div"
     batching = "elementwise"
+    fusion = NoRule("the rounding mode is a static argument, which a fused loop body has no place for yet")
 
     @staticmethod
     def forward(ctx, x, y, rounding_mode):
@@ -265,6 +272,7 @@ class Atan2(Function):
     (0 at the origin, as PyTorch)"""
     _fast = staticmethod(np.arctan2)
     batching = "elementwise"
+    fusion = NoRule("no fused loop body written yet")
 
     @staticmethod
     def forward(ctx, y, x):
@@ -305,6 +313,7 @@ arctan2 = atan2
 class Neg(UnaryUfunc):
     """out = -x;  dx = -g"""
     _fast = staticmethod(np.negative)
+    fusion = Kernel("-{0}", "-{0}")
 
     @staticmethod
     def backward(ctx, g):
@@ -318,6 +327,7 @@ def neg(input):
 class Pow(Function):
     """out = x ** y;  dx = g * y * x**(y-1) (0 where y == 0),  dy = g * out * log(x) (0 where x == 0, y >= 0)"""
     batching = "elementwise"
+    fusion = NoRule("no fused loop body written yet")
 
     @staticmethod
     def forward(ctx, x, y):
@@ -433,6 +443,7 @@ class Sqrt(UnaryUfunc):
     """out = sqrt(x);  dx = g / (2 * out)"""
     _fast = staticmethod(np.sqrt)
     _saves = OUTPUT
+    fusion = Kernel("np.sqrt({0})", "sqrt({0})")
 
     @staticmethod
     def backward(ctx, g):
@@ -444,6 +455,7 @@ class Rsqrt(Function):
     """out = 1 / sqrt(x);  dx = -g * out**3 / 2"""
     _fast = staticmethod(_rsqrt_np)
     batching = "elementwise"
+    fusion = Kernel("D(1.0) / np.sqrt({0})", "rsqrt({0})")
 
     @staticmethod
     def forward(ctx, x):
@@ -521,6 +533,7 @@ class Abs(Function):
     """out = |x|;  dx = g * sign(x)  (0 at x == 0, as PyTorch)"""
     _fast = staticmethod(np.abs)
     batching = "elementwise"
+    fusion = Kernel("np.abs({0})", "abs({0})")
 
     @staticmethod
     def forward(ctx, x):
@@ -548,6 +561,9 @@ class Sigmoid(Function):
     """out = 1 / (1 + exp(-x));  dx = g * out * (1 - out)"""
     _fast = staticmethod(_sigmoid_np)
     batching = "elementwise"
+    # the loop body of _sigmoid_np: e = exp(-|x|); 1/(1+e) where x >= 0 else e/(1+e)
+    fusion = Kernel("((D(1.0) / (D(1.0) + np.exp(-np.abs({0})))) if {0} >= D(0) else "
+                    "(np.exp(-np.abs({0})) / (D(1.0) + np.exp(-np.abs({0})))))", "sigmoid({0})", exact=False)
 
     @staticmethod
     def forward(ctx, x):
@@ -572,6 +588,7 @@ class LogSigmoid(Function):
     One op, not a composition of relu/abs: their zero subgradients at 0 gave dx = 0 there
     (PyTorch: 0.5)."""
     batching = "elementwise"
+    fusion = NoRule("no fused loop body written yet")
 
     @staticmethod
     def forward(ctx, x):
@@ -622,6 +639,7 @@ class Relu(UnaryUfunc):
     """out = max(x, 0);  dx = ThresholdBackward(g, out) = g * (out > 0)   (gradient 0 at x == 0, as PyTorch)"""
     _fast = staticmethod(_relu)
     _saves = OUTPUT
+    fusion = Kernel("({0} if ({0} > D(0) or {0} != {0}) else D(0))", "relu({0})")
 
     @staticmethod
     def backward(ctx, g):
@@ -647,6 +665,7 @@ class ThresholdBackward(Function):
     """relu's backward as an op (PyTorch's threshold_backward): out = g * (y > 0);
     dg = ThresholdBackward(gg, y), dy = 0 (the mask is piecewise constant in y)"""
     batching = "elementwise"
+    fusion = Kernel("{0} * (D(1) if {1} > 0 else D(0))", "{0}*({1}>0)", cast=(1, 0))
 
     _fast = staticmethod(_threshold_backward)  # one multiply when no graph is recorded
 
@@ -678,6 +697,7 @@ class Erf(Function):
     """out = erf(x);  dx = g * 2/sqrt(pi) * exp(-x**2)"""
     _fast = staticmethod(_erf_np)
     batching = "elementwise"
+    fusion = NoRule("no fused loop body written yet")
 
     @staticmethod
     def forward(ctx, x):
@@ -737,6 +757,7 @@ class _Piecewise(Function):
 class Sign(_Piecewise):
     """out = sign(x);  dx = 0"""
     _fast = staticmethod(np.sign)
+    fusion = NoRule("np.sign's zero and nan cases: no loop body checked against it yet")
 
     @staticmethod
     def forward(ctx, x):
@@ -746,6 +767,7 @@ class Sign(_Piecewise):
 class Floor(_Piecewise):
     """out = floor(x);  dx = 0"""
     _fast = staticmethod(np.floor)
+    fusion = Kernel("np.floor({0})", "floor({0})")
 
     @staticmethod
     def forward(ctx, x):
@@ -755,6 +777,7 @@ class Floor(_Piecewise):
 class Ceil(_Piecewise):
     """out = ceil(x);  dx = 0"""
     _fast = staticmethod(np.ceil)
+    fusion = Kernel("np.ceil({0})", "ceil({0})")
 
     @staticmethod
     def forward(ctx, x):
@@ -763,6 +786,7 @@ class Ceil(_Piecewise):
 
 class Round(_Piecewise):
     """out = round(x, decimals) (half to even, as PyTorch);  dx = 0"""
+    fusion = NoRule("decimals is a static argument, which a fused loop body has no place for yet")
 
     @staticmethod
     def forward(ctx, x, decimals):
@@ -789,6 +813,7 @@ class Clamp(Function):
     """out = min(max(x, lo), hi);  dx = g where lo <= x <= hi;  dlo = g where x < lo < hi;
     dhi = g where x > hi or hi < lo"""
     batching = "elementwise"
+    fusion = NoRule("a bound may be absent or a tensor: a fused loop body for each form is not written yet")
 
     @staticmethod
     def forward(ctx, x, lo, hi):
@@ -849,6 +874,8 @@ clip = clamp
 class Maximum(Function):
     """out = max(x, y);  dx = g where x > y, g/2 at ties (as PyTorch);  dy likewise"""
     batching = "elementwise"
+    # np.maximum(a, b): a if a > b or a is NaN, else b (so maximum(-0.0, 0.0) is 0.0, as NumPy)
+    fusion = Kernel("({0} if ({0} > {1} or {0} != {0}) else {1})", "max({0},{1})")
 
     @staticmethod
     def forward(ctx, x, y):
@@ -874,6 +901,7 @@ class Maximum(Function):
 class Minimum(Function):
     """out = min(x, y);  dx = g where x < y, g/2 at ties (as PyTorch);  dy likewise"""
     batching = "elementwise"
+    fusion = Kernel("({0} if ({0} < {1} or {0} != {0}) else {1})", "min({0},{1})")
 
     @staticmethod
     def forward(ctx, x, y):
@@ -909,6 +937,7 @@ def minimum(input, other): return Minimum.apply(*_promote(input, other))
 class Where(Function):
     """out = cond ? x : y;  dx = g where cond,  dy = g where not cond"""
     batching = "elementwise"
+    fusion = Kernel("({1} if {0} else {2})", "where({0},{1},{2})", cast=(0, 1, 1))
 
     @staticmethod
     def forward(ctx, cond, x, y):
@@ -964,6 +993,7 @@ class _NonDifferentiable(Function):
     requires grad (as in PyTorch); they still go through Function.apply like every op."""
     batching = "elementwise"
     jvp = NoRule("integer or bool outputs: no tangent")
+    fusion = NoRule("bool results (comparisons, tests, logic): fused groups compute float results")
 
     @staticmethod
     def backward(ctx, *grads):
@@ -980,6 +1010,7 @@ class FloorDivide(_NonDifferentiable):
     """out = floor(x / y);  not differentiable"""
     op_name = "floor_divide"
     _fast = staticmethod(np.floor_divide)
+    fusion = NoRule("NumPy's floor division and remainder (signs, zeros, inf): no loop body checked against it yet")
 
     @staticmethod
     def forward(ctx, x, y):
@@ -989,6 +1020,7 @@ class FloorDivide(_NonDifferentiable):
 class Remainder(_NonDifferentiable):
     """out = x - floor(x / y) * y (the sign of y, as Python's %);  not differentiable"""
     _fast = staticmethod(np.remainder)
+    fusion = NoRule("NumPy's floor division and remainder (signs, zeros, inf): no loop body checked against it yet")
 
     @staticmethod
     def forward(ctx, x, y):
@@ -998,6 +1030,7 @@ class Remainder(_NonDifferentiable):
 class Fmod(_NonDifferentiable):
     """out = x - trunc(x / y) * y (the sign of x, as C's fmod);  not differentiable"""
     _fast = staticmethod(np.fmod)
+    fusion = NoRule("NumPy's floor division and remainder (signs, zeros, inf): no loop body checked against it yet")
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1333,6 +1366,7 @@ __methods__ += [
 class Trunc(_Piecewise):
     """out = trunc(x) (rounds toward zero);  dx = 0"""
     _fast = staticmethod(np.trunc)
+    fusion = Kernel("np.trunc({0})", "trunc({0})")
 
     @staticmethod
     def forward(ctx, x):
@@ -1342,6 +1376,7 @@ class Trunc(_Piecewise):
 class Frac(Function):
     """out = x - trunc(x) (the sign of x);  dx = g"""
     batching = "elementwise"
+    fusion = Kernel("{0} - np.trunc({0})", "frac({0})")
 
     @staticmethod
     def forward(ctx, x):
@@ -1510,6 +1545,7 @@ def _float_pair(name, input, other):
 class Logaddexp(Function):
     """out = log(exp(x) + exp(y));  dx = g * sigmoid(x - y),  dy = g * sigmoid(y - x)"""
     batching = "elementwise"
+    fusion = NoRule("no fused loop body written yet")
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1533,6 +1569,7 @@ class Logaddexp(Function):
 class Logaddexp2(Function):
     """out = log2(2**x + 2**y);  dx = g * sigmoid((x - y) ln 2),  dy = g * sigmoid((y - x) ln 2)"""
     batching = "elementwise"
+    fusion = NoRule("no fused loop body written yet")
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1556,6 +1593,7 @@ class Logaddexp2(Function):
 class Hypot(Function):
     """out = sqrt(x² + y²);  dx = g * x / out,  dy = g * y / out  (nan at the origin, as PyTorch)"""
     batching = "elementwise"
+    fusion = NoRule("no fused loop body written yet")
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1581,6 +1619,7 @@ class Hypot(Function):
 class Copysign(Function):
     """out = |x| with the sign of y;  dx = g * out / x (0 where x == 0, as PyTorch),  dy = 0"""
     batching = "elementwise"
+    fusion = NoRule("no fused loop body written yet")
 
     @staticmethod
     def forward(ctx, x, y):

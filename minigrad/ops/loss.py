@@ -410,6 +410,7 @@ class BinaryCrossEntropy(Function):
     """loss = -(y log x + (1-y) log(1-x)), logs clamped at -100;  dx = g (x-y) / max(x(1-x), 1e-12),
     dy = -g logit(x) = -g log(x / (1-x)), not clamped (PyTorch's: inf at x = 0, 115.1 at x = 1e-50)"""
     batching = "elementwise"
+    fusion = NoRule("a loss: its reduction argument is static")
 
     op_name = "binary_cross_entropy"
 
@@ -444,6 +445,7 @@ class BinaryCrossEntropyWithLogits(Function):
     """loss = (1-y) x + L softplus(-x), L = 1 + (pw-1) y;  dx = g (L sigmoid(x) - L + 1 - y),
     dy = g ((pw-1) softplus(-x) - x), dpw = g y softplus(-x)"""
     batching = "elementwise"
+    fusion = NoRule("a loss: its reduction argument is static")
 
     op_name = "binary_cross_entropy_with_logits"
 

@@ -138,6 +138,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
 class Std(Function):
     """std's last step, out = sqrt(v) of the variance v;  dv = g / (2 * out), 0 where out == 0 (PyTorch's std backward: constant input -> 0, not nan)"""
     batching = "elementwise"
+    fusion = NoRule("the square root ending a reduction, with its static arguments")
 
     @staticmethod
     def forward(ctx, v):

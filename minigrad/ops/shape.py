@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 from .._aliases import dim_alias as _dim_alias, accepts_axis as _accepts_axis
 
@@ -314,6 +314,7 @@ def flip(input, *args, dims=None):
 class Clone(Function):
     """out = copy(x);  dx = g"""
     batching = "elementwise"
+    fusion = NoRule("a copy: fusion has nothing to save")
 
     @staticmethod
     def forward(ctx, x):

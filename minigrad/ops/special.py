@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import ALWAYS, INPUT, BinaryUfunc, UnaryUfunc, _binary, _unary
+from ..autograd.function import ALWAYS, INPUT, BinaryUfunc, Kernel, UnaryUfunc, _binary, _unary
 from ..tensor import Tensor
 from .elementwise import _cast_to, _float, _inplace_of, _is_float, _promote, cos, where
 
@@ -30,6 +30,7 @@ class Xlogy(BinaryUfunc):
     dx = g * log(y) (0 where x == 0 and y <= 0, as PyTorch),  dy = g * x / y"""
     _fast = staticmethod(_xlogy_np)
     _saves = (ALWAYS, ALWAYS)
+    fusion = Kernel("(D(0) if ({0} == D(0) and {1} == {1}) else {0} * np.log({1}))", "xlogy({0},{1})", exact=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -92,6 +93,8 @@ class Sinc(UnaryUfunc):
     again there (PyTorch's second derivative at 0 is nan)"""
     _fast = staticmethod(_sinc_np)
     _saves = INPUT
+    fusion = Kernel("(D(1) if {0} == D(0) else np.sin({0} * D(np.pi)) / ({0} * D(np.pi)))", "sinc({0})",
+                    exact=False)
 
     @staticmethod
     def backward(ctx, g):

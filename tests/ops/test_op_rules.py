@@ -7,11 +7,14 @@ for batching); this file checks that nothing is left undeclared and that every d
 import importlib
 import pkgutil
 
+import numpy as np
 import pytest
 
 import minigrad as mg
 from minigrad.autograd.function import BinaryUfunc, Function, NoRule, UnaryUfunc
 from minigrad.func import batching_rules
+from minigrad.kernels import fused
+from minigrad.kernels.fused import kernel_of
 
 
 def _all_op_classes():
@@ -68,3 +71,47 @@ def test_jvp_rule_declared(cls):
         assert len(rule.why) > 10, f"{_name(cls)}: NoRule needs the reason"
     else:
         assert callable(rule.__get__(None, cls)), f"{_name(cls)}: jvp = {rule!r} is not a rule"
+
+
+# -- fusion: an elementwise op declares its fused loop body, and that body computes the op -------------
+ELEMENTWISE = [c for c in OPS if c.batching == "elementwise"]
+FUSED = [c for c in OPS if kernel_of(c) is not None]
+
+
+@pytest.mark.parametrize("cls", ELEMENTWISE, ids=_name)
+def test_fusion_rule_declared(cls):
+    """An elementwise op is fused by its Kernel (or its ufunc, for the ufunc family), or says why not."""
+    if kernel_of(cls) is None:
+        assert type(cls.fusion) is NoRule and len(cls.fusion.why) > 10, (
+            f"{_name(cls)} is elementwise but declares no fused Kernel: set fusion = Kernel(...) or "
+            f"NoRule('why it is not fused')")
+
+
+def _operands(cls, k, rng, dtype):
+    lo, hi = (1.2, 3.0) if cls.__name__ == "Acosh" else (0.2, 0.9)  # inside every op's domain
+    out = [rng.uniform(lo, hi, (5, 7)).astype(dtype) for _ in k.cast]
+    out[0][0, :3] = [0.0, -0.5, 1.0] if cls.__name__ not in ("Acosh", "Log", "Log2", "Log10", "Sqrt", "Rsqrt",
+                                                             "Atanh", "Reciprocal") else out[0][0, :3]
+    if cls.__name__ == "Where":
+        out[0] = out[0] > 0.5
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("cls", [c for c in FUSED if c.__name__ != "ToCopy"], ids=_name)
+def test_fused_kernel_computes_the_op(cls, dtype):
+    """The op's loop body, compiled by numba, against the op's own NumPy forward (the numpy
+    backend): bit for bit when the Kernel says exact, else within the fused kernels' ulp bound."""
+    pytest.importorskip("numba", reason="the numba backend of fused kernels needs numba")
+    k = kernel_of(cls)
+    xs = _operands(cls, k, np.random.default_rng(0), dtype)
+    group = fused.Group([(x.shape, x.dtype) for x in xs], [(cls, [("in", i) for i in range(len(xs))],
+                                                             np.dtype(dtype))], [0], xs[0].shape)
+    want = fused.build(group, [()], "numpy")("", *xs)
+    got = fused.build(group, [()], "numba")("", *xs)
+    if k.exact:
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=fused.ULPS_PER_TRANSCENDENTAL * np.finfo(dtype).eps,
+                                   atol=np.finfo(dtype).tiny)

@@ -2,7 +2,7 @@
 `fused` equation computed in one pass over memory (minigrad/kernels/fused.py: numba when installed,
 else NumPy).
 
-Grouping walks the program in order. An elementwise equation (kernels.OPS: arithmetic, sqrt, relu
+Grouping walks the program in order. An elementwise equation (an op declaring a fused `Kernel`: arithmetic, sqrt, relu
 and its backward, max/min, where, casts between floats; exp/log/tanh/... with the NumPy backend or
 when asked) with a float result of at least `min_size`
 elements joins the open group(s) of the same shape that produced one of its inputs (several such
@@ -20,15 +20,16 @@ from ...kernels import fused as kernels
 from ._util import copy_graph, pure
 
 
-def fusible(e, min_size, exclude=()):
-    if not pure(e) or len(e.outvars) != 1 or e.fn.__name__ not in kernels.OPS or e.fn.__name__ in exclude:
+def fusible(e, min_size, exact_only=False):
+    k = kernels.kernel_of(e.fn) if e.fn is not None and pure(e) and len(e.outvars) == 1 else None
+    if k is None or (exact_only and not k.exact):
         return False
     if e.fn.__name__ == "Div" and e.prim != "div":
         return False
     v = e.outvars[0]
     if v.shape is None or np.dtype(v.dtype).kind != "f" or int(np.prod(v.shape, dtype=np.int64)) < min_size:
         return False
-    n = kernels.OPS[e.fn.__name__][0]
+    n = len(k.cast)
     for a in e.args[:n]:
         if isinstance(a, Var):
             if a.shape is None or np.dtype(a.dtype).kind not in "fbiu" or len(a.shape) > len(v.shape):
@@ -54,7 +55,7 @@ def _fused_eqn(graph_eqns, members, outs, backend, counter):
     names = {e.outvars[0].name: j for j, e in enumerate(members)}
     inputs, in_index, ops, statics = [], {}, [], []
     for e in members:
-        n = kernels.OPS[e.fn.__name__][0]
+        n = len(kernels.kernel_of(e.fn).cast)
         operands = []
         for a in e.args[:n]:
             if isinstance(a, Var):
@@ -96,7 +97,7 @@ def fuse_elementwise(graph, backend=None, min_size=1024, min_ops=3, transcendent
     kernels.ULPS_PER_TRANSCENDENTAL ulp, and slower than NumPy's SIMD versions where numba has no
     SVML)."""
     backend = kernels.resolve_backend(backend)
-    exclude = kernels.TRANSCENDENTAL if backend == "numba" and not transcendentals else ()
+    exact_only = backend == "numba" and not transcendentals
     eqns = graph.eqns
     open_groups = {}   # group id -> {"shape", "members" (eqn indices), "names"}
     owner = {}         # member result name -> group id (open groups only)
@@ -109,7 +110,7 @@ def fuse_elementwise(graph, backend=None, min_size=1024, min_ops=3, transcendent
             owner.pop(n, None)
         done.append(g["members"])
     for i, e in enumerate(eqns):
-        if fusible(e, min_size, exclude):
+        if fusible(e, min_size, exact_only):
             shape = e.outvars[0].shape
             ks = []
             for v in e.invars:
