@@ -11,9 +11,8 @@ eps and the tolerances are gradcheck's (eps 1e-6; |analytical - numerical| <= at
 with the entry's atol and rtol, the ones gradcheck and gradgradcheck use for it).
 
 Which ops: the registry's twice-differentiable entries (supports_gradgrad), less those whose
-gradgradcheck the registry skips (finite differences do not apply to them). The registry declares
-no forward-mode support field yet (supports_jvp is UNCHECKED for every entry): every
-differentiable op runs in forward mode, by its rule or the double-VJP identity (test_jvp_rules.py).
+gradgradcheck the registry skips (finite differences do not apply to them). Every differentiable op
+runs in forward mode, by its rule or the double-VJP identity its class declares (test_jvp_rules.py).
 The sample is the first one, not a kink, whose first float argument and float output are non-empty,
 preferring one with more than one element. Anything else skipped is in SKIPS, with its reason.
 """

@@ -7,15 +7,9 @@ tests/ops/test_ops.py are generated from `op_db`: forward vs the reference, floa
 gradcheck, gradgradcheck, PyTorch parity (values, gradients, grad_fn names), and "every public op
 has an entry" (the public names are derived from the package's `__all__`s, never hand-listed).
 
-Rules added later (forward mode, vmap, tracing, ONNX) get a field of OpInfo (core.py), defaulting to
-UNCHECKED;
-their test module iterates `op_db` and fails for an op whose field is still UNCHECKED:
-
-    @pytest.mark.parametrize("info", op_db, ids=str)
-    def test_has_jvp(info):
-        assert info.supports_jvp is not UNCHECKED, f"{info}: no JVP rule declared"
-
-`missing_rule("supports_jvp")` lists the ops still unchecked for a rule.
+The op's own rules (JVP, batching, fusion, ONNX, ...) live on its Function class and are checked
+for every class by tests/ops/test_op_rules.py; the registry's samples then check that each rule gives
+the right numbers (test_jvp_rules.py, test_vmap_registry.py, tests/onnx, tests/compiler).
 
 Entries whose op is a backward Function (kind="backward": an op-as-backward Function such as
 ReluBackward, whose forward is the NumPy VJP and whose backward gives the second derivative) take
@@ -28,7 +22,7 @@ tensors (cat, stack); anything else (ints, tuples, strings) is passed through as
 Layout: core.py holds the entry, the samplers and the helpers; one module per op family holds its
 entries as a list `ops` (elementwise, reduction, scan, shape, indexing, sorting, linalg, comparison,
 bitwise, inplace, nn); this module assembles `op_db` from them, declares which ops export to ONNX,
-and answers the registry queries (ops_named, missing_rule, public_ops).
+and answers the registry queries (ops_named, public_ops).
 
 To add an op: see docs/adding-an-op.md.
 """
@@ -150,11 +144,6 @@ _declare_onnx(op_db)
 # -- registry queries ------------------------------------------------------------------------------
 def ops_named(name):
     return [o for o in op_db if o.name == name or name in o.aliases]
-
-
-def missing_rule(rule):
-    """The entries (public ops) whose `rule` field is still UNCHECKED."""
-    return [o for o in op_db if o.kind == "op" and getattr(o, rule) is UNCHECKED]
 
 
 def _exported(module, prefix=""):

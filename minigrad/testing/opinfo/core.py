@@ -244,14 +244,15 @@ class OpInfo:
     functions: the Function classes implementing the op (what a tracer records).
     kind: "op" (public op), "backward" (an op-as-backward Function), or "internal".
     skips: {test name: reason} to skip one generated test for this op, with the reason shown.
-    supports_jvp / batching / trace / onnx: the later per-op rules, UNCHECKED until declared.
+    onnx: whether mg.onnx.export maps it (True, or the reason it does not); UNCHECKED until declared.
+    (The op's other rules -- JVP, batching, fusion -- are read from its Function classes:
+    tests/ops/test_op_rules.py.)
     """
 
     def __init__(self, name, op, ref, sample_inputs, *, variant="", dtypes=FLOATS, supports_grad=True,
                  supports_gradgrad=True, torch_op="default", grad_fn="default", functions=(),
                  kind="op", aliases=(), atol=1e-5, rtol=1e-3, fwd_rtol=1e-7, fwd_atol=1e-10,
-                 skips=None, supports_jvp=UNCHECKED, batching=UNCHECKED, trace=UNCHECKED,
-                 onnx=UNCHECKED, doc=""):
+                 skips=None, onnx=UNCHECKED, doc=""):
         self.name, self.variant, self.op, self.ref = name, variant, op, ref
         self.sample_inputs = sample_inputs
         self.dtypes = tuple(dtypes)
@@ -265,7 +266,7 @@ class OpInfo:
         self.atol, self.rtol = atol, rtol
         self.fwd_rtol, self.fwd_atol = fwd_rtol, fwd_atol
         self.skips = dict(skips or {})
-        self.supports_jvp, self.batching, self.trace, self.onnx = supports_jvp, batching, trace, onnx
+        self.onnx = onnx
         self.doc = doc
 
     @property
