@@ -176,6 +176,7 @@ class Alias(_function.Function):
     """out = x (a view: same memory, version counter and reverse-mode graph);  dx = g;  jvp: t"""
     _is_view = True
     batching = "elementwise"
+    onnx = "Identity"
 
     @staticmethod
     def forward(ctx, x):

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import (ALWAYS, IF_OTHER, INPUT, OUTPUT, BinaryUfunc, Function, UnaryUfunc, _binary,
+from ..autograd.function import (ALWAYS, IF_OTHER, INPUT, OUTPUT, BinaryUfunc, Function, NoRule, UnaryUfunc, _binary,
                                  _plain, _scalar, _unary, _unrecorded)  # noqa: F401 (_scalar: ops/inplace.py)
 from ..tensor import Tensor
 from ..func.vmap import not_batchable as _not_batchable
@@ -87,6 +87,10 @@ class ToCopy(Function):
     def jvp(ctx, t, _dtype):
         return t  # cast to the output's dtype by forward AD, as every tangent is
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Cast", [c.x(e)], c.out(e), to=c.tp(e.args[1]))
+
 
 def cast(x, dtype):
     dtype = np.dtype(dtype)
@@ -97,6 +101,7 @@ def cast(x, dtype):
 
 class Add(BinaryUfunc):
     """out = x + y;  dx = g,  dy = g"""
+    onnx = "Add"
     _fast = staticmethod(np.add)
 
     @staticmethod
@@ -120,6 +125,7 @@ def add(input, other, *, alpha=1):
 
 class Sub(BinaryUfunc):
     """out = x - y;  dx = g,  dy = -g"""
+    onnx = "Sub"
     _fast = staticmethod(np.subtract)
 
     @staticmethod
@@ -149,6 +155,11 @@ class Rsub(Function):
     def jvp(ctx, tx, ty):
         return -tx if ty is None else (ty if tx is None else ty - tx)
 
+    @staticmethod
+    def onnx(e, c):
+        x, y = c.operands(e)  # y - x
+        return c.add("Sub", [y, x], c.out(e))
+
 
 def sub(input, other, *, alpha=1):
     if alpha != 1:
@@ -162,6 +173,7 @@ def sub(input, other, *, alpha=1):
 
 class Mul(BinaryUfunc):
     """out = x * y;  dx = g * y,  dy = g * x"""
+    onnx = "Mul"
     _fast = staticmethod(np.multiply)
     _saves = (IF_OTHER, IF_OTHER)  # x for dy, y for dx
 
@@ -190,6 +202,7 @@ def mul(input, other):
 class Div(BinaryUfunc):
     """out = x / y;  dx = g / y,  dy = -g * (x / y) / y  (PyTorch's order: y * y underflows to 0 for
     |y| < 1e-154, and overflows for |y| > 1e154, where (x / y) / y is finite)"""
+    onnx = "Div"
     _fast = staticmethod(np.true_divide)
     _saves = (IF_OTHER, ALWAYS)  # x for dy; y for both
 
@@ -234,6 +247,16 @@ class DivRounding(Function):
     def jvp(ctx, tx, ty, _mode):
         return (tx if tx is not None else ty) * 0.0
 
+    @staticmethod
+    def onnx(e, c):
+        x, y = c.operands(e, 2)
+        dt = c.dt(e)
+        if e.args[2] == "floor":
+            return c.result(e, _floor_divide_onnx(c, x, y, dt))
+        if np.dtype(dt).kind in "iu":
+            return c.add("Div", [x, y], c.out(e))  # ONNX's integer Div truncates
+        return c.result(e, _trunc_onnx(c, c.add("Div", [x, y]), dt))
+
 
 def div(input, other, rounding_mode=None):
     if (rounding_mode is None and type(input) is Tensor and input._data.dtype.kind == "f"
@@ -258,6 +281,22 @@ def div(input, other, rounding_mode=None):
 
 def _is_float(v):
     return (v.dtype.kind == "f") if isinstance(v, Tensor) else isinstance(v, float)
+
+
+def _atan2_onnx(c, y, x, dt):
+    """atan2 from Atan and Where on the quadrant, signed zeros kept (1/y < 0 tells -0 from +0)."""
+    zero = c.scalar(0, dt)
+    pi, half = c.scalar(math.pi, dt), c.scalar(math.pi / 2, dt)
+    yneg = c.add("Less", [c.add("Reciprocal", [y]), zero])
+    xneg = c.add("Less", [c.add("Reciprocal", [x]), zero])
+    x_zero = c.add("Equal", [x, zero])
+    safe_x = c.add("Where", [x_zero, c.scalar(1, dt), x])
+    q = c.add("Atan", [c.add("Div", [y, safe_x])])
+    turn = c.add("Where", [yneg, c.add("Neg", [pi]), pi])  # x < 0: the half turn toward y's side
+    off_axis = c.add("Where", [xneg, c.add("Add", [q, turn]), q])
+    on_axis = c.add("Where", [c.add("Equal", [y, zero]), c.add("Where", [xneg, turn, y]),
+                              c.add("Where", [yneg, c.add("Neg", [half]), half])])
+    return c.add("Where", [x_zero, on_axis, off_axis])
 
 
 class Atan2(Function):
@@ -290,6 +329,10 @@ class Atan2(Function):
         b = None if tx is None else -tx * y * inv
         return b if a is None else (a if b is None else a + b)
 
+    @staticmethod
+    def onnx(e, c):
+        return c.result(e, _atan2_onnx(c, *c.operands(e, 2), c.dt(e)))
+
 
 def atan2(input, other):  # noqa: A002
     """The angle of (other, input) in radians: torch.atan2(input, other); integers give floats."""
@@ -304,6 +347,7 @@ arctan2 = atan2
 
 class Neg(UnaryUfunc):
     """out = -x;  dx = -g"""
+    onnx = "Neg"
     _fast = staticmethod(np.negative)
 
     @staticmethod
@@ -322,6 +366,7 @@ def neg(input):
 class Pow(Function):
     """out = x ** y;  dx = g * y * x**(y-1) (0 where y == 0),  dy = g * out * log(x) (0 where x == 0, y >= 0)"""
     batching = "elementwise"
+    onnx = "Pow"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -391,6 +436,7 @@ def _rsqrt_np(x):
 
 class Exp(UnaryUfunc):
     """out = exp(x);  dx = g * out"""
+    onnx = "Exp"
     _fast = staticmethod(np.exp)
     _saves = OUTPUT
 
@@ -406,6 +452,7 @@ class Exp(UnaryUfunc):
 
 class Log(UnaryUfunc):
     """out = log(x);  dx = g / x"""
+    onnx = "Log"
     _fast = staticmethod(np.log)
     _saves = INPUT
 
@@ -433,6 +480,10 @@ class Log1P(UnaryUfunc):
     def jvp(ctx, t):
         return t / (ctx.saved_tensors[0] + 1.0)
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Log", [c.add("Add", [c.x(e), c.scalar(1, c.dt(e))])], c.out(e))
+
 
 class Expm1(UnaryUfunc):
     """out = exp(x) - 1;  dx = g * (out + 1)"""
@@ -448,9 +499,14 @@ class Expm1(UnaryUfunc):
     def jvp(ctx, t):
         return t * (ctx.saved_tensors[0] + 1.0)
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Sub", [c.add("Exp", [c.x(e)]), c.scalar(1, c.dt(e))], c.out(e))
+
 
 class Sqrt(UnaryUfunc):
     """out = sqrt(x);  dx = g / (2 * out)"""
+    onnx = "Sqrt"
     _fast = staticmethod(np.sqrt)
     _saves = OUTPUT
 
@@ -485,9 +541,14 @@ class Rsqrt(Function):
         out, = ctx.saved_tensors
         return t * out * out * out * -0.5
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Reciprocal", [c.add("Sqrt", [c.x(e)])], c.out(e))
+
 
 class Reciprocal(UnaryUfunc):
     """out = 1 / x;  dx = -g * out**2"""
+    onnx = "Reciprocal"
     _fast = staticmethod(np.reciprocal)
     _saves = OUTPUT
 
@@ -504,6 +565,7 @@ class Reciprocal(UnaryUfunc):
 
 class Sin(UnaryUfunc):
     """out = sin(x);  dx = g * cos(x)"""
+    onnx = "Sin"
     _fast = staticmethod(np.sin)
     _saves = INPUT
 
@@ -519,6 +581,7 @@ class Sin(UnaryUfunc):
 
 class Cos(UnaryUfunc):
     """out = cos(x);  dx = -g * sin(x)"""
+    onnx = "Cos"
     _fast = staticmethod(np.cos)
     _saves = INPUT
 
@@ -534,6 +597,7 @@ class Cos(UnaryUfunc):
 
 class Tan(UnaryUfunc):
     """out = tan(x);  dx = g * (1 + out**2)"""
+    onnx = "Tan"
     _fast = staticmethod(np.tan)
     _saves = OUTPUT
 
@@ -550,6 +614,7 @@ class Tan(UnaryUfunc):
 
 class Tanh(UnaryUfunc):
     """out = tanh(x);  dx = g * (1 - out**2)"""
+    onnx = "Tanh"
     _fast = staticmethod(np.tanh)
     _saves = OUTPUT
 
@@ -568,6 +633,7 @@ class Abs(Function):
     """out = |x|;  dx = g * sign(x)  (0 at x == 0, as PyTorch)"""
     _fast = staticmethod(np.abs)
     batching = "elementwise"
+    onnx = "Abs"
 
     @staticmethod
     def forward(ctx, x):
@@ -595,6 +661,7 @@ class Sigmoid(Function):
     """out = 1 / (1 + exp(-x));  dx = g * out * (1 - out)"""
     _fast = staticmethod(_sigmoid_np)
     batching = "elementwise"
+    onnx = "Sigmoid"
 
     @staticmethod
     def forward(ctx, x):
@@ -634,6 +701,12 @@ class LogSigmoid(Function):
     def jvp(ctx, t):
         return t * Sigmoid.apply(-ctx.saved_tensors[0])
 
+    @staticmethod
+    def onnx(e, c):
+        dt, x = c.dt(e), c.x(e)  # log sigmoid(x) = min(x, 0) - log1p(exp(-|x|)), overflow-free
+        t = c.add("Log", [c.add("Add", [c.add("Exp", [c.add("Neg", [c.add("Abs", [x])])]), c.scalar(1, dt)])])
+        return c.add("Sub", [c.add("Min", [x, c.scalar(0, dt)]), t], c.out(e))
+
 
 _RELU_KERNEL_MIN = 4096  # elements: below, np.maximum's call costs less than the kernel's dispatch
 
@@ -667,6 +740,7 @@ def _relu(x, out=None):
 
 class Relu(UnaryUfunc):
     """out = max(x, 0);  dx = ThresholdBackward(g, out) = g * (out > 0)   (gradient 0 at x == 0, as PyTorch)"""
+    onnx = "Relu"
     _fast = staticmethod(_relu)
     _saves = OUTPUT
 
@@ -698,6 +772,7 @@ class ThresholdBackward(Function):
     """relu's backward as an op (PyTorch's threshold_backward): out = g * (y > 0);
     dg = ThresholdBackward(gg, y), dy = 0 (the mask is piecewise constant in y)"""
     batching = "elementwise"
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     _fast = staticmethod(_threshold_backward)  # one multiply when no graph is recorded
 
@@ -729,6 +804,7 @@ class Erf(Function):
     """out = erf(x);  dx = g * 2/sqrt(pi) * exp(-x**2)"""
     _fast = staticmethod(_erf_np)
     batching = "elementwise"
+    onnx = "Erf"
 
     @staticmethod
     def forward(ctx, x):
@@ -785,8 +861,15 @@ class _Piecewise(Function):
         return t * 0.0
 
 
+def _trunc_onnx(c, x, dt):
+    """trunc(x) in ONNX nodes: Ceil below 0, Floor above (ONNX has no Trunc)."""
+    neg = c.add("Less", [x, c.scalar(0, dt)])
+    return c.add("Where", [neg, c.add("Ceil", [x]), c.add("Floor", [x])])
+
+
 class Sign(_Piecewise):
     """out = sign(x);  dx = 0"""
+    onnx = "Sign"
     _fast = staticmethod(np.sign)
 
     @staticmethod
@@ -796,6 +879,7 @@ class Sign(_Piecewise):
 
 class Floor(_Piecewise):
     """out = floor(x);  dx = 0"""
+    onnx = "Floor"
     _fast = staticmethod(np.floor)
 
     @staticmethod
@@ -805,6 +889,7 @@ class Floor(_Piecewise):
 
 class Ceil(_Piecewise):
     """out = ceil(x);  dx = 0"""
+    onnx = "Ceil"
     _fast = staticmethod(np.ceil)
 
     @staticmethod
@@ -818,6 +903,14 @@ class Round(_Piecewise):
     @staticmethod
     def forward(ctx, x, decimals):
         return np.round(x, decimals)
+
+    @staticmethod
+    def onnx(e, c):
+        d = e.args[1] if len(e.args) > 1 else 0
+        if not d:
+            return c.add("Round", [c.x(e)], c.out(e))
+        s = c.scalar(10.0 ** d, c.dt(e))
+        return c.add("Div", [c.add("Round", [c.add("Mul", [c.x(e), s])]), s], c.out(e))
 
 
 def sign(input): return Sign.apply(input)
@@ -880,6 +973,16 @@ class Clamp(Function):
                 out = where(out_of, tb, 0.0) if out is None else out + where(out_of, tb, 0.0)
         return out
 
+    @staticmethod
+    def onnx(e, c):
+        x, lo, hi = e.args[:3]
+        res = x.name
+        if lo is not None:
+            res = c.add("Max", [res, c.operand(lo, x.dtype)])
+        if hi is not None:
+            res = c.add("Min", [res, c.operand(hi, x.dtype)])
+        return c.result(e, res)
+
 
 def clamp(input, min=None, max=None):  # noqa: A002
     if min is None and max is None:
@@ -900,6 +1003,7 @@ clip = clamp
 class Maximum(Function):
     """out = max(x, y);  dx = g where x > y, g/2 at ties (as PyTorch);  dy likewise"""
     batching = "elementwise"
+    onnx = "Max"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -925,6 +1029,7 @@ class Maximum(Function):
 class Minimum(Function):
     """out = min(x, y);  dx = g where x < y, g/2 at ties (as PyTorch);  dy likewise"""
     batching = "elementwise"
+    onnx = "Min"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -978,6 +1083,12 @@ class Where(Function):
         cond, = ctx.saved_tensors
         return where(cond, 0.0 if tx is None else tx, 0.0 if ty is None else ty)
 
+    @staticmethod
+    def onnx(e, c):
+        cond, x, y = e.args[:3]
+        dt = e.outvars[0].dtype
+        return c.add("Where", [c.operand(cond, np.bool_), c.operand(x, dt), c.operand(y, dt)], c.out(e))
+
 
 _NO_ARG = object()
 
@@ -1026,6 +1137,22 @@ def _no_grad_out(ctx, out):
     return out
 
 
+def _floor_divide_onnx(c, a, b, dt):
+    if np.dtype(dt).kind in "iu":
+        raise c.unmapped("integer floor division (ONNX Div truncates)")
+    return c.add("Floor", [c.add("Div", [a, b])])
+
+
+def _logical_onnx(op):
+    """And/Or/Xor on the operands as bools (ONNX's logical operators take bool only)."""
+    def onnx(e, c):
+        a, b = c.operands(e, 2)
+        if c.dt(e) != np.bool_:
+            a, b = (c.add("Cast", [v], to=c.tp(np.bool_)) for v in (a, b))
+        return c.add(op, [a, b], c.out(e))
+    return staticmethod(onnx)
+
+
 class FloorDivide(_NonDifferentiable):
     """out = floor(x / y);  not differentiable"""
     op_name = "floor_divide"
@@ -1034,6 +1161,10 @@ class FloorDivide(_NonDifferentiable):
     @staticmethod
     def forward(ctx, x, y):
         return _no_grad_out(ctx, np.floor_divide(x, y))
+
+    @staticmethod
+    def onnx(e, c):
+        return c.result(e, _floor_divide_onnx(c, *c.operands(e, 2), c.dt(e)))
 
 
 class Remainder(_NonDifferentiable):
@@ -1044,6 +1175,14 @@ class Remainder(_NonDifferentiable):
     def forward(ctx, x, y):
         return _no_grad_out(ctx, np.remainder(x, y))
 
+    @staticmethod
+    def onnx(e, c):
+        a, b = c.operands(e, 2)
+        if np.dtype(c.dt(e)).kind in "iu":
+            return c.add("Mod", [a, b], c.out(e))  # integer Mod takes the divisor's sign, as Python's %
+        q = c.add("Floor", [c.add("Div", [a, b])])
+        return c.add("Sub", [a, c.add("Mul", [q, b])], c.out(e))
+
 
 class Fmod(_NonDifferentiable):
     """out = x - trunc(x / y) * y (the sign of x, as C's fmod);  not differentiable"""
@@ -1053,9 +1192,14 @@ class Fmod(_NonDifferentiable):
     def forward(ctx, x, y):
         return _no_grad_out(ctx, np.fmod(x, y))
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Mod", c.operands(e, 2), c.out(e), fmod=1)
+
 
 class Eq(_NonDifferentiable):
     """out = x == y;  not differentiable"""
+    onnx = "Equal"
     _fast = staticmethod(np.equal)
 
     @staticmethod
@@ -1071,9 +1215,14 @@ class Ne(_NonDifferentiable):
     def forward(ctx, x, y):
         return _no_grad_out(ctx, np.not_equal(x, y))
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Not", [c.add("Equal", c.operands(e, 2))], c.out(e))
+
 
 class Lt(_NonDifferentiable):
     """out = x < y;  not differentiable"""
+    onnx = "Less"
     _fast = staticmethod(np.less)
 
     @staticmethod
@@ -1083,6 +1232,7 @@ class Lt(_NonDifferentiable):
 
 class Le(_NonDifferentiable):
     """out = x <= y;  not differentiable"""
+    onnx = "LessOrEqual"
     _fast = staticmethod(np.less_equal)
 
     @staticmethod
@@ -1092,6 +1242,7 @@ class Le(_NonDifferentiable):
 
 class Gt(_NonDifferentiable):
     """out = x > y;  not differentiable"""
+    onnx = "Greater"
     _fast = staticmethod(np.greater)
 
     @staticmethod
@@ -1101,6 +1252,7 @@ class Gt(_NonDifferentiable):
 
 class Ge(_NonDifferentiable):
     """out = x >= y;  not differentiable"""
+    onnx = "GreaterOrEqual"
     _fast = staticmethod(np.greater_equal)
 
     @staticmethod
@@ -1110,6 +1262,7 @@ class Ge(_NonDifferentiable):
 
 class LogicalAnd(_NonDifferentiable):
     """out = x and y;  not differentiable"""
+    onnx = _logical_onnx("And")
     op_name = "logical_and"
     _fast = staticmethod(np.logical_and)
 
@@ -1120,6 +1273,7 @@ class LogicalAnd(_NonDifferentiable):
 
 class LogicalOr(_NonDifferentiable):
     """out = x or y;  not differentiable"""
+    onnx = _logical_onnx("Or")
     op_name = "logical_or"
     _fast = staticmethod(np.logical_or)
 
@@ -1130,6 +1284,7 @@ class LogicalOr(_NonDifferentiable):
 
 class LogicalXor(_NonDifferentiable):
     """out = x xor y;  not differentiable"""
+    onnx = _logical_onnx("Xor")
     op_name = "logical_xor"
     _fast = staticmethod(np.logical_xor)
 
@@ -1147,9 +1302,15 @@ class LogicalNot(_NonDifferentiable):
     def forward(ctx, x):
         return _no_grad_out(ctx, np.logical_not(x))
 
+    @staticmethod
+    def onnx(e, c):
+        x = c.x(e) if c.dt(e) == np.bool_ else c.add("Cast", [c.x(e)], to=c.tp(np.bool_))
+        return c.add("Not", [x], c.out(e))
+
 
 class IsNan(_NonDifferentiable):
     """out = x is nan;  not differentiable"""
+    onnx = "IsNaN"
     op_name = "isnan"
     _fast = staticmethod(np.isnan)
 
@@ -1160,6 +1321,7 @@ class IsNan(_NonDifferentiable):
 
 class IsInf(_NonDifferentiable):
     """out = x is +-inf;  not differentiable"""
+    onnx = "IsInf"
     op_name = "isinf"
     _fast = staticmethod(np.isinf)
 
@@ -1176,6 +1338,11 @@ class IsFinite(_NonDifferentiable):
     @staticmethod
     def forward(ctx, x):
         return _no_grad_out(ctx, np.isfinite(x))
+
+    @staticmethod
+    def onnx(e, c):
+        bad = c.add("Or", [c.add("IsNaN", [c.x(e)]), c.add("IsInf", [c.x(e)])])
+        return c.add("Not", [bad], c.out(e))
 
 
 def floor_divide(input, other): return FloorDivide.apply(*_promote(input, other))
@@ -1265,6 +1432,19 @@ class Lerp(Function):
                 out = term if out is None else out + term
         return out
 
+    @staticmethod
+    def onnx(e, c):
+        x, end, w, out = e.args[:4]
+        if out is not None:
+            raise c.unmapped("the out= form")
+        dt = x.dtype
+        end, w = c.operand(end, dt), c.operand(w, dt)
+        diff = c.add("Sub", [end, x.name])
+        near_x = c.add("Add", [x.name, c.add("Mul", [w, diff])])  # PyTorch's two forms, per element
+        near_end = c.add("Sub", [end, c.add("Mul", [diff, c.add("Sub", [c.scalar(1, dt), w])])])
+        small = c.add("Less", [c.add("Abs", [w]), c.scalar(0.5, dt)])
+        return c.add("Where", [small, near_x, near_end], c.out(e))
+
 
 def lerp(input, end, weight):  # noqa: A002
     """lerp(input, end, weight) = input + weight * (end - input), as torch.lerp (weight: number or tensor)."""
@@ -1275,9 +1455,21 @@ def lerp(input, end, weight):  # noqa: A002
     return Lerp.apply(x, end, weight, None)
 
 
+def _addc_onnx(op):
+    """x + value * op(t1, t2) (addcmul: Mul, addcdiv: Div)."""
+    def onnx(e, c):
+        x, t1, t2, value, out = e.args[:5]
+        if out is not None:
+            raise c.unmapped("the out= form")
+        prod = c.add(op, [c.operand(t1, x.dtype), c.operand(t2, x.dtype)])
+        return c.add("Add", [x.name, c.add("Mul", [prod, c.scalar(value, x.dtype)])], c.out(e))
+    return staticmethod(onnx)
+
+
 class Addcmul(Function):
     """out = x + value * t1 * t2;  dx = g,  dt1 = g * value * t2,  dt2 = g * value * t1"""
     batching = "elementwise_no_out"
+    onnx = _addc_onnx("Mul")
 
     @staticmethod
     def forward(ctx, x, t1, t2, value, out):
@@ -1318,6 +1510,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
 class Addcdiv(Function):
     """out = x + value * t1 / t2;  dx = g,  dt1 = g * value / t2,  dt2 = -g * value * t1 / t2**2"""
     batching = "elementwise_no_out"
+    onnx = _addc_onnx("Div")
 
     @staticmethod
     def forward(ctx, x, t1, t2, value, out):
@@ -1387,6 +1580,10 @@ class Trunc(_Piecewise):
     def forward(ctx, x):
         return np.trunc(x)
 
+    @staticmethod
+    def onnx(e, c):
+        return c.result(e, _trunc_onnx(c, c.x(e), c.dt(e)))
+
 
 class Frac(Function):
     """out = x - trunc(x) (the sign of x);  dx = g"""
@@ -1401,6 +1598,10 @@ class Frac(Function):
         return g
 
     jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
+
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Sub", [c.x(e), _trunc_onnx(c, c.x(e), c.dt(e))], c.out(e))
 
 
 _LN2 = math.log(2.0)
@@ -1424,6 +1625,10 @@ class Exp2(Function):
 
     jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Pow", [c.scalar(2, c.dt(e)), c.x(e)], c.out(e))
+
 
 class Log2(Function):
     """out = log2(x);  dx = g / (x ln 2)"""
@@ -1440,6 +1645,10 @@ class Log2(Function):
         return g / (x * _LN2)
 
     jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
+
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Div", [c.add("Log", [c.x(e)]), c.scalar(math.log(2.0), c.dt(e))], c.out(e))
 
 
 class Log10(Function):
@@ -1458,10 +1667,15 @@ class Log10(Function):
 
     jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Div", [c.add("Log", [c.x(e)]), c.scalar(math.log(10.0), c.dt(e))], c.out(e))
+
 
 class Asin(Function):
     """out = asin(x);  dx = g / sqrt(1 - x²)"""
     batching = "elementwise"
+    onnx = "Asin"
 
     @staticmethod
     def forward(ctx, x):
@@ -1479,6 +1693,7 @@ class Asin(Function):
 class Acos(Function):
     """out = acos(x);  dx = -g / sqrt(1 - x²)"""
     batching = "elementwise"
+    onnx = "Acos"
 
     @staticmethod
     def forward(ctx, x):
@@ -1496,6 +1711,7 @@ class Acos(Function):
 class Atan(Function):
     """out = atan(x);  dx = g / (1 + x²)"""
     batching = "elementwise"
+    onnx = "Atan"
 
     @staticmethod
     def forward(ctx, x):
@@ -1513,6 +1729,7 @@ class Atan(Function):
 class Sinh(Function):
     """out = sinh(x);  dx = g * cosh(x)"""
     batching = "elementwise"
+    onnx = "Sinh"
 
     @staticmethod
     def forward(ctx, x):
@@ -1530,6 +1747,7 @@ class Sinh(Function):
 class Cosh(Function):
     """out = cosh(x);  dx = g * sinh(x)"""
     batching = "elementwise"
+    onnx = "Cosh"
 
     @staticmethod
     def forward(ctx, x):
@@ -1547,6 +1765,7 @@ class Cosh(Function):
 class Asinh(Function):
     """out = asinh(x);  dx = g / sqrt(x² + 1)"""
     batching = "elementwise"
+    onnx = "Asinh"
 
     @staticmethod
     def forward(ctx, x):
@@ -1564,6 +1783,7 @@ class Asinh(Function):
 class Acosh(Function):
     """out = acosh(x) (x >= 1);  dx = g / sqrt(x² - 1)"""
     batching = "elementwise"
+    onnx = "Acosh"
 
     @staticmethod
     def forward(ctx, x):
@@ -1581,6 +1801,7 @@ class Acosh(Function):
 class Atanh(Function):
     """out = atanh(x) (|x| < 1);  dx = g / (1 - x²)"""
     batching = "elementwise"
+    onnx = "Atanh"
 
     @staticmethod
     def forward(ctx, x):
@@ -1623,9 +1844,26 @@ def _float_pair(name, input, other):
     return x, y
 
 
+def _logaddexp_onnx(base):
+    """log_base(base ** a + base ** b) = max + log_base(1 + base ** -|a - b|)."""
+    ln_b = math.log(base)
+
+    def onnx(e, c):
+        dt = c.dt(e)
+        a, b = c.operands(e, 2)
+        m = c.add("Max", [a, b])
+        d = c.add("Abs", [c.add("Sub", [a, b])])
+        d = c.add("Where", [c.add("Equal", [a, b]), c.scalar(0, dt), d])  # inf, inf: no inf - inf
+        t = c.add("Exp", [c.add("Mul", [c.add("Neg", [d]), c.scalar(ln_b, dt)])])  # base ** -d
+        lg = c.add("Log", [c.add("Add", [t, c.scalar(1, dt)])])
+        return c.add("Add", [m, c.add("Div", [lg, c.scalar(ln_b, dt)])], c.out(e))
+    return staticmethod(onnx)
+
+
 class Logaddexp(Function):
     """out = log(exp(x) + exp(y));  dx = g * sigmoid(x - y),  dy = g * sigmoid(y - x)"""
     batching = "elementwise"
+    onnx = _logaddexp_onnx(math.e)
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1649,6 +1887,7 @@ class Logaddexp(Function):
 class Logaddexp2(Function):
     """out = log2(2**x + 2**y);  dx = g * sigmoid((x - y) ln 2),  dy = g * sigmoid((y - x) ln 2)"""
     batching = "elementwise"
+    onnx = _logaddexp_onnx(2.0)
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1693,6 +1932,11 @@ class Hypot(Function):
         b = None if ty is None else ty * y
         return (b if a is None else (a if b is None else a + b)) / out
 
+    @staticmethod
+    def onnx(e, c):
+        a, b = c.operands(e, 2)
+        return c.add("Sqrt", [c.add("Add", [c.add("Mul", [a, a]), c.add("Mul", [b, b])])], c.out(e))
+
 
 class Copysign(Function):
     """out = |x| with the sign of y;  dx = g * out / x (0 where x == 0, as PyTorch),  dy = 0"""
@@ -1717,6 +1961,13 @@ class Copysign(Function):
         ratio, = ctx.saved_tensors  # d out / d y is 0 almost everywhere
         a = ratio * 0.0 if tx is None else tx * ratio
         return a if ty is None else a + ty * 0.0
+
+    @staticmethod
+    def onnx(e, c):
+        x, y = c.operands(e, 2)
+        mag = c.add("Abs", [x])
+        y_neg = c.add("Less", [c.add("Reciprocal", [y]), c.scalar(0, c.dt(e))])  # -0 too
+        return c.add("Where", [y_neg, c.add("Neg", [mag]), mag], c.out(e))
 
 
 def logaddexp(input, other):  # noqa: A002
@@ -1747,6 +1998,22 @@ class IsClose(_NonDifferentiable):
     @staticmethod
     def forward(ctx, x, y, rtol, atol, equal_nan):
         return _no_grad_out(ctx, np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+    @staticmethod
+    def onnx(e, c):
+        rtol, atol, equal_nan = e.args[2:5]
+        dt = c.dt(e)
+        a, b = c.operands(e, 2)
+        if np.dtype(dt).kind != "f":  # integers compare as float64, as NumPy's isclose
+            dt = np.dtype(np.float64)
+            a, b = (c.add("Cast", [v], to=c.tp(dt)) for v in (a, b))
+        finite = c.add("Not", [c.add("Or", [c.add("IsInf", [a]), c.add("IsInf", [b])])])
+        tol = c.add("Add", [c.scalar(atol, dt), c.add("Mul", [c.scalar(rtol, dt), c.add("Abs", [b])])])
+        near = c.add("And", [finite, c.add("LessOrEqual", [c.add("Abs", [c.add("Sub", [a, b])]), tol])])
+        res = c.add("Or", [c.add("Equal", [a, b]), near])
+        if equal_nan:
+            res = c.add("Or", [res, c.add("And", [c.add("IsNaN", [a]), c.add("IsNaN", [b])])])
+        return c.result(e, res)
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002

@@ -130,6 +130,7 @@ class Into(Function):
     sqrt_, ...), used only when no graph is recorded; with one, the op is computed out of place
     and x takes the result's place in the graph (write_inplace)."""
     batching = NoRule("an in-place write into a given array: one write per sample")
+    onnx = NoRule("the kernel of an in-place op when no graph is recorded: mg.trace records the op and an assign instead")
 
     @staticmethod
     def forward(ctx, ufunc, out, *xs):

@@ -7,7 +7,7 @@ NumPy call on the same bit generator, so a traced program and eager code draw th
 """
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..random import get_rng
 
 
@@ -16,11 +16,17 @@ def _draw_dtype(dt):
     return dt if dt in (np.float32, np.float64) else np.float64
 
 
+# the `onnx` rule of the ops here that have no ONNX mapping
+_NO_ONNX = NoRule("a random draw: ONNX's Random* operators draw from their own generator, so the "
+                  "exported model would not reproduce minigrad's numbers")
+
+
 class DropoutMask(Function):
     """out = (uniform(shape) >= p) / (1 - p): dropout's keep mask, pre-scaled (inverted dropout)"""
 
     op_name = "dropout_mask"
     _random, _generator_arg = True, 3
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, shape, dt, p, generator):
@@ -35,6 +41,7 @@ class Rand(Function):
 
     op_name = "rand"
     _random, _generator_arg = True, 2
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, shape, dt, generator):
@@ -46,6 +53,7 @@ class Randn(Function):
 
     op_name = "randn"
     _random, _generator_arg = True, 2
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, shape, dt, generator):
@@ -57,6 +65,7 @@ class Randint(Function):
 
     op_name = "randint"
     _random, _generator_arg = True, 4
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, shape, low, high, dt, generator):  # shape first, as vmap's randomness='different' reads it
@@ -68,6 +77,7 @@ class Randperm(Function):
 
     op_name = "randperm"
     _random, _generator_arg = True, 2
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, n, dt, generator):
@@ -79,6 +89,7 @@ class Uniform(Function):
 
     op_name = "uniform"
     _random, _generator_arg = True, 4
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, shape, dt, a, b, generator):
@@ -90,6 +101,7 @@ class Normal(Function):
 
     op_name = "normal"
     _random, _generator_arg = True, 4
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, shape, dt, mean, std, generator):

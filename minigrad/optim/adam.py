@@ -116,6 +116,7 @@ class AdamStep(Function):
     per-tensor ops, so bit for bit the same result. Only eager and never recorded (optimizer steps
     run under no_grad); under mg.trace the per-tensor in-place ops run instead, each recorded."""
     batching = NoRule("an optimizer update: it is not run under vmap")
+    onnx = NoRule("an optimizer step: export an inference graph (model.eval(), no training step)")
 
     op_name = "adam_step"
 

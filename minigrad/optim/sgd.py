@@ -100,6 +100,7 @@ class SGDStep(Function):
     same result. Only eager and never recorded (optimizer steps run under no_grad); under mg.trace
     the per-tensor in-place ops run instead, and each of them is recorded."""
     batching = NoRule("an optimizer update: it is not run under vmap")
+    onnx = NoRule("an optimizer step: export an inference graph (model.eval(), no training step)")
 
     op_name = "sgd_step"
 

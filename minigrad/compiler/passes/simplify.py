@@ -30,6 +30,7 @@ class MatMulT(Function):
     folded into matmul by the simplify pass; the same np.matmul call on the same views as before."""
     op_name = "matmul_t"
     batching = NoRule("made by the compiler's simplify pass inside a compiled graph, which vmap does not enter")
+    onnx = NoRule("made by the compiler's simplify pass inside a compiled program, never in a traced graph")
 
     @staticmethod
     def forward(ctx, x, y, dx, dy):
