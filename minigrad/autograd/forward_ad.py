@@ -177,6 +177,7 @@ class Alias(_function.Function):
     _is_view = True
     batching = "elementwise"
     fusion = _function.NoRule("a view: nothing to compute")
+    onnx = "Identity"
 
     @staticmethod
     def forward(ctx, x):

@@ -148,6 +148,14 @@ class Function(Node):
     # (kernels/fused.py): a Kernel(...) template, "ufunc" (the ufunc family: its NumPy ufunc,
     # np.<name>(...)), or NoRule("why"); None for ops that are not elementwise.
     fusion = None
+    # onnx: how mg.onnx.export writes the op -- the name of an ONNX operator applied to all of
+    # forward's arguments ("Exp", "Add", "MatMul": a Var by name, a number as a constant of the
+    # operands' dtype), a function onnx(e, c) -> output name (a staticmethod: e the traced equation,
+    # c the exporter's context, minigrad/onnx/context.py; it raises c.unmapped("why") for the cases
+    # it cannot express), or NoRule("why") (export raises NotImplementedError with the reason).
+    # None (the default, a user's Function): no mapping. The registry tests fail for a minigrad op
+    # that leaves it None.
+    onnx = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -392,7 +400,8 @@ NEVER, ALWAYS, IF_OTHER = 0, 1, 2
 
 class NoRule:
     """An op's declaration that it has no rule of a kind, and why: `batching = NoRule("why")` (vmap
-    runs the op once per sample and warns once)."""
+    runs the op once per sample and warns once), `onnx = NoRule("why")` (mg.onnx.export raises
+    NotImplementedError naming the op, the reason and the user's line)."""
     __slots__ = ("why",)
 
     def __init__(self, why):

@@ -306,6 +306,7 @@ class PerSampleLinear(Function):
     numpy's matmul with an inner size of 1 is ~2-3x slower and was most of the per-sample gradient's
     time on the MNIST MLP."""
     batching = "per_sample_linear"
+    onnx = NoRule("vmap's batched form of linear, made inside vmap only: export the function, not its vmap")
 
     @staticmethod
     def forward(ctx, x, w, b):

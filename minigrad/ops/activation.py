@@ -29,3 +29,7 @@ class LeakyRelu(Function):
     @staticmethod
     def jvp(ctx, t, _slope):
         return t * Tensor._make(ctx.d)
+
+    @staticmethod
+    def onnx(e, c):
+        return c.add("LeakyRelu", [c.x(e)], c.out(e), alpha=float(e.args[1]))

@@ -26,8 +26,23 @@ class _Bitwise(Function):
         raise RuntimeError(f"{ctx.name()}: this op is not differentiable")
 
 
+def _bitwise_onnx(op, bool_op):
+    """BitwiseAnd/Or/Xor (opset 18) on the output's integer dtype; And/Or/Xor on bools."""
+    def onnx(e, c):
+        out = e.outvars[0].dtype
+        if c.dt(e) == np.bool_:
+            return c.add(bool_op, c.operands(e, 2), c.out(e))
+        if c.opset < 18:
+            raise c.unmapped(f"{op} needs opset 18")
+        names = [n if not c.is_var(v) or v.dtype == out else c.add("Cast", [n], to=c.tp(out))
+                 for n, v in zip(c.operands(e, 2, out), e.args[:2])]
+        return c.add(op, names, c.out(e))
+    return staticmethod(onnx)
+
+
 class BitwiseAnd(_Bitwise):
     """out = x & y  (bitwise on integers, logical on bool);  not differentiable"""
+    onnx = _bitwise_onnx("BitwiseAnd", "And")
     op_name = "bitwise_and"
 
     @staticmethod
@@ -37,6 +52,7 @@ class BitwiseAnd(_Bitwise):
 
 class BitwiseOr(_Bitwise):
     """out = x | y  (bitwise on integers, logical on bool);  not differentiable"""
+    onnx = _bitwise_onnx("BitwiseOr", "Or")
     op_name = "bitwise_or"
 
     @staticmethod
@@ -46,6 +62,7 @@ class BitwiseOr(_Bitwise):
 
 class BitwiseXor(_Bitwise):
     """out = x ^ y  (bitwise on integers, logical on bool);  not differentiable"""
+    onnx = _bitwise_onnx("BitwiseXor", "Xor")
     op_name = "bitwise_xor"
 
     @staticmethod
@@ -61,6 +78,10 @@ class BitwiseNot(_Bitwise):
     def forward(ctx, x):
         return np.invert(x)
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Not" if c.dt(e) == np.bool_ else "BitwiseNot", [c.x(e)], c.out(e))
+
 
 def _shift_counts(x, y):
     """(result dtype, bit width, counts with the out-of-range ones set to 0, mask of those)."""
@@ -72,6 +93,7 @@ def _shift_counts(x, y):
 
 class BitwiseLeftShift(_Bitwise):
     """out = x << y, 0 where y < 0 or y >= the bit width (PyTorch's; C leaves those undefined)"""
+    onnx = NoRule("ONNX BitShift takes unsigned integers only; minigrad's shifts are on signed ones")
     op_name = "bitwise_left_shift"
 
     @staticmethod
@@ -82,6 +104,7 @@ class BitwiseLeftShift(_Bitwise):
 
 class BitwiseRightShift(_Bitwise):
     """out = x >> y (arithmetic), the sign (0 or -1) where y < 0 or y >= the bit width, as PyTorch"""
+    onnx = NoRule("ONNX BitShift takes unsigned integers only; minigrad's shifts are on signed ones")
     op_name = "bitwise_right_shift"
 
     @staticmethod

@@ -296,6 +296,7 @@ class Im2Col(Function):
     """cols = im2col(x): (N, C, H, W) -> (C*kh*kw, N*OH*OW);  dx = col2im(g)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
     jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
+    onnx = NoRule("im2col/col2im have no ONNX operator")
 
     op_name = "unfold"
 
@@ -313,6 +314,7 @@ class Col2Im(Function):
     """x = col2im(cols): (C*kh*kw, N*OH*OW) -> (N, C, H, W), overlaps summed;  dcols = im2col(g)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
     jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
+    onnx = NoRule("im2col/col2im have no ONNX operator")
 
     op_name = "fold"
 
@@ -569,6 +571,13 @@ class Convolution(Function):
         grads = ConvolutionBackward.apply(g, x, w, cols, ctx.geo, ctx.groups, need)
         return _spread(grads, need) + (None, None)
 
+    @staticmethod
+    def onnx(e, c):
+        x, w, b, geo, groups = e.args[:5]
+        ins = [x.name, w.name] + ([b.name] if c.is_var(b) else [])
+        return c.add("Conv", ins, c.out(e), kernel_shape=[geo.kh, geo.kw], strides=[geo.sh, geo.sw],
+                     dilations=[geo.dh, geo.dw], pads=[geo.pt, geo.pl, geo.pb, geo.pr], group=int(groups))
+
 
 class ConvolutionBackward(Function):
     """(dx, dw, db) of conv2d, each only where need says: dx = col2im(W2^T @ g2), dw = g2 @ cols^T,
@@ -577,6 +586,7 @@ class ConvolutionBackward(Function):
     dx = dx-rule(g, gdw), dw = dw-rule(g, gdx)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
     jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "conv2d_backward"
 

@@ -136,6 +136,11 @@ def _tangent_sum(terms, tb, shape):
     return out
 
 
+def _onnx_pads(geo):
+    """ONNX's pads: all the leading ones, then all the trailing ones."""
+    return [lo for lo, _ in geo.pads] + [hi for _, hi in geo.pads]
+
+
 class ConvolutionNd(Function):
     """out[n, o] = b[o] + W2[o] @ cols[:, n] with cols = im2col(x) (per group);
     dx = ConvTransposeNd(g, w),  dw = ConvWeightNd(x, g),  db = sum of g over all but channels"""
@@ -176,6 +181,13 @@ class ConvolutionNd(Function):
         return _tangent_sum((ConvolutionNd.apply(tx, w, None, geo, G) if tx is not None else None,
                              ConvolutionNd.apply(x, tw, None, geo, G) if tw is not None else None),
                             tb, (geo.N, w.shape[0]) + geo.out)
+
+    @staticmethod
+    def onnx(e, c):
+        x, w, b, geo, groups = e.args[:5]
+        ins = [x.name, w.name] + ([b.name] if c.is_var(b) else [])
+        return c.add("Conv", ins, c.out(e), kernel_shape=list(geo.kernel), strides=list(geo.stride),
+                     dilations=list(geo.dilation), pads=_onnx_pads(geo), group=int(groups))
 
 
 class ConvTransposeNd(Function):
@@ -221,11 +233,33 @@ class ConvTransposeNd(Function):
                              ConvTransposeNd.apply(g, tw, None, geo, G) if tw is not None else None),
                             tb, (geo.N, geo.C) + geo.size)
 
+    @staticmethod
+    def onnx(e, c):
+        # geo is the forward convolution's (input size -> out); the transposed one maps out -> size, so
+        # output_padding makes up what the strided windows do not reach
+        g, w, b, geo, groups = e.args[:5]
+        extra = [n - (s * (o - 1) + d * (k - 1) + 1 - lo - hi) for n, o, k, s, d, (lo, hi) in
+                 zip(geo.size, geo.out, geo.kernel, geo.stride, geo.dilation, geo.pads)]
+        attrs = dict(kernel_shape=list(geo.kernel), strides=list(geo.stride), dilations=list(geo.dilation),
+                     pads=_onnx_pads(geo), group=int(groups))
+        bias = [b.name] if c.is_var(b) else []
+        if all(x < s for x, s in zip(extra, geo.stride)):
+            return c.add("ConvTranspose", [g.name, w.name] + bias, c.out(e), output_padding=extra, **attrs)
+        # onnxruntime wants output_padding < stride (PyTorch allows < dilation too): the positions no
+        # window reaches get no contribution, so pad them with zeros, then add the bias
+        res = c.add("ConvTranspose", [g.name, w.name], **attrs)
+        n = len(extra)
+        res = c.add("Pad", [res, c.ints([0] * (n + 2) + [0, 0] + extra), c.scalar(0, g.dtype)], mode="constant")
+        if bias:
+            res = c.add("Add", [res, c.reshape(b.name, [1, -1] + [1] * n)])
+        return c.result(e, res)
+
 
 class ConvWeightNd(Function):
     """dw[o, c, k] = sum over n, p of g[n, o, p] * xpad[n, c, p * s + k * d] (per group): the weight
     gradient of the convolution;  dx = ConvTransposeNd(g, gdw),  dg = ConvolutionNd(x, gdw)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "convolution_weight"
 

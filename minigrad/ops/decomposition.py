@@ -8,7 +8,7 @@ All ops take batches: the last two dimensions are the matrix.
 """
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 
 __all__ = []  # public names live in mg.linalg (and a few torch-level aliases there)
@@ -48,9 +48,14 @@ def _diagonal(X):
     return (X * Tensor._make(np.eye(X.shape[-1], dtype=X.dtype))).sum(-1)
 
 
+# the `onnx` rule of the ops here that have no ONNX mapping
+_NO_ONNX = NoRule("matrix decompositions and solvers have no ONNX operator")
+
+
 class LinalgInvEx(Function):
     """out = A^-1;  dA = -out^T g out^T"""
     batching = "leading_batch"
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, A):
@@ -72,6 +77,7 @@ class LinalgInvEx(Function):
 class LinalgDet(Function):
     """out = det(A);  dA = g * cofactor(A) = g * det(A) A^-T, via the SVD where A is singular"""
     batching = "leading_batch"
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, A):
@@ -105,6 +111,7 @@ class LinalgDet(Function):
 class LinalgSlogdet(Function):
     """(sign, logabsdet) = slogdet(A);  dA = g_logabsdet * A^-T  (sign is not differentiable)"""
     batching = "leading_batch"
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, A):
@@ -127,6 +134,7 @@ class LinalgSlogdet(Function):
 class LinalgSolveEx(Function):
     """X = A^-1 B;  dB = A^-T g,  dA = -dB X^T   (B a vector when its ndim is A's minus one)"""
     batching = "solve"
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, A, B, vector):
@@ -159,6 +167,7 @@ class LinalgSolveEx(Function):
 class LinalgCholeskyEx(Function):
     """L = cholesky(A) (lower);  dA = sym(L^-T Phi(L^T g) L^-1), Phi = lower triangle, diagonal halved"""
     batching = "leading_batch"
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, A, upper):
@@ -201,6 +210,7 @@ class LinalgQr(Function):
     """(Q, R) = qr(A) ('reduced'/'complete' with m >= n, or 'r');  for m >= n:
     M = R gR^T - gQ^T Q,  dA = (gQ + Q copyltu(M)) R^-T   (the standard formula, as JAX/PyTorch)."""
     batching = "leading_batch"
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, A, mode):
@@ -264,6 +274,7 @@ class LinalgEigh(Function):
     """(L, V) = eigh(A) (A symmetric, lower triangle read);  with E_ij = L_j - L_i:
     dA = V (diag(gL) + skew(V^T gV)/2 / E) V^T   (inf/nan at repeated eigenvalues, as PyTorch)"""
     batching = "leading_batch"
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, A, uplo):
@@ -298,6 +309,7 @@ class LinalgSvd(Function):
     """(U, S, Vh) = svd(A, full_matrices=False);  PyTorch's svd_backward with E_ij = S_j^2 - S_i^2:
     inner = (skew(U^T gU) S_j + S_i skew(Vh gVh^T)) / E + diag(gS), plus the projections for m != n."""
     batching = "leading_batch"
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, A, full_matrices):

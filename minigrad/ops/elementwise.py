@@ -88,6 +88,10 @@ class ToCopy(Function):
     def jvp(ctx, t, _dtype):
         return t  # cast to the output's dtype by forward AD, as every tangent is
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Cast", [c.x(e)], c.out(e), to=c.tp(e.args[1]))
+
 
 def cast(x, dtype):
     dtype = np.dtype(dtype)
@@ -100,6 +104,7 @@ class Add(BinaryUfunc):
     """out = x + y;  dx = g,  dy = g"""
     _fast = staticmethod(np.add)
     fusion = Kernel("{0} + {1}", "{0}+{1}")
+    onnx = "Add"
 
     @staticmethod
     def backward(ctx, g):
@@ -124,6 +129,7 @@ class Sub(BinaryUfunc):
     """out = x - y;  dx = g,  dy = -g"""
     _fast = staticmethod(np.subtract)
     fusion = Kernel("{0} - {1}", "{0}-{1}")
+    onnx = "Sub"
 
     @staticmethod
     def backward(ctx, g):
@@ -153,6 +159,11 @@ class Rsub(Function):
     def jvp(ctx, tx, ty):
         return -tx if ty is None else (ty if tx is None else ty - tx)
 
+    @staticmethod
+    def onnx(e, c):
+        x, y = c.operands(e)  # y - x
+        return c.add("Sub", [y, x], c.out(e))
+
 
 def sub(input, other, *, alpha=1):
     if alpha != 1:
@@ -169,6 +180,7 @@ class Mul(BinaryUfunc):
     _fast = staticmethod(np.multiply)
     _saves = (IF_OTHER, IF_OTHER)  # x for dy, y for dx
     fusion = Kernel("{0} * {1}", "{0}*{1}")
+    onnx = "Mul"
 
     @staticmethod
     def backward(ctx, g):
@@ -198,6 +210,7 @@ class Div(BinaryUfunc):
     _fast = staticmethod(np.true_divide)
     _saves = (IF_OTHER, ALWAYS)  # x for dy; y for both
     fusion = Kernel("{0} / {1}", "{0}/{1}")
+    onnx = "Div"
 
     @staticmethod
     def backward(ctx, g):
@@ -211,6 +224,18 @@ class Div(BinaryUfunc):
         a = None if tx is None else tx / y
         b = None if ty is None else -ty * ((x / y) / y)
         return b if a is None else (a if b is None else a + b)
+
+
+def _floor_divide_onnx(c, a, b, dt):
+    if np.dtype(dt).kind in "iu":
+        raise c.unmapped("integer floor division (ONNX Div truncates)")
+    return c.add("Floor", [c.add("Div", [a, b])])
+
+
+def _trunc_onnx(c, x, dt):
+    """trunc(x) in ONNX nodes: Ceil below 0, Floor above (ONNX has no Trunc)."""
+    neg = c.add("Less", [x, c.scalar(0, dt)])
+    return c.add("Where", [neg, c.add("Ceil", [x]), c.add("Floor", [x])])
 
 
 class DivRounding(Function):
@@ -241,6 +266,16 @@ class DivRounding(Function):
     def jvp(ctx, tx, ty, _mode):
         return (tx if tx is not None else ty) * 0.0
 
+    @staticmethod
+    def onnx(e, c):
+        x, y = c.operands(e, 2)
+        dt = c.dt(e)
+        if e.args[2] == "floor":
+            return c.result(e, _floor_divide_onnx(c, x, y, dt))
+        if np.dtype(dt).kind in "iu":
+            return c.add("Div", [x, y], c.out(e))  # ONNX's integer Div truncates
+        return c.result(e, _trunc_onnx(c, c.add("Div", [x, y]), dt))
+
 
 def div(input, other, rounding_mode=None):
     if (rounding_mode is None and type(input) is Tensor and input._data.dtype.kind == "f"
@@ -265,6 +300,22 @@ def div(input, other, rounding_mode=None):
 
 def _is_float(v):
     return (v.dtype.kind == "f") if isinstance(v, Tensor) else isinstance(v, float)
+
+
+def _atan2_onnx(c, y, x, dt):
+    """atan2 from Atan and Where on the quadrant, signed zeros kept (1/y < 0 tells -0 from +0)."""
+    zero = c.scalar(0, dt)
+    pi, half = c.scalar(math.pi, dt), c.scalar(math.pi / 2, dt)
+    yneg = c.add("Less", [c.add("Reciprocal", [y]), zero])
+    xneg = c.add("Less", [c.add("Reciprocal", [x]), zero])
+    x_zero = c.add("Equal", [x, zero])
+    safe_x = c.add("Where", [x_zero, c.scalar(1, dt), x])
+    q = c.add("Atan", [c.add("Div", [y, safe_x])])
+    turn = c.add("Where", [yneg, c.add("Neg", [pi]), pi])  # x < 0: the half turn toward y's side
+    off_axis = c.add("Where", [xneg, c.add("Add", [q, turn]), q])
+    on_axis = c.add("Where", [c.add("Equal", [y, zero]), c.add("Where", [xneg, turn, y]),
+                              c.add("Where", [yneg, c.add("Neg", [half]), half])])
+    return c.add("Where", [x_zero, on_axis, off_axis])
 
 
 class Atan2(Function):
@@ -298,6 +349,10 @@ class Atan2(Function):
         b = None if tx is None else -tx * y * inv
         return b if a is None else (a if b is None else a + b)
 
+    @staticmethod
+    def onnx(e, c):
+        return c.result(e, _atan2_onnx(c, *c.operands(e, 2), c.dt(e)))
+
 
 def atan2(input, other):  # noqa: A002
     """The angle of (other, input) in radians: torch.atan2(input, other); integers give floats."""
@@ -314,6 +369,7 @@ class Neg(UnaryUfunc):
     """out = -x;  dx = -g"""
     _fast = staticmethod(np.negative)
     fusion = Kernel("-{0}", "-{0}")
+    onnx = "Neg"
 
     @staticmethod
     def backward(ctx, g):
@@ -328,6 +384,7 @@ class Pow(Function):
     """out = x ** y;  dx = g * y * x**(y-1) (0 where y == 0),  dy = g * out * log(x) (0 where x == 0, y >= 0)"""
     batching = "elementwise"
     fusion = NoRule("no fused loop body written yet")
+    onnx = "Pow"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -399,6 +456,7 @@ class Exp(UnaryUfunc):
     """out = exp(x);  dx = g * out"""
     _fast = staticmethod(np.exp)
     _saves = OUTPUT
+    onnx = "Exp"
 
     @staticmethod
     def backward(ctx, g):
@@ -410,6 +468,7 @@ class Log(UnaryUfunc):
     """out = log(x);  dx = g / x"""
     _fast = staticmethod(np.log)
     _saves = INPUT
+    onnx = "Log"
 
     @staticmethod
     def backward(ctx, g):
@@ -427,6 +486,10 @@ class Log1P(UnaryUfunc):
         x, = ctx.saved_tensors
         return g / (x + 1.0)
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Log", [c.add("Add", [c.x(e), c.scalar(1, c.dt(e))])], c.out(e))
+
 
 class Expm1(UnaryUfunc):
     """out = exp(x) - 1;  dx = g * (out + 1)"""
@@ -438,12 +501,17 @@ class Expm1(UnaryUfunc):
         out, = ctx.saved_tensors
         return g * (out + 1.0)
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Sub", [c.add("Exp", [c.x(e)]), c.scalar(1, c.dt(e))], c.out(e))
+
 
 class Sqrt(UnaryUfunc):
     """out = sqrt(x);  dx = g / (2 * out)"""
     _fast = staticmethod(np.sqrt)
     _saves = OUTPUT
     fusion = Kernel("np.sqrt({0})", "sqrt({0})")
+    onnx = "Sqrt"
 
     @staticmethod
     def backward(ctx, g):
@@ -473,11 +541,16 @@ class Rsqrt(Function):
         out, = ctx.saved_tensors
         return t * out * out * out * -0.5
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Reciprocal", [c.add("Sqrt", [c.x(e)])], c.out(e))
+
 
 class Reciprocal(UnaryUfunc):
     """out = 1 / x;  dx = -g * out**2"""
     _fast = staticmethod(np.reciprocal)
     _saves = OUTPUT
+    onnx = "Reciprocal"
 
     @staticmethod
     def backward(ctx, g):
@@ -489,6 +562,7 @@ class Sin(UnaryUfunc):
     """out = sin(x);  dx = g * cos(x)"""
     _fast = staticmethod(np.sin)
     _saves = INPUT
+    onnx = "Sin"
 
     @staticmethod
     def backward(ctx, g):
@@ -500,6 +574,7 @@ class Cos(UnaryUfunc):
     """out = cos(x);  dx = -g * sin(x)"""
     _fast = staticmethod(np.cos)
     _saves = INPUT
+    onnx = "Cos"
 
     @staticmethod
     def backward(ctx, g):
@@ -511,6 +586,7 @@ class Tan(UnaryUfunc):
     """out = tan(x);  dx = g * (1 + out**2)"""
     _fast = staticmethod(np.tan)
     _saves = OUTPUT
+    onnx = "Tan"
 
     @staticmethod
     def backward(ctx, g):
@@ -522,6 +598,7 @@ class Tanh(UnaryUfunc):
     """out = tanh(x);  dx = g * (1 - out**2)"""
     _fast = staticmethod(np.tanh)
     _saves = OUTPUT
+    onnx = "Tanh"
 
     @staticmethod
     def backward(ctx, g):
@@ -534,6 +611,7 @@ class Abs(Function):
     _fast = staticmethod(np.abs)
     batching = "elementwise"
     fusion = Kernel("np.abs({0})", "abs({0})")
+    onnx = "Abs"
 
     @staticmethod
     def forward(ctx, x):
@@ -561,6 +639,7 @@ class Sigmoid(Function):
     """out = 1 / (1 + exp(-x));  dx = g * out * (1 - out)"""
     _fast = staticmethod(_sigmoid_np)
     batching = "elementwise"
+    onnx = "Sigmoid"
     # the loop body of _sigmoid_np: e = exp(-|x|); 1/(1+e) where x >= 0 else e/(1+e)
     fusion = Kernel("((D(1.0) / (D(1.0) + np.exp(-np.abs({0})))) if {0} >= D(0) else "
                     "(np.exp(-np.abs({0})) / (D(1.0) + np.exp(-np.abs({0})))))", "sigmoid({0})", exact=False)
@@ -604,6 +683,12 @@ class LogSigmoid(Function):
     def jvp(ctx, t):
         return t * Sigmoid.apply(-ctx.saved_tensors[0])
 
+    @staticmethod
+    def onnx(e, c):
+        dt, x = c.dt(e), c.x(e)  # log sigmoid(x) = min(x, 0) - log1p(exp(-|x|)), overflow-free
+        t = c.add("Log", [c.add("Add", [c.add("Exp", [c.add("Neg", [c.add("Abs", [x])])]), c.scalar(1, dt)])])
+        return c.add("Sub", [c.add("Min", [x, c.scalar(0, dt)]), t], c.out(e))
+
 
 _RELU_KERNEL_MIN = 4096  # elements: below, np.maximum's call costs less than the kernel's dispatch
 
@@ -640,6 +725,7 @@ class Relu(UnaryUfunc):
     _fast = staticmethod(_relu)
     _saves = OUTPUT
     fusion = Kernel("({0} if ({0} > D(0) or {0} != {0}) else D(0))", "relu({0})")
+    onnx = "Relu"
 
     @staticmethod
     def backward(ctx, g):
@@ -666,6 +752,7 @@ class ThresholdBackward(Function):
     dg = ThresholdBackward(gg, y), dy = 0 (the mask is piecewise constant in y)"""
     batching = "elementwise"
     fusion = Kernel("{0} * (D(1) if {1} > 0 else D(0))", "{0}*({1}>0)", cast=(1, 0))
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     _fast = staticmethod(_threshold_backward)  # one multiply when no graph is recorded
 
@@ -698,6 +785,7 @@ class Erf(Function):
     _fast = staticmethod(_erf_np)
     batching = "elementwise"
     fusion = NoRule("no fused loop body written yet")
+    onnx = "Erf"
 
     @staticmethod
     def forward(ctx, x):
@@ -758,6 +846,7 @@ class Sign(_Piecewise):
     """out = sign(x);  dx = 0"""
     _fast = staticmethod(np.sign)
     fusion = NoRule("np.sign's zero and nan cases: no loop body checked against it yet")
+    onnx = "Sign"
 
     @staticmethod
     def forward(ctx, x):
@@ -768,6 +857,7 @@ class Floor(_Piecewise):
     """out = floor(x);  dx = 0"""
     _fast = staticmethod(np.floor)
     fusion = Kernel("np.floor({0})", "floor({0})")
+    onnx = "Floor"
 
     @staticmethod
     def forward(ctx, x):
@@ -778,6 +868,7 @@ class Ceil(_Piecewise):
     """out = ceil(x);  dx = 0"""
     _fast = staticmethod(np.ceil)
     fusion = Kernel("np.ceil({0})", "ceil({0})")
+    onnx = "Ceil"
 
     @staticmethod
     def forward(ctx, x):
@@ -791,6 +882,14 @@ class Round(_Piecewise):
     @staticmethod
     def forward(ctx, x, decimals):
         return np.round(x, decimals)
+
+    @staticmethod
+    def onnx(e, c):
+        d = e.args[1] if len(e.args) > 1 else 0
+        if not d:
+            return c.add("Round", [c.x(e)], c.out(e))
+        s = c.scalar(10.0 ** d, c.dt(e))
+        return c.add("Div", [c.add("Round", [c.add("Mul", [c.x(e), s])]), s], c.out(e))
 
 
 def sign(input): return Sign.apply(input)
@@ -854,6 +953,16 @@ class Clamp(Function):
                 out = where(out_of, tb, 0.0) if out is None else out + where(out_of, tb, 0.0)
         return out
 
+    @staticmethod
+    def onnx(e, c):
+        x, lo, hi = e.args[:3]
+        res = x.name
+        if lo is not None:
+            res = c.add("Max", [res, c.operand(lo, x.dtype)])
+        if hi is not None:
+            res = c.add("Min", [res, c.operand(hi, x.dtype)])
+        return c.result(e, res)
+
 
 def clamp(input, min=None, max=None):  # noqa: A002
     if min is None and max is None:
@@ -874,6 +983,7 @@ clip = clamp
 class Maximum(Function):
     """out = max(x, y);  dx = g where x > y, g/2 at ties (as PyTorch);  dy likewise"""
     batching = "elementwise"
+    onnx = "Max"
     # np.maximum(a, b): a if a > b or a is NaN, else b (so maximum(-0.0, 0.0) is 0.0, as NumPy)
     fusion = Kernel("({0} if ({0} > {1} or {0} != {0}) else {1})", "max({0},{1})")
 
@@ -902,6 +1012,7 @@ class Minimum(Function):
     """out = min(x, y);  dx = g where x < y, g/2 at ties (as PyTorch);  dy likewise"""
     batching = "elementwise"
     fusion = Kernel("({0} if ({0} < {1} or {0} != {0}) else {1})", "min({0},{1})")
+    onnx = "Min"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -955,6 +1066,12 @@ class Where(Function):
     def jvp(ctx, _tc, tx, ty):
         cond, = ctx.saved_tensors
         return where(cond, 0.0 if tx is None else tx, 0.0 if ty is None else ty)
+
+    @staticmethod
+    def onnx(e, c):
+        cond, x, y = e.args[:3]
+        dt = e.outvars[0].dtype
+        return c.add("Where", [c.operand(cond, np.bool_), c.operand(x, dt), c.operand(y, dt)], c.out(e))
 
 
 _NO_ARG = object()
@@ -1016,6 +1133,10 @@ class FloorDivide(_NonDifferentiable):
     def forward(ctx, x, y):
         return _no_grad_out(ctx, np.floor_divide(x, y))
 
+    @staticmethod
+    def onnx(e, c):
+        return c.result(e, _floor_divide_onnx(c, *c.operands(e, 2), c.dt(e)))
+
 
 class Remainder(_NonDifferentiable):
     """out = x - floor(x / y) * y (the sign of y, as Python's %);  not differentiable"""
@@ -1025,6 +1146,14 @@ class Remainder(_NonDifferentiable):
     @staticmethod
     def forward(ctx, x, y):
         return _no_grad_out(ctx, np.remainder(x, y))
+
+    @staticmethod
+    def onnx(e, c):
+        a, b = c.operands(e, 2)
+        if np.dtype(c.dt(e)).kind in "iu":
+            return c.add("Mod", [a, b], c.out(e))  # integer Mod takes the divisor's sign, as Python's %
+        q = c.add("Floor", [c.add("Div", [a, b])])
+        return c.add("Sub", [a, c.add("Mul", [q, b])], c.out(e))
 
 
 class Fmod(_NonDifferentiable):
@@ -1036,10 +1165,15 @@ class Fmod(_NonDifferentiable):
     def forward(ctx, x, y):
         return _no_grad_out(ctx, np.fmod(x, y))
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Mod", c.operands(e, 2), c.out(e), fmod=1)
+
 
 class Eq(_NonDifferentiable):
     """out = x == y;  not differentiable"""
     _fast = staticmethod(np.equal)
+    onnx = "Equal"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1054,10 +1188,15 @@ class Ne(_NonDifferentiable):
     def forward(ctx, x, y):
         return _no_grad_out(ctx, np.not_equal(x, y))
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Not", [c.add("Equal", c.operands(e, 2))], c.out(e))
+
 
 class Lt(_NonDifferentiable):
     """out = x < y;  not differentiable"""
     _fast = staticmethod(np.less)
+    onnx = "Less"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1067,6 +1206,7 @@ class Lt(_NonDifferentiable):
 class Le(_NonDifferentiable):
     """out = x <= y;  not differentiable"""
     _fast = staticmethod(np.less_equal)
+    onnx = "LessOrEqual"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1076,6 +1216,7 @@ class Le(_NonDifferentiable):
 class Gt(_NonDifferentiable):
     """out = x > y;  not differentiable"""
     _fast = staticmethod(np.greater)
+    onnx = "Greater"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1085,16 +1226,28 @@ class Gt(_NonDifferentiable):
 class Ge(_NonDifferentiable):
     """out = x >= y;  not differentiable"""
     _fast = staticmethod(np.greater_equal)
+    onnx = "GreaterOrEqual"
 
     @staticmethod
     def forward(ctx, x, y):
         return _no_grad_out(ctx, np.greater_equal(x, y))
 
 
+def _logical_onnx(op):
+    """And/Or/Xor on the operands as bools (ONNX's logical operators take bool only)."""
+    def onnx(e, c):
+        a, b = c.operands(e, 2)
+        if c.dt(e) != np.bool_:
+            a, b = (c.add("Cast", [v], to=c.tp(np.bool_)) for v in (a, b))
+        return c.add(op, [a, b], c.out(e))
+    return staticmethod(onnx)
+
+
 class LogicalAnd(_NonDifferentiable):
     """out = x and y;  not differentiable"""
     op_name = "logical_and"
     _fast = staticmethod(np.logical_and)
+    onnx = _logical_onnx("And")
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1105,6 +1258,7 @@ class LogicalOr(_NonDifferentiable):
     """out = x or y;  not differentiable"""
     op_name = "logical_or"
     _fast = staticmethod(np.logical_or)
+    onnx = _logical_onnx("Or")
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1115,6 +1269,7 @@ class LogicalXor(_NonDifferentiable):
     """out = x xor y;  not differentiable"""
     op_name = "logical_xor"
     _fast = staticmethod(np.logical_xor)
+    onnx = _logical_onnx("Xor")
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1130,11 +1285,17 @@ class LogicalNot(_NonDifferentiable):
     def forward(ctx, x):
         return _no_grad_out(ctx, np.logical_not(x))
 
+    @staticmethod
+    def onnx(e, c):
+        x = c.x(e) if c.dt(e) == np.bool_ else c.add("Cast", [c.x(e)], to=c.tp(np.bool_))
+        return c.add("Not", [x], c.out(e))
+
 
 class IsNan(_NonDifferentiable):
     """out = x is nan;  not differentiable"""
     op_name = "isnan"
     _fast = staticmethod(np.isnan)
+    onnx = "IsNaN"
 
     @staticmethod
     def forward(ctx, x):
@@ -1145,6 +1306,7 @@ class IsInf(_NonDifferentiable):
     """out = x is +-inf;  not differentiable"""
     op_name = "isinf"
     _fast = staticmethod(np.isinf)
+    onnx = "IsInf"
 
     @staticmethod
     def forward(ctx, x):
@@ -1159,6 +1321,11 @@ class IsFinite(_NonDifferentiable):
     @staticmethod
     def forward(ctx, x):
         return _no_grad_out(ctx, np.isfinite(x))
+
+    @staticmethod
+    def onnx(e, c):
+        bad = c.add("Or", [c.add("IsNaN", [c.x(e)]), c.add("IsInf", [c.x(e)])])
+        return c.add("Not", [bad], c.out(e))
 
 
 def floor_divide(input, other): return FloorDivide.apply(*_promote(input, other))
@@ -1248,6 +1415,19 @@ class Lerp(Function):
                 out = term if out is None else out + term
         return out
 
+    @staticmethod
+    def onnx(e, c):
+        x, end, w, out = e.args[:4]
+        if out is not None:
+            raise c.unmapped("the out= form")
+        dt = x.dtype
+        end, w = c.operand(end, dt), c.operand(w, dt)
+        diff = c.add("Sub", [end, x.name])
+        near_x = c.add("Add", [x.name, c.add("Mul", [w, diff])])  # PyTorch's two forms, per element
+        near_end = c.add("Sub", [end, c.add("Mul", [diff, c.add("Sub", [c.scalar(1, dt), w])])])
+        small = c.add("Less", [c.add("Abs", [w]), c.scalar(0.5, dt)])
+        return c.add("Where", [small, near_x, near_end], c.out(e))
+
 
 def lerp(input, end, weight):  # noqa: A002
     """lerp(input, end, weight) = input + weight * (end - input), as torch.lerp (weight: number or tensor)."""
@@ -1258,9 +1438,21 @@ def lerp(input, end, weight):  # noqa: A002
     return Lerp.apply(x, end, weight, None)
 
 
+def _addc_onnx(op):
+    """x + value * op(t1, t2) (addcmul: Mul, addcdiv: Div)."""
+    def onnx(e, c):
+        x, t1, t2, value, out = e.args[:5]
+        if out is not None:
+            raise c.unmapped("the out= form")
+        prod = c.add(op, [c.operand(t1, x.dtype), c.operand(t2, x.dtype)])
+        return c.add("Add", [x.name, c.add("Mul", [prod, c.scalar(value, x.dtype)])], c.out(e))
+    return staticmethod(onnx)
+
+
 class Addcmul(Function):
     """out = x + value * t1 * t2;  dx = g,  dt1 = g * value * t2,  dt2 = g * value * t1"""
     batching = "elementwise_no_out"
+    onnx = _addc_onnx("Mul")
 
     @staticmethod
     def forward(ctx, x, t1, t2, value, out):
@@ -1301,6 +1493,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
 class Addcdiv(Function):
     """out = x + value * t1 / t2;  dx = g,  dt1 = g * value / t2,  dt2 = -g * value * t1 / t2**2"""
     batching = "elementwise_no_out"
+    onnx = _addc_onnx("Div")
 
     @staticmethod
     def forward(ctx, x, t1, t2, value, out):
@@ -1372,6 +1565,10 @@ class Trunc(_Piecewise):
     def forward(ctx, x):
         return np.trunc(x)
 
+    @staticmethod
+    def onnx(e, c):
+        return c.result(e, _trunc_onnx(c, c.x(e), c.dt(e)))
+
 
 class Frac(Function):
     """out = x - trunc(x) (the sign of x);  dx = g"""
@@ -1388,6 +1585,10 @@ class Frac(Function):
 
     jvp = backward  # elementwise: J is diagonal, so J t is the VJP's formula applied to t
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Sub", [c.x(e), _trunc_onnx(c, c.x(e), c.dt(e))], c.out(e))
+
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -1403,6 +1604,10 @@ class Exp2(UnaryUfunc):
         out, = ctx.saved_tensors
         return g * out * _LN2
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Pow", [c.scalar(2, c.dt(e)), c.x(e)], c.out(e))
+
 
 class Log2(UnaryUfunc):
     """out = log2(x);  dx = g / (x ln 2)"""
@@ -1413,6 +1618,10 @@ class Log2(UnaryUfunc):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g / (x * _LN2)
+
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Div", [c.add("Log", [c.x(e)]), c.scalar(math.log(2.0), c.dt(e))], c.out(e))
 
 
 class Log10(UnaryUfunc):
@@ -1425,11 +1634,16 @@ class Log10(UnaryUfunc):
         x, = ctx.saved_tensors
         return g / (x * _LN10)
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Div", [c.add("Log", [c.x(e)]), c.scalar(math.log(10.0), c.dt(e))], c.out(e))
+
 
 class Asin(UnaryUfunc):
     """out = asin(x);  dx = g / sqrt(1 - x²)"""
     _fast = staticmethod(np.arcsin)
     _saves = INPUT
+    onnx = "Asin"
 
     @staticmethod
     def backward(ctx, g):
@@ -1441,6 +1655,7 @@ class Acos(UnaryUfunc):
     """out = acos(x);  dx = -g / sqrt(1 - x²)"""
     _fast = staticmethod(np.arccos)
     _saves = INPUT
+    onnx = "Acos"
 
     @staticmethod
     def backward(ctx, g):
@@ -1452,6 +1667,7 @@ class Atan(UnaryUfunc):
     """out = atan(x);  dx = g / (1 + x²)"""
     _fast = staticmethod(np.arctan)
     _saves = INPUT
+    onnx = "Atan"
 
     @staticmethod
     def backward(ctx, g):
@@ -1463,6 +1679,7 @@ class Sinh(UnaryUfunc):
     """out = sinh(x);  dx = g * cosh(x)"""
     _fast = staticmethod(np.sinh)
     _saves = INPUT
+    onnx = "Sinh"
 
     @staticmethod
     def backward(ctx, g):
@@ -1474,6 +1691,7 @@ class Cosh(UnaryUfunc):
     """out = cosh(x);  dx = g * sinh(x)"""
     _fast = staticmethod(np.cosh)
     _saves = INPUT
+    onnx = "Cosh"
 
     @staticmethod
     def backward(ctx, g):
@@ -1485,6 +1703,7 @@ class Asinh(UnaryUfunc):
     """out = asinh(x);  dx = g / sqrt(x² + 1)"""
     _fast = staticmethod(np.arcsinh)
     _saves = INPUT
+    onnx = "Asinh"
 
     @staticmethod
     def backward(ctx, g):
@@ -1496,6 +1715,7 @@ class Acosh(UnaryUfunc):
     """out = acosh(x) (x >= 1);  dx = g / sqrt(x² - 1)"""
     _fast = staticmethod(np.arccosh)
     _saves = INPUT
+    onnx = "Acosh"
 
     @staticmethod
     def backward(ctx, g):
@@ -1507,6 +1727,7 @@ class Atanh(UnaryUfunc):
     """out = atanh(x) (|x| < 1);  dx = g / (1 - x²)"""
     _fast = staticmethod(np.arctanh)
     _saves = INPUT
+    onnx = "Atanh"
 
     @staticmethod
     def backward(ctx, g):
@@ -1542,10 +1763,27 @@ def _float_pair(name, input, other):
     return x, y
 
 
+def _logaddexp_onnx(base):
+    """log_base(base ** a + base ** b) = max + log_base(1 + base ** -|a - b|)."""
+    ln_b = math.log(base)
+
+    def onnx(e, c):
+        dt = c.dt(e)
+        a, b = c.operands(e, 2)
+        m = c.add("Max", [a, b])
+        d = c.add("Abs", [c.add("Sub", [a, b])])
+        d = c.add("Where", [c.add("Equal", [a, b]), c.scalar(0, dt), d])  # inf, inf: no inf - inf
+        t = c.add("Exp", [c.add("Mul", [c.add("Neg", [d]), c.scalar(ln_b, dt)])])  # base ** -d
+        lg = c.add("Log", [c.add("Add", [t, c.scalar(1, dt)])])
+        return c.add("Add", [m, c.add("Div", [lg, c.scalar(ln_b, dt)])], c.out(e))
+    return staticmethod(onnx)
+
+
 class Logaddexp(Function):
     """out = log(exp(x) + exp(y));  dx = g * sigmoid(x - y),  dy = g * sigmoid(y - x)"""
     batching = "elementwise"
     fusion = NoRule("no fused loop body written yet")
+    onnx = _logaddexp_onnx(math.e)
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1570,6 +1808,7 @@ class Logaddexp2(Function):
     """out = log2(2**x + 2**y);  dx = g * sigmoid((x - y) ln 2),  dy = g * sigmoid((y - x) ln 2)"""
     batching = "elementwise"
     fusion = NoRule("no fused loop body written yet")
+    onnx = _logaddexp_onnx(2.0)
 
     @staticmethod
     def forward(ctx, x, y):
@@ -1615,6 +1854,11 @@ class Hypot(Function):
         b = None if ty is None else ty * y
         return (b if a is None else (a if b is None else a + b)) / out
 
+    @staticmethod
+    def onnx(e, c):
+        a, b = c.operands(e, 2)
+        return c.add("Sqrt", [c.add("Add", [c.add("Mul", [a, a]), c.add("Mul", [b, b])])], c.out(e))
+
 
 class Copysign(Function):
     """out = |x| with the sign of y;  dx = g * out / x (0 where x == 0, as PyTorch),  dy = 0"""
@@ -1640,6 +1884,13 @@ class Copysign(Function):
         ratio, = ctx.saved_tensors  # d out / d y is 0 almost everywhere
         a = ratio * 0.0 if tx is None else tx * ratio
         return a if ty is None else a + ty * 0.0
+
+    @staticmethod
+    def onnx(e, c):
+        x, y = c.operands(e, 2)
+        mag = c.add("Abs", [x])
+        y_neg = c.add("Less", [c.add("Reciprocal", [y]), c.scalar(0, c.dt(e))])  # -0 too
+        return c.add("Where", [y_neg, c.add("Neg", [mag]), mag], c.out(e))
 
 
 def logaddexp(input, other):  # noqa: A002
@@ -1670,6 +1921,22 @@ class IsClose(_NonDifferentiable):
     @staticmethod
     def forward(ctx, x, y, rtol, atol, equal_nan):
         return _no_grad_out(ctx, np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+    @staticmethod
+    def onnx(e, c):
+        rtol, atol, equal_nan = e.args[2:5]
+        dt = c.dt(e)
+        a, b = c.operands(e, 2)
+        if np.dtype(dt).kind != "f":  # integers compare as float64, as NumPy's isclose
+            dt = np.dtype(np.float64)
+            a, b = (c.add("Cast", [v], to=c.tp(dt)) for v in (a, b))
+        finite = c.add("Not", [c.add("Or", [c.add("IsInf", [a]), c.add("IsInf", [b])])])
+        tol = c.add("Add", [c.scalar(atol, dt), c.add("Mul", [c.scalar(rtol, dt), c.add("Abs", [b])])])
+        near = c.add("And", [finite, c.add("LessOrEqual", [c.add("Abs", [c.add("Sub", [a, b])]), tol])])
+        res = c.add("Or", [c.add("Equal", [a, b]), near])
+        if equal_nan:
+            res = c.add("Or", [res, c.add("And", [c.add("IsNaN", [a]), c.add("IsNaN", [b])])])
+        return c.result(e, res)
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002

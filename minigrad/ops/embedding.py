@@ -28,11 +28,16 @@ class Embedding(Function):
         # forward-mode embedding; only the backward leaves the padding row out)
         return None if tw is None else Embedding.apply(tw, ctx.idx, None)
 
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Gather", [e.args[0].name, c.operand(e.args[1], np.int64)], c.out(e), axis=0)
+
 
 class EmbeddingDenseBackward(Function):
     """dw[v] = sum of g rows whose idx == v (zero at pad);  dg = gg[idx] (zero where idx == pad)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
     jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "embedding_backward"
 

@@ -36,6 +36,61 @@ def _is_basic(index):
                for i in items)
 
 
+def _gather_onnx(e, c, items, arrays):
+    x, k = e.args[0], arrays[0]
+    if any(getattr(items[i], "dtype", None) == np.bool_ for i in arrays):
+        raise c.unmapped("boolean mask indexing: " + "the result's shape depends on the data (boolean masks, nonzero, unique)")
+    if len(arrays) != 1 or any(it is None or it is Ellipsis or isinstance(it, (int, np.integer)) for it in items):
+        raise c.unmapped("advanced indexing beyond one integer index array on one axis (which maps to Gather)")
+    if any(not (isinstance(it, slice) and it == slice(None)) for it in items[:k] + items[k + 1:]):
+        raise c.unmapped("an index array mixed with slices other than ':' (only one array on one axis maps "
+                         "to Gather)")
+    idx = items[k]
+    if idx.dtype.kind not in "iu":
+        raise c.unmapped(f"an index array of dtype {idx.dtype}")
+    ind = idx.name if c.is_var(idx) else c.const(idx.astype(np.int64))
+    if idx.dtype != np.int64 and c.is_var(idx):
+        ind = c.add("Cast", [ind], to=c.tp(np.int64))
+    return c.add("Gather", [x.name, ind], c.out(e), axis=k)
+
+
+def _slice_onnx(e, c, items):
+    shape = e.args[0].shape
+    if any(it is Ellipsis for it in items):
+        i = items.index(Ellipsis)
+        fill = len(shape) - sum(1 for it in items if it is not None and it is not Ellipsis)
+        items = items[:i] + [slice(None)] * fill + items[i + 1:]
+    items += [slice(None)] * (len(shape) - sum(1 for it in items if it is not None))
+    starts, ends, axes, steps = [], [], [], []
+    d = 0
+    for it in items:
+        if it is None:
+            continue
+        n = shape[d]
+        if isinstance(it, slice):
+            if it != slice(None):
+                s0, s1, st = it.indices(n)
+                if st < 0 and s1 < 0:
+                    s1 = c.INT64_MIN
+                starts.append(s0), ends.append(s1), axes.append(d), steps.append(st)
+        else:
+            i = int(it) % n if n else int(it)
+            starts.append(i), ends.append(i + 1), axes.append(d), steps.append(1)
+        d += 1
+    name = c.x(e)
+    if axes:
+        name = c.add("Slice", [name, c.ints(starts), c.ints(ends), c.ints(axes), c.ints(steps)])
+    out = list(e.outvars[0].shape)
+    if c.dynamic_batch and out and 0 not in axes and items[0] == slice(None) and 0 not in out:
+        out[0] = 0  # axis 0 untouched (the batch): Reshape's 0 copies its run-time size
+        return c.reshape(name, out, c.out(e), copy_zeros=True)
+    return c.reshape(name, out, c.out(e))
+
+
+# the `onnx` rule of the ops here that have no ONNX mapping
+_NO_ONNX = NoRule("writes at indices (ScatterElements/ScatterND are not mapped yet)")
+
+
 class GetItem(Function):
     """out = x[index];  dx = zeros with g added at index (repeated indices accumulate)"""
     op_name = "getitem"
@@ -53,6 +108,17 @@ class GetItem(Function):
     @staticmethod
     def jvp(ctx, t, _index):
         return type(ctx).apply(t, ctx.index)  # linear: the same index of the tangent
+
+    @staticmethod
+    def onnx(e, c):
+        # basic indexing (ints, slices, None, Ellipsis): one Slice, then a Reshape to the result's
+        # shape; one integer index array on one axis (the other items ':'): Gather
+        x, index = e.args[0], e.args[1]
+        items = list(index) if type(index) is tuple else [index]
+        arrays = [i for i, it in enumerate(items) if c.is_var(it) or isinstance(it, np.ndarray)]
+        if arrays:
+            return _gather_onnx(e, c, items, arrays)
+        return _slice_onnx(e, c, items)
 
 
 class BasicGetItem(GetItem):
@@ -87,6 +153,7 @@ class Index(GetItem):
 class IndexAdd(Function):
     """out = zeros(shape); out[index] += g;  dg = out_grad[index]"""
     batching = "index_add"
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, g, index, shape):
@@ -159,6 +226,7 @@ def getitem(x, index):
 class SetItem(Function):
     """out = x with out[index] = v;  dx = g with g[index] = 0,  dv = g[index]"""
     batching = NoRule("an in-place write through a per-sample index: one write per sample")
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, x, v, index):
@@ -225,6 +293,11 @@ class Gather(Function):
     def jvp(ctx, t, _dim, _index):
         return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
 
+    @staticmethod
+    def onnx(e, c):
+        x, dim, index = e.args[:3]
+        return c.add("GatherElements", [x.name, c.operand(index, np.int64)], c.out(e), axis=int(dim))
+
 
 def _check_index(op, x, dim, index):
     # the shape checked is the tensor's (inside vmap its per-sample shape; the array read through it
@@ -258,6 +331,7 @@ def gather(input, dim, index):
 class ScatterAdd(Function):
     """out = x;  out[index[i][j]][j] += src[i][j] (along dim);  dx = g,  dsrc = gather(g, index)"""
     batching = NoRule("the index arrays are per sample: one scatter per sample")
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, x, dim, index, src):

@@ -131,6 +131,7 @@ class Into(Function):
     and x takes the result's place in the graph (write_inplace)."""
     batching = NoRule("an in-place write into a given array: one write per sample")
     jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
+    onnx = NoRule("the kernel of an in-place op when no graph is recorded: mg.trace records the op and an assign instead")
 
     @staticmethod
     def forward(ctx, ufunc, out, *xs):

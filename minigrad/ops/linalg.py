@@ -19,6 +19,7 @@ def _matmul(x, y):
 class MatMul(Function):
     """out = x @ y;  dx = g @ y^T,  dy = x^T @ g   (1-D operands as numpy/PyTorch: promoted, then squeezed)"""
     batching = "matmul"
+    onnx = "MatMul"
 
     @staticmethod
     def forward(ctx, x, y):
@@ -152,6 +153,15 @@ class Addmm(Function):
                 out = term if out is None else out + term
         return out
 
+    @staticmethod
+    def onnx(e, c):
+        x, w, b = e.args[:3]
+        bias = [b.name] if c.is_var(b) else []
+        if len(x.shape) == 2:
+            return c.add("Gemm", [x.name, w.name] + bias, c.out(e), transB=1)
+        xw = c.add("MatMul", [x.name, c.add("Transpose", [w.name], perm=[1, 0])])
+        return c.add("Add", [xw] + bias, c.out(e)) if bias else c.result(e, xw)
+
 
 def _addmm_grads(g, x, w, need):
     """(dx, dw, db) of out = x @ w^T + b for upstream g, None for those not in need."""
@@ -172,6 +182,7 @@ class AddmmBackward(Function):
     (those in need); second derivative, from the cotangents (A, B, C) of (dx, dw, db):
     dg = A @ w^T + x @ B^T + C,  dx = g @ B,  dw = A^T @ g"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "linear_backward"
     _fast = staticmethod(_addmm_backward)  # the three products straight in NumPy when nothing is recorded
@@ -287,6 +298,13 @@ class Einsum(Function):
                 out = term if out is None else out + term
         return out
 
+    @staticmethod
+    def onnx(e, c):
+        eq, xs = e.args[0], e.args[1:]
+        if not isinstance(eq, str):
+            raise c.unmapped("the sublist form")
+        return c.add("Einsum", [x.name for x in xs], c.out(e), equation=eq.replace(" ", ""))
+
 
 def _einsum_grad(g, out, xs, subs, i):
     sub = subs[i]
@@ -395,6 +413,7 @@ class Diagonal(Function):
     dx = zeros with g written back onto that diagonal"""
     _is_view = True
     batching = "diagonal"
+    onnx = NoRule("diagonals (a Gather of computed indices; not mapped yet)")
 
     @staticmethod
     def forward(ctx, x, offset, dim1, dim2):
@@ -416,6 +435,7 @@ class Diagonal(Function):
 class DiagEmbed(Function):
     """out = zeros(shape) with g on the diagonal (offset, dim1, dim2);  dg = diagonal(out_grad)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    onnx = NoRule("diagonals (a Gather of computed indices; not mapped yet)")
 
     @staticmethod
     def forward(ctx, g, shape, offset, dim1, dim2):

@@ -32,6 +32,10 @@ def _reduce_np(loss, reduction, denom, dt):
     return loss.astype(dt, copy=False)
 
 
+# the `onnx` rule of the ops here that have no ONNX mapping
+_NO_ONNX = NoRule("a training loss: export inference graphs (model.eval(), the loss left out)")
+
+
 class CrossEntropyLoss(Function):
     """loss_i = -sum_c q_ic * log_softmax(z)_ic;  (dz, dy) = CrossEntropyLossBackward(g, z, y)
 
@@ -39,6 +43,7 @@ class CrossEntropyLoss(Function):
     q_ic = (1-eps) w_t [c == t] + eps/C w_c; for probabilities q_ic = w_c ((1-eps) y_ic + eps/C).
     """
     batching = "cross_entropy"
+    onnx = _NO_ONNX
 
     op_name = "cross_entropy"
 
@@ -160,6 +165,7 @@ class CrossEntropyLossBackward(Function):
     gi = g / denom, g or g per sample by reduction; second derivative: dz is linear in g and depends
     on z through softmax (and on y through q), dy on z through log_softmax"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "cross_entropy_backward"
 
@@ -325,6 +331,7 @@ class CrossEntropyLossBackward(Function):
 class NllLoss(Function):
     """loss_i = -w[t_i] * x[i, t_i];  dx = scatter of -g_i * w[t_i] at t_i (constant in x)"""
     batching = "cross_entropy"
+    onnx = _NO_ONNX
 
     op_name = "nll_loss"
 
@@ -373,6 +380,7 @@ class NllLoss(Function):
 class MseLoss(Function):
     """loss = reduce((x - y)^2);  dx = 2 g (x - y) (/ n for 'mean'),  dy = -dx"""
     batching = "mse"
+    onnx = _NO_ONNX
 
     op_name = "mse_loss"
 
@@ -411,6 +419,7 @@ class BinaryCrossEntropy(Function):
     dy = -g logit(x) = -g log(x / (1-x)), not clamped (PyTorch's: inf at x = 0, 115.1 at x = 1e-50)"""
     batching = "elementwise"
     fusion = NoRule("a loss: its reduction argument is static")
+    onnx = _NO_ONNX
 
     op_name = "binary_cross_entropy"
 
@@ -446,6 +455,7 @@ class BinaryCrossEntropyWithLogits(Function):
     dy = g ((pw-1) softplus(-x) - x), dpw = g y softplus(-x)"""
     batching = "elementwise"
     fusion = NoRule("a loss: its reduction argument is static")
+    onnx = _NO_ONNX
 
     op_name = "binary_cross_entropy_with_logits"
 

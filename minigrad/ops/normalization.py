@@ -260,6 +260,7 @@ class _NormalizeBackward(Function):
 class NativeBatchNormBackward(_NormalizeBackward):
     """batch_norm's backward op (see _NormalizeBackward)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "batch_norm_backward"
 
@@ -267,6 +268,7 @@ class NativeBatchNormBackward(_NormalizeBackward):
 class NativeLayerNormBackward(_NormalizeBackward):
     """layer_norm's backward op (see _NormalizeBackward)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "layer_norm_backward"
 
@@ -274,6 +276,7 @@ class NativeLayerNormBackward(_NormalizeBackward):
 class NativeBatchNorm(_Normalize):
     """batch_norm in training mode: statistics over every dimension but the channel one (dim 1)"""
     batching = NoRule("batch statistics: per sample they are the statistics of that sample's batch")
+    onnx = NoRule("batch norm with batch statistics (training=True); in eval it is elementwise and maps")
 
     op_name = "batch_norm"
     _backward_op = NativeBatchNormBackward
@@ -285,3 +288,13 @@ class NativeLayerNorm(_Normalize):
 
     op_name = "layer_norm"
     _backward_op = NativeLayerNormBackward
+
+    @staticmethod
+    def onnx(e, c):
+        x, w, b, axes, eps = e.args[:5]
+        axes = sorted(int(a) % len(x.shape) for a in axes)
+        if axes != list(range(axes[0], len(x.shape))):
+            raise c.unmapped("normalising over axes that are not the trailing ones")
+        scale = w.name if c.is_var(w) else c.const(np.ones(x.shape[axes[0]:], x.dtype))
+        ins = [x.name, scale] + ([b.name] if c.is_var(b) else [])
+        return c.add("LayerNormalization", ins, c.out(e), axis=axes[0], epsilon=float(eps))

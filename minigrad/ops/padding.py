@@ -31,3 +31,10 @@ class ConstantPadNd(Function):
     @staticmethod
     def jvp(ctx, t, _widths, _value):
         return ConstantPadNd.apply(t, ctx.widths, 0)  # the padding is constant: tangent 0 there
+
+    @staticmethod
+    def onnx(e, c):
+        x, widths, value = e.args[:3]
+        widths = [tuple(int(v) for v in w) for w in widths]
+        pads = [w[0] for w in widths] + [w[1] for w in widths]
+        return c.add("Pad", [x.name, c.ints(pads), c.scalar(value, x.dtype)], c.out(e), mode="constant")

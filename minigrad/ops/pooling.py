@@ -177,12 +177,21 @@ class MaxPool2DWithIndices(Function):
         x, = ctx.saved_tensors
         return MaxPool2DWithIndicesBackward.apply(g, x, ctx.pairs, ctx.idx, ctx.geo), None
 
+    @staticmethod
+    def onnx(e, c):
+        geo = e.args[1]
+        # geo's bottom/right padding already covers ceil_mode's extra window, so the explicit pads with
+        # ceil_mode=0 give the same windows; padding counts as -inf, as PyTorch
+        return c.add("MaxPool", [c.x(e)], c.out(e), kernel_shape=[geo.kh, geo.kw], strides=[geo.sh, geo.sw],
+                     dilations=[geo.dh, geo.dw], pads=[geo.pt, geo.pl, geo.pb, geo.pr])
+
 
 class MaxPool2DWithIndicesBackward(Function):
     """dx = g scattered to the window maxima of x (pairs: the 2x2 path's choices, else the offsets idx);
     dg = MaxPoolDoubleBackward(gg): gg gathered at the same positions; 0 for x (piecewise linear)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
     jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "max_pool2d_backward"
 
@@ -204,6 +213,7 @@ class MaxPoolDoubleBackward(Function):
     """out = x at the window positions idx (the adjoint of the scatter);  dx = scatter(g, idx)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
     jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "max_pool_double_backward"
 
@@ -267,11 +277,23 @@ class AvgPool2D(Function):
     def backward(ctx, g):
         return AvgPool2DBackward.apply(g, ctx.geo, ctx.div), None, None
 
+    @staticmethod
+    def onnx(e, c):
+        x, geo, div = e.args[:3]
+        name = x.name
+        if geo.pt or geo.pb or geo.pl or geo.pr:  # zero padding, then whole windows; the divisor is minigrad's
+            name = c.add("Pad", [name, c.ints([0, 0, geo.pt, geo.pl, 0, 0, geo.pb, geo.pr]), c.scalar(0, x.dtype)],
+                         mode="constant")
+        mean = c.add("AveragePool", [name], kernel_shape=[geo.kh, geo.kw], strides=[geo.sh, geo.sw])
+        total = c.add("Mul", [mean, c.scalar(geo.kh * geo.kw, x.dtype)])
+        return c.add("Div", [total, c.operand(div, x.dtype)], c.out(e))
+
 
 class AvgPool2DBackward(Function):
     """dx = g / divisor spread over each window (the adjoint of avg pooling);  dg = avg_pool(gg)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
     jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "avg_pool2d_backward"
 

@@ -107,6 +107,17 @@ class MaxPoolNd(Function):
             return _gather_at(t, ctx.idx), None
         return _gather_at(t, np.where(ctx.valid, ctx.idx, 0)) * Tensor._make(ctx.valid.astype(t.dtype)), None
 
+    @staticmethod
+    def onnx(e, c):
+        geo = e.args[1]
+        outs = [c.out(e), c.tmp()]
+        c.add("MaxPool", [c.x(e)], outs, kernel_shape=list(geo.kernel), strides=list(geo.stride),
+              dilations=list(geo.dilation), pads=[lo for lo, _ in geo.pads] + [hi for _, hi in geo.pads])
+        if len(e.outvars) > 1:  # ONNX's index runs over the whole tensor; minigrad's within each plane
+            plane = c.const(np.asarray(int(np.prod(geo.size)), np.int64))
+            c.add("Mod", [outs[1], plane], c.out(e, 1))
+        return outs[0]
+
 
 class AvgPoolNd(Function):
     """out = sum over each window of xpad (zero padding) / divisor;  dx = AvgPoolNdBackward(g)"""
@@ -132,10 +143,22 @@ class AvgPoolNd(Function):
     def jvp(ctx, t, *_):
         return AvgPoolNd.apply(t, ctx.geo, ctx.div)  # linear: the op itself on the tangent
 
+    @staticmethod
+    def onnx(e, c):
+        x, geo, div = e.args[:3]
+        name = x.name
+        if any(lo or hi for lo, hi in geo.pads):
+            pads = [0, 0] + [lo for lo, _ in geo.pads] + [0, 0] + [hi for _, hi in geo.pads]
+            name = c.add("Pad", [name, c.ints(pads), c.scalar(0, x.dtype)], mode="constant")
+        mean = c.add("AveragePool", [name], kernel_shape=list(geo.kernel), strides=list(geo.stride))
+        total = c.add("Mul", [mean, c.scalar(int(np.prod(geo.kernel)), x.dtype)])
+        return c.add("Div", [total, c.operand(div, x.dtype)], c.out(e))
+
 
 class AvgPoolNdBackward(Function):
     """dx = g / divisor spread over each window (the adjoint of average pooling);  dg = AvgPoolNd(gg)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "avg_pool_backward"
 
@@ -178,6 +201,7 @@ class AdaptiveMaxPoolNd(Function):
     """out = max over each adaptive bin (the last NaN, else the first maximum wins), idx = its flat index in
     the input plane;  dx = g scattered (added) to idx"""
     batching = NoRule("the N-d family has no batch-folding rule yet (the 2-D ops fold the batch into N)")
+    onnx = NoRule("unpooling, adaptive max pooling and interpolation: not mapped yet")
 
     op_name = "adaptive_max_pool"
 
@@ -218,6 +242,7 @@ class MaxUnpoolNd(Function):
     """out = zeros of (N, C, *size) with out[n, c, idx[n, c, p]] = x[n, c, p] (the partial inverse of
     max pooling);  dx = g gathered at idx"""
     batching = NoRule("the N-d family has no batch-folding rule yet (the 2-D ops fold the batch into N)")
+    onnx = NoRule("unpooling, adaptive max pooling and interpolation: not mapped yet")
 
     op_name = "max_unpool"
 

@@ -16,12 +16,18 @@ def _draw_dtype(dt):
     return dt if dt in (np.float32, np.float64) else np.float64
 
 
+# the `onnx` rule of the ops here that have no ONNX mapping
+_NO_ONNX = NoRule("a random draw: ONNX's Random* operators draw from their own generator, so the "
+                  "exported model would not reproduce minigrad's numbers")
+
+
 class DropoutMask(Function):
     """out = (uniform(shape) >= p) / (1 - p): dropout's keep mask, pre-scaled (inverted dropout)"""
     jvp = NoRule("a random draw: its inputs are shapes and parameters, no tangent flows")
 
     op_name = "dropout_mask"
     _random, _generator_arg = True, 3
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, shape, dt, p, generator):
@@ -37,6 +43,7 @@ class Rand(Function):
 
     op_name = "rand"
     _random, _generator_arg = True, 2
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, shape, dt, generator):
@@ -49,6 +56,7 @@ class Randn(Function):
 
     op_name = "randn"
     _random, _generator_arg = True, 2
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, shape, dt, generator):
@@ -61,6 +69,7 @@ class Randint(Function):
 
     op_name = "randint"
     _random, _generator_arg = True, 4
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, shape, low, high, dt, generator):  # shape first, as vmap's randomness='different' reads it
@@ -73,6 +82,7 @@ class Randperm(Function):
 
     op_name = "randperm"
     _random, _generator_arg = True, 2
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, n, dt, generator):
@@ -85,6 +95,7 @@ class Uniform(Function):
 
     op_name = "uniform"
     _random, _generator_arg = True, 4
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, shape, dt, a, b, generator):
@@ -97,6 +108,7 @@ class Normal(Function):
 
     op_name = "normal"
     _random, _generator_arg = True, 4
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, shape, dt, mean, std, generator):

@@ -61,9 +61,18 @@ def _expand_back(g, shape, axes, keepdim):
     return Expand.apply(g, shape)  # not g.expand(shape): the shape is valid by construction, no checks
 
 
+def _reduce_onnx(op):
+    """ReduceX over forward's (x, axes, keepdim)."""
+    def onnx(e, c):
+        x, axes, keepdim = e.args[:3]
+        return c.reduce(op, x.name, axes, keepdim, c.out(e), len(x.shape))
+    return staticmethod(onnx)
+
+
 class Sum(Function):
     """out = sum(x, axes);  dx = g broadcast back over the summed axes"""
     batching = "reduce_axes"
+    onnx = _reduce_onnx("ReduceSum")
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -92,6 +101,7 @@ def sum(input, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None)
 class Mean(Function):
     """out = mean(x, axes);  dx = g / n broadcast back"""
     batching = "reduce_axes"
+    onnx = _reduce_onnx("ReduceMean")
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -139,6 +149,7 @@ class Std(Function):
     """std's last step, out = sqrt(v) of the variance v;  dv = g / (2 * out), 0 where out == 0 (PyTorch's std backward: constant input -> 0, not nan)"""
     batching = "elementwise"
     fusion = NoRule("the square root ending a reduction, with its static arguments")
+    onnx = "Sqrt"
 
     @staticmethod
     def forward(ctx, v):
@@ -168,6 +179,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
 class Prod(Function):
     """out = prod(x);  dx = g * prod of the other elements (exact with zeros)"""
     batching = "reduce_axes"
+    onnx = _reduce_onnx("ReduceProd")
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -195,6 +207,7 @@ class ProdOthers(Function):
     dx_j = sum over i != j of gg_i * prod_{k != i, j} x_k  (itself ProdOthers of x with x_j set to 1,
     so prod is differentiable to any order at zeros, as PyTorch's)"""
     batching = "reduce_axes"
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     @staticmethod
     def forward(ctx, x, axes):
@@ -252,6 +265,7 @@ def _tie_count(mask, axes, dtype):
 class Amax(Function):
     """out = amax(x, axes);  dx = g / (number of ties) at the maxima (ties share evenly)"""
     batching = "reduce_axes"
+    onnx = _reduce_onnx("ReduceMax")
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -277,6 +291,7 @@ class Amax(Function):
 class Amin(Amax):
     """out = amin(x, axes);  dx = g / (number of ties) at the minima (ties share evenly)"""
     batching = "reduce_axes"
+    onnx = _reduce_onnx("ReduceMin")
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -359,9 +374,23 @@ class _NoGradReduction(Function):
         raise RuntimeError(f"{ctx.name()}: this op is not differentiable")
 
 
+def _argreduce_onnx(op):
+    """ArgMax/ArgMin along dim, or over the flattened input (dim None)."""
+    def onnx(e, c):
+        x, dim, keepdim = e.args[:3]
+        if dim is None:
+            res = c.add(op, [c.reshape(x.name, [-1])], axis=0, keepdims=0)
+            return c.reshape(res, [1] * len(x.shape), c.out(e)) if keepdim else c.result(e, res)
+        if not x.shape:  # 0-d: the index is 0
+            return c.result(e, c.const(np.zeros((), np.int64)))
+        return c.add(op, [x.name], c.out(e), axis=int(dim), keepdims=int(bool(keepdim)))
+    return staticmethod(onnx)
+
+
 class Argmax(_NoGradReduction):
     """out = index of the (first) maximum, over all elements (dim None) or along dim"""
     batching = "argmax"
+    onnx = _argreduce_onnx("ArgMax")
 
     @staticmethod
     def forward(ctx, x, dim, keepdim):
@@ -373,12 +402,19 @@ class Argmax(_NoGradReduction):
 class Argmin(_NoGradReduction):
     """out = index of the (first) minimum, over all elements (dim None) or along dim"""
     batching = "argmax"
+    onnx = _argreduce_onnx("ArgMin")
 
     @staticmethod
     def forward(ctx, x, dim, keepdim):
         if dim is None:
             return np.asarray(np.argmin(x), dtype=np.int64)
         return np.argmin(x, axis=dim, keepdims=keepdim).astype(np.int64)
+
+
+def _as_int64(c, x):
+    """x as 0/1 int64 (nonzero -> 1), for all/any as a ReduceMin/ReduceSum."""
+    b = x.name if x.dtype == np.bool_ else c.add("Cast", [x.name], to=c.tp(np.bool_))
+    return c.add("Cast", [b], to=c.tp(np.int64))
 
 
 class Any(_NoGradReduction):
@@ -389,6 +425,12 @@ class Any(_NoGradReduction):
     def forward(ctx, x, axes, keepdim):
         return np.asarray(np.any(x, axis=axes, keepdims=keepdim))
 
+    @staticmethod
+    def onnx(e, c):
+        x, axes, keepdim = e.args[:3]
+        count = c.reduce("ReduceSum", _as_int64(c, x), axes, keepdim, None, len(x.shape))
+        return c.add("Greater", [count, c.const(np.zeros((), np.int64))], c.out(e))  # 0 over an empty input
+
 
 class All(_NoGradReduction):
     """out = every element true (over axes, or all elements)"""
@@ -397,6 +439,12 @@ class All(_NoGradReduction):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         return np.asarray(np.all(x, axis=axes, keepdims=keepdim))
+
+    @staticmethod
+    def onnx(e, c):
+        x, axes, keepdim = e.args[:3]
+        low = c.reduce("ReduceMin", _as_int64(c, x), axes, keepdim, None, len(x.shape))
+        return c.add("Cast", [low], c.out(e), to=c.tp(np.bool_))
 
 
 def _check_arg_nonempty(x, dim, op):
@@ -450,6 +498,7 @@ def _stable_lse(x, axes):
 class Logsumexp(Function):
     """out = log(sum(exp(x)));  dx = g * exp(x - out)   (softmax; stable via the max shift)"""
     batching = "reduce_axes"
+    onnx = _reduce_onnx("ReduceLogSumExp")
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -495,6 +544,10 @@ class Softmax(Function):
         out, = ctx.saved_tensors
         return out * (t - (t * out).sum(ctx.dim, keepdim=True))
 
+    @staticmethod
+    def onnx(e, c):
+        return c.on_axis("Softmax", e)
+
 
 class LogSoftmax(Function):
     """out = x - logsumexp(x);  dx = g - exp(out) * sum(g)"""
@@ -519,6 +572,10 @@ class LogSoftmax(Function):
     def jvp(ctx, t, _dim):
         out, = ctx.saved_tensors
         return t - (exp(out) * t).sum(ctx.dim, keepdim=True)
+
+    @staticmethod
+    def onnx(e, c):
+        return c.on_axis("LogSoftmax", e)
 
 
 def _softmax_dim(x, dim, op):
@@ -548,6 +605,7 @@ def log_softmax(input, dim=None, dtype=None, *, axis=None):
 class Norm2(Function):
     """out = sqrt(sum(x^2));  dx = g * x / out   (0 where out == 0, not nan, as PyTorch)"""
     batching = "reduce_axes"
+    onnx = _reduce_onnx("ReduceL2")
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -615,6 +673,13 @@ class NormP(Function):
         inv = where(oz, 0.0, 1.0 / where(oz, 1.0, out_kept) ** (p - 1))
         return Sum.apply(scaled * t * inv, ctx.axes, ctx.keepdim)
 
+    @staticmethod
+    def onnx(e, c):
+        x, axes, keepdim, p = e.args[:4]
+        powed = c.add("Pow", [c.add("Abs", [x.name]), c.scalar(p, x.dtype)])
+        total = c.reduce("ReduceSum", powed, axes, keepdim, None, len(x.shape))
+        return c.add("Pow", [total, c.scalar(1.0 / p, x.dtype)], c.out(e))
+
 
 class Cumsum(Function):
     """out = cumsum(x, dim);  dx = reverse-cumsum of g along dim"""
@@ -635,6 +700,10 @@ class Cumsum(Function):
     @staticmethod
     def jvp(ctx, t, _dim):
         return Cumsum.apply(t, ctx.dim)
+
+    @staticmethod
+    def onnx(e, c):
+        return c.on_axis("CumSum", e)
 
 
 def cumsum(input, dim=None, *, dtype=None, axis=None):

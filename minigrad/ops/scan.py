@@ -4,7 +4,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 from .._aliases import dim_alias as _dim_alias
 
@@ -28,10 +28,15 @@ def _upper(n, dtype):
     return Tensor._make(np.triu(np.ones((n, n), dtype=bool)))
 
 
+# the `onnx` rule of the ops here that have no ONNX mapping
+_NO_ONNX = NoRule("ONNX has no cumulative op besides CumSum")
+
+
 class Cumprod(Function):
     """out_j = prod_{i<=j} x_i along dim;  dx_k = sum_{j>=k} g_j * prod_{i<=j, i!=k} x_i
     (reverse-cumsum(g * out) / x where x has no zero; the exact sum otherwise, as PyTorch)"""
     batching = "dim_at_1"
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -137,12 +142,14 @@ class Cummax(_CumExtreme):
     """out = running max along dim, and its indices;  dx = g at the indices"""
     _ufunc = np.maximum
     batching = "dim_at_1"
+    onnx = _NO_ONNX
 
 
 class Cummin(_CumExtreme):
     """out = running min along dim, and its indices;  dx = g at the indices"""
     _ufunc = np.minimum
     batching = "dim_at_1"
+    onnx = _NO_ONNX
 
 
 CummaxResult = namedtuple("cummax", ["values", "indices"])
@@ -171,6 +178,7 @@ class Logcumsumexp(Function):
     """out_j = log sum_{i<=j} exp(x_i) along dim;  dx_k = sum_{j>=k} g_j * exp(x_k - out_j)
     (every exponent <= 0: no overflow)"""
     batching = "dim_at_1"
+    onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, x, dim):

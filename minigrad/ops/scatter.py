@@ -77,6 +77,7 @@ class ScatterReduce(Function):
     mean: divided by the count; amax/amin: g shared evenly among the elements equal to the result;
     prod: g * out / x (exact at zeros through the product of the others)"""
     batching = NoRule("the index arrays are per sample: one scatter per sample")
+    onnx = NoRule("writes at indices (ScatterElements/ScatterND are not mapped yet)")
 
     @staticmethod
     def forward(ctx, x, dim, index, src, reduce, include_self):
@@ -286,6 +287,7 @@ class Nonzero(Function):
     """out = the indices of the nonzero elements, one row each (n, ndim);  not differentiable"""
     batching = NoRule("a data-dependent output shape (the wrapper raises under vmap)")
     jvp = NoRule("integer or bool outputs: no tangent")
+    onnx = NoRule("the result's shape depends on the data (boolean masks, nonzero, unique)")
 
     @staticmethod
     def forward(ctx, x):

@@ -48,6 +48,15 @@ class View(Function):
     def jvp(ctx, t, _shape):
         return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
 
+    @staticmethod
+    def onnx(e, c):
+        # flatten/squeeze/unsqueeze/view are one `reshape` in the IR: all become Reshape; a dynamic
+        # batch (axis 0 kept from the input) becomes -1
+        shape = list(e.outvars[0].shape)
+        if c.dynamic_batch and shape and shape[0] == c.batch and e.args[0].shape[:1] == (c.batch,):
+            shape[0] = -1
+        return c.reshape(c.x(e), shape, c.out(e))
+
 
 class Squeeze(View):
     """out = x without the size-1 dims asked for;  dx = g.reshape(x.shape)"""
@@ -145,6 +154,11 @@ class Permute(Function):
     def jvp(ctx, t, _dims):
         return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
 
+    @staticmethod
+    def onnx(e, c):
+        perm = [int(d) % max(1, len(e.args[0].shape)) for d in e.args[1]]
+        return c.add("Transpose", [c.x(e)], c.out(e), perm=perm)
+
 
 class Transpose(Permute):
     """out = x with two dims swapped;  dx = g with them swapped back"""
@@ -220,6 +234,15 @@ class Expand(Function):
     def jvp(ctx, t, _shape):
         return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
 
+    @staticmethod
+    def onnx(e, c):
+        # a target size equal to the input's is written as 1: Expand broadcasts both ways, so the result
+        # is the same, and an axis left dynamic (the batch) keeps whatever size it has at run time
+        out, inp = list(e.outvars[0].shape), e.args[0].shape
+        k = len(out) - len(inp)
+        shape = [1 if i >= k and inp[i - k] == n else n for i, n in enumerate(out)]
+        return c.add("Expand", [c.x(e), c.ints(shape)], c.out(e))
+
 
 def expand(input, *args, size=None):
     sizes = _sizes(args) if size is None else tuple(size)
@@ -272,6 +295,14 @@ class Repeat(Function):
     def jvp(ctx, t, _reps):
         return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
 
+    @staticmethod
+    def onnx(e, c):
+        x, reps = e.args[0], [int(r) for r in e.args[1]]
+        name = x.name
+        if len(reps) > len(x.shape):
+            name = c.reshape(name, [1] * (len(reps) - len(x.shape)) + list(x.shape))
+        return c.add("Tile", [name, c.ints(reps)], c.out(e))
+
 
 def repeat(input, *args, repeats=None):
     sizes = _sizes(args) if repeats is None else tuple(repeats)
@@ -298,6 +329,13 @@ class Flip(Function):
     def jvp(ctx, t, _dims):
         return type(ctx).apply(t, *ctx.fw_args[1:])  # linear: the op itself on the tangent
 
+    @staticmethod
+    def onnx(e, c):
+        dims = [int(d) for d in e.args[1]]
+        n = len(dims)
+        return c.add("Slice", [c.x(e), c.ints([-1] * n), c.ints([c.INT64_MIN] * n), c.ints(dims), c.ints([-1] * n)],
+                     c.out(e))
+
 
 def flip(input, *args, dims=None):
     """flip(x, dims) as torch.flip; x.flip(0, 1) as Tensor.flip(*dims)."""
@@ -315,6 +353,7 @@ class Clone(Function):
     """out = copy(x);  dx = g"""
     batching = "elementwise"
     fusion = NoRule("a copy: fusion has nothing to save")
+    onnx = "Identity"
 
     @staticmethod
     def forward(ctx, x):
@@ -361,6 +400,10 @@ class Cat(Function):
         xs = ctx.fw_args[1:]  # a zero block for an input without a tangent
         return type(ctx).apply(ctx.dim, *[t if t is not None else Tensor._make(np.zeros(x.shape, x.dtype))
                                           for t, x in zip(ts, xs)])
+
+    @staticmethod
+    def onnx(e, c):
+        return c.add("Concat", [x.name for x in e.args[1:]], c.out(e), axis=int(e.args[0]))
 
 
 def cat(tensors, dim=0, *, axis=None):
@@ -434,6 +477,14 @@ class Stack(Function):
         return type(ctx).apply(ctx.dim, *[t if t is not None else Tensor._make(np.zeros(x.shape, x.dtype))
                                           for t, x in zip(ts, xs)])
 
+    @staticmethod
+    def onnx(e, c):
+        dim, xs = int(e.args[0]), e.args[1:]
+        if dim < 0:
+            dim += len(e.outvars[0].shape)
+        ax = c.ints([dim])
+        return c.add("Concat", [c.add("Unsqueeze", [x.name, ax]) for x in xs], c.out(e), axis=dim)
+
 
 @_accepts_axis
 def narrow(input, dim, start, length):
@@ -481,9 +532,17 @@ def unbind(input, dim=0, *, axis=None):
     return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
 
 
+def _trilu_onnx(upper):
+    def onnx(e, c):
+        k = int(e.args[1]) if len(e.args) > 1 else 0
+        return c.add("Trilu", [c.x(e), c.const(np.asarray(k, np.int64))], c.out(e), upper=upper)
+    return staticmethod(onnx)
+
+
 class Tril(Function):
     """out = tril(x, k);  dx = tril(g, k)"""
     batching = "leading_batch"
+    onnx = _trilu_onnx(0)
 
     @staticmethod
     def forward(ctx, x, k):
@@ -502,6 +561,7 @@ class Tril(Function):
 class Triu(Function):
     """out = triu(x, k);  dx = triu(g, k)"""
     batching = "leading_batch"
+    onnx = _trilu_onnx(1)
 
     @staticmethod
     def forward(ctx, x, k):

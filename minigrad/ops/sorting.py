@@ -58,6 +58,16 @@ def _scatter_back(g, idx, dim, shape, keepdim):
     return zeros.scatter_add(dim, _kept_index(idx, dim, keepdim), g)
 
 
+def _topk_onnx(e, c, k, dim, largest):
+    """TopK (sorted, ties in index order as minigrad) writing values and indices."""
+    x = e.args[0]
+    if not x.shape:  # 0-d: the value itself, index 0
+        c.result(e, x.name)
+        return c.result(e, c.const(np.zeros((), np.int64)), 1)
+    return c.add("TopK", [x.name, c.ints([k])], [c.out(e), c.out(e, 1)], axis=int(dim),
+                 largest=int(bool(largest)), sorted=1)
+
+
 class Sort(Function):
     """(values, indices) = sort(x, dim);  dx = g scattered back to indices"""
     batching = "dim_at_1"
@@ -73,6 +83,11 @@ class Sort(Function):
     @staticmethod
     def jvp(ctx, t, *_):
         return _take_tangent(ctx, t), None
+
+    @staticmethod
+    def onnx(e, c):
+        x, dim, descending = e.args[:3]
+        return _topk_onnx(e, c, x.shape[int(dim)] if x.shape else 1, dim, descending)
 
 
 def _take_sorted(ctx, x, dim, order):
@@ -137,6 +152,11 @@ class Topk(Function):
     def jvp(ctx, t, *_):
         return _take_tangent(ctx, t), None
 
+    @staticmethod
+    def onnx(e, c):
+        k, dim, largest = e.args[1:4]
+        return _topk_onnx(e, c, int(k), dim, largest)
+
 
 def topk(input, k, dim=-1, largest=True, sorted=True, *, axis=None):  # noqa: A002
     """The k largest elements along dim (the k smallest when largest=False), with their indices."""
@@ -154,6 +174,7 @@ class _Select(Function):
 
     Subclasses choose the index (kthvalue, median, mode): `_pick(x, dim) -> indices along dim`.
     """
+    onnx = NoRule("order statistics (kthvalue, median, mode): not mapped yet (sort and topk map to TopK)")
 
     @staticmethod
     def _pick(x, dim, arg):
@@ -258,6 +279,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, axis=None, keepdims=None):  # n
 class MedianAll(Function):
     """out = the lower median of all elements;  dx = g shared evenly among elements equal to it"""
     batching = NoRule("the median of all elements: no per-sample rule yet (median over the flattened sample)")
+    onnx = NoRule("order statistics (kthvalue, median, mode): not mapped yet (sort and topk map to TopK)")
 
     def name(self):
         return ("Nanmedian" if self.ignore_nan else "Median") + "Backward0"
@@ -340,6 +362,7 @@ class Unique(Function):
     """the sorted unique values (and optionally the inverse indices and counts); not differentiable"""
     batching = NoRule("a data-dependent output shape")
     jvp = NoRule("a data-dependent output: the identity gives the tangent of its values")
+    onnx = NoRule("the result's shape depends on the data (boolean masks, nonzero, unique)")
 
     @staticmethod
     def forward(ctx, x, return_inverse, return_counts, dim):

@@ -117,6 +117,7 @@ class AdamStep(Function):
     run under no_grad); under mg.graph.trace the per-tensor in-place ops run instead, each recorded."""
     batching = NoRule("an optimizer update: it is not run under vmap")
     jvp = NoRule("an optimizer update: not differentiated")
+    onnx = NoRule("an optimizer step: export an inference graph (model.eval(), no training step)")
 
     op_name = "adam_step"
 

@@ -198,6 +198,7 @@ class HostMath(Function):
     """out = _HOST_MATH[name](*scalars), in Python floats, as 0-d float64 arrays (no gradient)."""
     batching = _function.NoRule("an optimizer update: it is not run under vmap")
     jvp = _function.NoRule("an optimizer update: not differentiated")
+    onnx = _function.NoRule("an optimizer step: export an inference graph (model.eval(), no training step)")
 
     @staticmethod
     def forward(ctx, name, *scalars):

@@ -101,6 +101,7 @@ class SGDStep(Function):
     the per-tensor in-place ops run instead, and each of them is recorded."""
     batching = NoRule("an optimizer update: it is not run under vmap")
     jvp = NoRule("an optimizer update: not differentiated")
+    onnx = NoRule("an optimizer step: export an inference graph (model.eval(), no training step)")
 
     op_name = "sgd_step"
 

@@ -4,4 +4,4 @@
     for info in op_db:
         for s in info.sample_inputs(np.random.default_rng(0)): ...
 """
-from .opinfo import OpInfo, SampleInput, Const, UNCHECKED, op_db, ops_named, public_ops  # noqa: F401
+from .opinfo import OpInfo, SampleInput, Const, op_db, ops_named, public_ops  # noqa: F401

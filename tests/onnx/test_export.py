@@ -141,6 +141,41 @@ def test_unmapped_op_names_the_op_and_the_line(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["x.onnx"]  # and no temporary behind
 
 
+def test_the_error_carries_the_declared_reason(tmp_path):
+    with pytest.raises(NotImplementedError, match=r"'cumprod' has no ONNX mapping \(ONNX has no cumulative op") as e:
+        mg.onnx.export(lambda x: mg.cumprod(x, 0), mg.randn(3), tmp_path / "c.onnx")
+    assert e.value.op is mg.ops.scan.Cumprod and e.value.reason == mg.ops.scan.Cumprod.onnx.why
+
+    class Cube(mg.autograd.Function):  # a user's Function declares no rule: no mapping, no reason
+        @staticmethod
+        def forward(ctx, x):
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    with pytest.raises(NotImplementedError, match=r"'cube' has no ONNX mapping; called at") as e:
+        mg.onnx.export(lambda x: Cube.apply(x), mg.randn(3), tmp_path / "u.onnx")
+    assert e.value.op is Cube and e.value.reason is None
+
+
+def test_number_minus_tensor_and_rounding_division(tmp_path):
+    # rsub (a number minus a tensor) had no mapping, and div's rounding_mode was exported as plain Div
+    x = mg.tensor(np.array([-3.5, -1.0, 2.5, 7.0], np.float32))
+    y = mg.tensor(np.array([2.0, -3.0, 2.0, -2.0], np.float32))
+    cases = [(lambda a: 1.0 - a, (x,)),
+             (lambda a, b: mg.div(a, b, rounding_mode="trunc"), (x, y)),
+             (lambda a, b: mg.div(a, b, rounding_mode="floor"), (x, y)),
+             (lambda a, b: mg.div(a, b, rounding_mode="trunc"),
+              (mg.tensor(np.array([-7, 7, -8, 9])), mg.tensor(np.array([2, -2, 3, 4]))))]
+    for i, (f, args) in enumerate(cases):
+        path = tmp_path / f"r{i}.onnx"
+        mg.onnx.export(f, args, path)
+        close(_run(path, *(a.numpy() for a in args)), f(*args).numpy())
+    with pytest.raises(NotImplementedError, match=r"integer floor division"):
+        mg.onnx.export(lambda a, b: mg.div(a, b, rounding_mode="floor"), cases[3][1], tmp_path / "f.onnx")
+
+
 def test_a_write_into_a_parameter_is_refused(tmp_path):
     w = mg.zeros(3)
 

@@ -115,3 +115,22 @@ def test_fused_kernel_computes_the_op(cls, dtype):
     else:
         np.testing.assert_allclose(got, want, rtol=fused.ULPS_PER_TRANSCENDENTAL * np.finfo(dtype).eps,
                                    atol=np.finfo(dtype).tiny)
+def _onnx_schema(name):
+    try:
+        import onnx.defs
+    except ImportError:
+        return True  # the extra is not installed: the name is checked where it is
+    return onnx.defs.has(name)
+
+
+@pytest.mark.parametrize("cls", OPS, ids=_name)
+def test_onnx_rule_declared(cls):
+    rule = cls.onnx
+    assert rule is not None, (f"{_name(cls)} declares no ONNX rule: set `onnx` to an ONNX operator's name, "
+                              f"a staticmethod onnx(e, c), or NoRule('why export cannot write it')")
+    if type(rule) is str:
+        assert _onnx_schema(rule), f"{_name(cls)}: onnx = {rule!r} is not an ONNX operator"
+    elif type(rule) is NoRule:
+        assert rule.why and len(rule.why) > 10, f"{_name(cls)}: NoRule needs the reason"
+    else:
+        assert callable(rule), f"{_name(cls)}: onnx = {rule!r} is not a rule"

@@ -31,6 +31,7 @@ class MatMulT(Function):
     op_name = "matmul_t"
     batching = NoRule("made by the compiler's simplify pass inside a compiled graph, which vmap does not enter")
     jvp = NoRule("only inside compiled graphs, which forward mode does not enter")
+    onnx = NoRule("made by the compiler's simplify pass inside a compiled program, never in a traced graph")
 
     @staticmethod
     def forward(ctx, x, y, dx, dy):

@@ -12,7 +12,6 @@ import numpy as np
 
 import minigrad as mg
 
-UNCHECKED = "unchecked"  # a per-op rule nobody has declared yet (a later test fails on it)
 FLOATS = ("float32", "float64")
 ALL_NUMERIC = ("float32", "float64", "int64")
 
@@ -244,15 +243,14 @@ class OpInfo:
     functions: the Function classes implementing the op (what a tracer records).
     kind: "op" (public op), "backward" (an op-as-backward Function), or "internal".
     skips: {test name: reason} to skip one generated test for this op, with the reason shown.
-    onnx: whether mg.onnx.export maps it (True, or the reason it does not); UNCHECKED until declared.
-    (The op's other rules -- JVP, batching, fusion -- are read from its Function classes:
-    tests/ops/test_op_rules.py.)
+    (The op's rules -- JVP, batching, fusion, ONNX -- are declared on its Function classes and read
+    from there: tests/ops/test_op_rules.py.)
     """
 
     def __init__(self, name, op, ref, sample_inputs, *, variant="", dtypes=FLOATS, supports_grad=True,
                  supports_gradgrad=True, torch_op="default", grad_fn="default", functions=(),
                  kind="op", aliases=(), atol=1e-5, rtol=1e-3, fwd_rtol=1e-7, fwd_atol=1e-10,
-                 skips=None, onnx=UNCHECKED, doc=""):
+                 skips=None, doc=""):
         self.name, self.variant, self.op, self.ref = name, variant, op, ref
         self.sample_inputs = sample_inputs
         self.dtypes = tuple(dtypes)
@@ -266,7 +264,6 @@ class OpInfo:
         self.atol, self.rtol = atol, rtol
         self.fwd_rtol, self.fwd_atol = fwd_rtol, fwd_atol
         self.skips = dict(skips or {})
-        self.onnx = onnx
         self.doc = doc
 
     @property
