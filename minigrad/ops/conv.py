@@ -295,7 +295,6 @@ def _tap_adds(out, d3, offs):
 class Im2Col(Function):
     """cols = im2col(x): (N, C, H, W) -> (C*kh*kw, N*OH*OW);  dx = col2im(g)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
-    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
     onnx = NoRule("im2col/col2im have no ONNX operator")
 
     op_name = "unfold"
@@ -309,11 +308,14 @@ class Im2Col(Function):
     def backward(ctx, g):
         return Col2Im.apply(g, ctx.geo), None
 
+    @staticmethod
+    def jvp(ctx, t, _geo):
+        return Im2Col.apply(t, ctx.geo)  # linear
+
 
 class Col2Im(Function):
     """x = col2im(cols): (C*kh*kw, N*OH*OW) -> (N, C, H, W), overlaps summed;  dcols = im2col(g)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
-    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
     onnx = NoRule("im2col/col2im have no ONNX operator")
 
     op_name = "fold"
@@ -326,6 +328,10 @@ class Col2Im(Function):
     @staticmethod
     def backward(ctx, g):
         return Im2Col.apply(g, ctx.geo), None
+
+    @staticmethod
+    def jvp(ctx, t, _geo):
+        return Col2Im.apply(t, ctx.geo)  # linear
 
 
 # -- Winograd F(2x2, 3x3) --------------------------------------------------------------------------
@@ -523,7 +529,6 @@ class Convolution(Function):
     """out[n, o] = b[o] + W2[o] @ cols[:, n] with cols = im2col(x);
     (dx, dw, db) = ConvolutionBackward(g, x, w)"""
     batching = "convolution"
-    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
 
     op_name = "conv2d"
 
@@ -572,6 +577,18 @@ class Convolution(Function):
         return _spread(grads, need) + (None, None)
 
     @staticmethod
+    def jvp(ctx, tx, tw, tb, *_):  # bilinear in (x, w), plus the bias
+        x, w = ctx.saved_tensors
+        geo, G = ctx.geo, ctx.groups
+        out = None
+        for t in (Convolution.apply(tx, w, None, geo, G) if tx is not None else None,
+                  Convolution.apply(x, tw, None, geo, G) if tw is not None else None,
+                  tb.reshape(1, -1, 1, 1).expand(geo.N, w.shape[0], geo.OH, geo.OW) if tb is not None else None):
+            if t is not None:
+                out = t if out is None else out + t
+        return out
+
+    @staticmethod
     def onnx(e, c):
         x, w, b, geo, groups = e.args[:5]
         ins = [x.name, w.name] + ([b.name] if c.is_var(b) else [])
@@ -585,7 +602,6 @@ class ConvolutionBackward(Function):
     second derivative: it is bilinear in (g, x) and (g, w), so dg = conv(gdx, w) + conv(x, gdw) + gdb,
     dx = dx-rule(g, gdw), dw = dw-rule(g, gdx)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
-    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
     onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "conv2d_backward"
@@ -673,3 +689,28 @@ class ConvolutionBackward(Function):
         if nw and gdx is not None:
             dw, = ConvolutionBackward.apply(g, gdx, None, None, geo, G, (False, True, False))
         return dg, dx, dw, None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, tg, tx, tw, *_):
+        """dx is bilinear in (g, w), dw in (g, x), db linear in g: each output's tangent is the same
+        rule on (tangent, primal) plus (primal, tangent)."""
+        g, x, w = ctx.saved_tensors
+        geo, G = ctx.geo, ctx.G
+        nx, nw, nb = ctx.need
+
+        def part(gg, xx, ww, need):
+            if gg is None or (xx is None and ww is None):
+                return None
+            return ConvolutionBackward.apply(gg, xx, ww, None, geo, G, need)[0]
+
+        def total(*terms):
+            terms = [t for t in terms if t is not None]
+            return sum(terms[1:], terms[0]) if terms else None
+        out = []
+        if nx:
+            out.append(total(part(tg, None, w, (True, False, False)), part(g, None, tw, (True, False, False))))
+        if nw:
+            out.append(total(part(tg, x, None, (False, True, False)), part(g, tx, None, (False, True, False))))
+        if nb:
+            out.append(tg.sum(dim=(0, 2, 3)) if tg is not None else None)
+        return tuple(out)

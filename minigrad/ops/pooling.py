@@ -161,7 +161,6 @@ class MaxPool2DWithIndices(Function):
     """out = max over each window (the first maximum wins ties);
     dx = MaxPool2DWithIndicesBackward(g): g scattered to each window's maximum"""
     batching = "fold_into_n"
-    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
 
     op_name = "max_pool2d"
 
@@ -178,6 +177,10 @@ class MaxPool2DWithIndices(Function):
         return MaxPool2DWithIndicesBackward.apply(g, x, ctx.pairs, ctx.idx, ctx.geo), None
 
     @staticmethod
+    def jvp(ctx, t, _geo):  # the tangent at each window's maximum
+        return MaxPoolDoubleBackward.apply(t, _argmax_offsets(ctx.pairs, ctx.idx, ctx.geo), ctx.geo)
+
+    @staticmethod
     def onnx(e, c):
         geo = e.args[1]
         # geo's bottom/right padding already covers ceil_mode's extra window, so the explicit pads with
@@ -190,7 +193,6 @@ class MaxPool2DWithIndicesBackward(Function):
     """dx = g scattered to the window maxima of x (pairs: the 2x2 path's choices, else the offsets idx);
     dg = MaxPoolDoubleBackward(gg): gg gathered at the same positions; 0 for x (piecewise linear)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
-    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
     onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "max_pool2d_backward"
@@ -208,11 +210,14 @@ class MaxPool2DWithIndicesBackward(Function):
         idx = _argmax_offsets(ctx.pairs, ctx.idx, ctx.geo)
         return MaxPoolDoubleBackward.apply(gg, idx, ctx.geo), None, None, None, None
 
+    @staticmethod
+    def jvp(ctx, tg, *_):  # linear in g; x only chose the maxima (its derivative is 0)
+        return MaxPool2DWithIndicesBackward.apply(tg, None, ctx.pairs, ctx.idx, ctx.geo) if tg is not None else None
+
 
 class MaxPoolDoubleBackward(Function):
     """out = x at the window positions idx (the adjoint of the scatter);  dx = scatter(g, idx)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
-    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
     onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "max_pool_double_backward"
@@ -225,6 +230,10 @@ class MaxPoolDoubleBackward(Function):
     @staticmethod
     def backward(ctx, g):
         return MaxPool2DWithIndicesBackward.apply(g, None, None, ctx.idx, ctx.geo), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return MaxPoolDoubleBackward.apply(t, ctx.idx, ctx.geo)  # linear
 
 
 def max_pool2d_indices(x, geo, out):
@@ -259,7 +268,6 @@ class AvgPool2D(Function):
     """out = sum over each window of xpad / divisor;  dx = AvgPool2DBackward(g): g / divisor spread
     over each window"""
     batching = "fold_into_n"
-    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
 
     op_name = "avg_pool2d"
 
@@ -278,6 +286,10 @@ class AvgPool2D(Function):
         return AvgPool2DBackward.apply(g, ctx.geo, ctx.div), None, None
 
     @staticmethod
+    def jvp(ctx, t, *_):
+        return AvgPool2D.apply(t, ctx.geo, ctx.div)  # linear
+
+    @staticmethod
     def onnx(e, c):
         x, geo, div = e.args[:3]
         name = x.name
@@ -292,7 +304,6 @@ class AvgPool2D(Function):
 class AvgPool2DBackward(Function):
     """dx = g / divisor spread over each window (the adjoint of avg pooling);  dg = avg_pool(gg)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
-    jvp = NoRule("forward mode runs the double-VJP identity (no rule of its own yet)")
     onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
     op_name = "avg_pool2d_backward"
@@ -309,3 +320,7 @@ class AvgPool2DBackward(Function):
     @staticmethod
     def backward(ctx, gg):
         return AvgPool2D.apply(gg, ctx.geo, ctx.div), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return AvgPool2DBackward.apply(t, ctx.geo, ctx.div)  # linear

@@ -9,7 +9,7 @@ rules (an op's `jvp` beside its `backward`) against the exact identity they repl
   the JVP rules of the backward's own ops (ThresholdBackward, the conv/norm/pool backward
   Functions...), equals the identity path and central differences of the gradient;
 - coverage: a Function class reached without a rule of its own declares so on itself
-  (`jvp = NoRule(why)`: today the 2-D conv/pooling family and its backward ops).
+  (`jvp = NoRule(why)`: today embedding's backward and the in-place ufunc kernel).
 (random compositions of registry ops in forward mode: test_forward_ad_hypothesis.py; all outputs
 of the decompositions: test_forward_ad_decompositions.py.)
 """
