@@ -369,18 +369,26 @@ def einsum_rule(cls, level, args):
 
 
 # -- conv and pooling ------------------------------------------------------------------------------------
-def convolution(cls, level, args):
+def _folded_conv(cls, level, args):
+    """A convolution whose weights and bias are not batched: the batch folded into N."""
     x, w, b, geo, groups = args
-    if x.ndim != 4:
-        raise Fallback
     N, B = geo.N, _size(level)
+    p = _expand_to(x, level)
+    out = cls.apply(p.reshape(B * N, *p.shape[2:]), w, b, geo._replace(N=B * N), groups)
+    return _out(out.reshape(B, N, *out.shape[1:]), level)
+
+
+def convolution(cls, level, args):
+    """conv1d/2d/3d (x, w, b, geo, groups), x logical (N, C, *spatial): the batch folded into N, or,
+    for per-sample weights, into the channel groups (B times as many groups)."""
+    x, w, b, geo, groups = args
+    if x.ndim < 3:
+        raise Fallback
     if not _is_batched(w, level) and not _is_batched(b, level):
-        p = _front(x)
-        out = cls.apply(p.reshape(B * N, *p.shape[2:]), w, b, geo._replace(N=B * N), groups)
-        return _out(out.reshape(B, N, *out.shape[1:]), level)
-    # per-sample weights: the batch becomes B times as many channel groups
-    px = _expand_to(x, level)                                     # (B, N, C, H, W)
-    px = px.permute(1, 0, 2, 3, 4).reshape(N, B * geo.C, geo.H, geo.W)
+        return _folded_conv(cls, level, args)
+    N, B = geo.N, _size(level)
+    px = _expand_to(x, level)                                     # (B, N, C, *spatial)
+    px = px.permute(1, 0, *range(2, px.ndim)).reshape(N, B * geo.C, *px.shape[3:])
     pw = _expand_to(w, level)
     pw = pw.reshape(B * pw.shape[1], *pw.shape[2:])
     pb = None if b is None else _expand_to(b, level).reshape(-1)
@@ -388,14 +396,35 @@ def convolution(cls, level, args):
     return _out(out.reshape(N, B, out.shape[1] // B, *out.shape[2:]), level, 1)
 
 
-def fold_into_n(cls, level, args):
-    """(x, geo, *rest) with x logical (N, C, H, W): the batch folded into N."""
-    x, geo = args[0], args[1]
-    if x.ndim != 4 or any(_is_batched(a, level) for a in args[1:]):
+def conv_transpose(cls, level, args):
+    """conv_transpose1d/2d/3d with shared weights: the batch folded into N (per-sample weights loop)."""
+    if args[0].ndim < 3 or _is_batched(args[1], level) or _is_batched(args[2], level):
         raise Fallback
-    B, N = _size(level), geo.N
-    p = _front(x)
-    out = cls.apply(p.reshape(B * N, *p.shape[2:]), geo._replace(N=B * N), *args[2:])
+    return _folded_conv(cls, level, args)
+
+
+def fold_into_n(cls, level, args):
+    """An op on x (N, C, *spatial) whose samples are independent along N (pooling, unpooling,
+    resizing): the batch folded into N. Other tensor arguments batched as x (max_unpool's indices)
+    are folded the same way; a geometry argument's N is scaled to match."""
+    x = args[0]
+    if x.ndim < 3 or not _is_batched(x, level):
+        raise Fallback
+    B, N = _size(level), x.shape[0]
+    new = []
+    for a in args:
+        if _is_batched(a, level):
+            if a.ndim != x.ndim or a.shape[0] != N:
+                raise Fallback
+            p = _front(a)
+            new.append(p.reshape(B * N, *p.shape[2:]))
+        elif hasattr(a, "_data") or type(a) is _Physical:
+            raise Fallback   # a tensor shared by the batch: not of the folded layout
+        elif isinstance(a, tuple) and hasattr(a, "_fields") and "N" in a._fields:
+            new.append(a._replace(N=B * N))
+        else:
+            new.append(a)
+    out = cls.apply(*new)
     outs = out if type(out) is tuple else (out,)
     res = tuple(_wrap(o.reshape(B, N, *o.shape[1:]), 0, level) for o in outs)
     return res if type(out) is tuple else res[0]

@@ -144,7 +144,7 @@ def _onnx_pads(geo):
 class ConvolutionNd(Function):
     """out[n, o] = b[o] + W2[o] @ cols[:, n] with cols = im2col(x) (per group);
     dx = ConvTransposeNd(g, w),  dw = ConvWeightNd(x, g),  db = sum of g over all but channels"""
-    batching = NoRule("the N-d family has no batch-folding rule yet (the 2-D ops fold the batch into N)")
+    batching = "convolution"
 
     op_name = "convolution"
 
@@ -193,7 +193,7 @@ class ConvolutionNd(Function):
 class ConvTransposeNd(Function):
     """out = col2im(W2^T @ g) + b: the input gradient of the convolution of geometry geo (a transposed
     convolution);  dg = ConvolutionNd(gout, w),  dw = ConvWeightNd(gout, g),  db = sum of gout"""
-    batching = NoRule("the N-d family has no batch-folding rule yet (the 2-D ops fold the batch into N)")
+    batching = "conv_transpose"
 
     op_name = "conv_transpose"
 

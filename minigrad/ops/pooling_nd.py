@@ -65,7 +65,7 @@ def _scatter_masked(g, idx, valid, in_shape):
 class MaxPoolNd(Function):
     """out = max over each window (NaN propagates: the last NaN wins, else the first maximum, as
     PyTorch), idx = its flat index in the input plane;  dx = g scattered (added) to idx"""
-    batching = NoRule("the N-d family has no batch-folding rule yet (the 2-D ops fold the batch into N)")
+    batching = "fold_into_n"
 
     op_name = "max_pool"
 
@@ -121,7 +121,7 @@ class MaxPoolNd(Function):
 
 class AvgPoolNd(Function):
     """out = sum over each window of xpad (zero padding) / divisor;  dx = AvgPoolNdBackward(g)"""
-    batching = NoRule("the N-d family has no batch-folding rule yet (the 2-D ops fold the batch into N)")
+    batching = "fold_into_n"
 
     op_name = "avg_pool"
 
@@ -200,7 +200,7 @@ def adaptive_bins(n, m):
 class AdaptiveMaxPoolNd(Function):
     """out = max over each adaptive bin (the last NaN, else the first maximum wins), idx = its flat index in
     the input plane;  dx = g scattered (added) to idx"""
-    batching = NoRule("the N-d family has no batch-folding rule yet (the 2-D ops fold the batch into N)")
+    batching = "fold_into_n"
     onnx = NoRule("unpooling, adaptive max pooling and interpolation: not mapped yet")
 
     op_name = "adaptive_max_pool"
@@ -241,7 +241,7 @@ class AdaptiveMaxPoolNd(Function):
 class MaxUnpoolNd(Function):
     """out = zeros of (N, C, *size) with out[n, c, idx[n, c, p]] = x[n, c, p] (the partial inverse of
     max pooling);  dx = g gathered at idx"""
-    batching = NoRule("the N-d family has no batch-folding rule yet (the 2-D ops fold the batch into N)")
+    batching = "fold_into_n"
     onnx = NoRule("unpooling, adaptive max pooling and interpolation: not mapped yet")
 
     op_name = "max_unpool"

@@ -156,7 +156,7 @@ _NAMES = {"nearest": "UpsampleNearest", "nearest-exact": "UpsampleNearestExact",
 class Interpolate(Function):
     """out = x with each spatial dimension d mapped by its taps (a gather per tap), or by their
     adjoint (a grouped sum) when adjoint;  dx = Interpolate(g) with the other direction"""
-    batching = NoRule("no batch-folding rule yet (the batch could fold into N)")
+    batching = "fold_into_n"
     onnx = NoRule("unpooling, adaptive max pooling and interpolation: not mapped yet")
 
     op_name = "interpolate"

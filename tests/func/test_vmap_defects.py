@@ -2,6 +2,8 @@
 vmap(grad(loss)) through nll_loss / cross_entropy raised in the batching rule, gather with a batched
 index raised (its checks saw the physical batch dim), 1-d @ 1-d gave (B, 1), in-place ops on batched
 tensors raised. Each against a per-sample loop (float64, 1e-12) and torch.func.vmap where installed."""
+import importlib
+
 import numpy as np
 import pytest
 
@@ -116,3 +118,33 @@ def test_inplace_ops_on_batched_and_unbatched_tensors():
     with pytest.raises(RuntimeError, match="vmap: add_"):
         vmap(lambda b: z.add_(b))(y)
     assert (z.numpy() == 0).all()
+
+
+# -- the N-d convolution/pooling/resizing family batches by its rules, not the per-sample loop ----------
+_ND_CASES = {
+    "conv1d": (lambda x, w: mg.nn.functional.conv1d(x, w, padding=1), [(3, 2, 3, 9), (4, 3, 3)], (0, None)),
+    "conv1d_per_sample_weights": (lambda x, w: mg.nn.functional.conv1d(x, w, padding=1),
+                                  [(3, 2, 3, 9), (3, 4, 3, 3)], (0, 0)),
+    "conv3d": (lambda x, w: mg.nn.functional.conv3d(x, w), [(3, 2, 2, 5, 5, 5), (4, 2, 3, 3, 3)], (0, None)),
+    "conv_transpose2d": (lambda x, w: mg.nn.functional.conv_transpose2d(x, w, stride=2),
+                         [(3, 2, 3, 4, 4), (3, 2, 3, 3)], (0, None)),
+    "max_pool1d": (lambda x: mg.nn.functional.max_pool1d(x, 2), [(3, 2, 3, 8)], (0,)),
+    "avg_pool3d": (lambda x: mg.nn.functional.avg_pool3d(x, 2), [(3, 2, 3, 4, 4, 4)], (0,)),
+    "adaptive_max_pool2d": (lambda x: mg.nn.functional.adaptive_max_pool2d(x, 3), [(3, 2, 3, 7, 7)], (0,)),
+    "interpolate_bilinear": (lambda x: mg.nn.functional.interpolate(x, scale_factor=2, mode="bilinear"),
+                             [(3, 2, 3, 4, 4)], (0,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ND_CASES))
+def test_nd_conv_pool_resize_batch_by_rule(name, monkeypatch):
+    f, shapes, dims = _ND_CASES[name]
+    mg.manual_seed(0)
+    xs = [mg.randn(*s, dtype=mg.float64) for s in shapes]
+
+    def no_loop(cls, level, args):
+        raise AssertionError(f"{cls.__name__} went through the per-sample loop")
+    monkeypatch.setattr(importlib.import_module("minigrad.func.vmap"), "_fallback", no_loop)
+    got = vmap(f, in_dims=dims)(*xs).numpy()
+    want = np.stack([f(*[x[i] if d == 0 else x for x, d in zip(xs, dims)]).numpy() for i in range(3)])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
