@@ -9,7 +9,7 @@ import minigrad as mg
 import minigrad.nn as nn
 from minigrad import viz
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 
 def _worked():
