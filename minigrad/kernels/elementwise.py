@@ -2,6 +2,8 @@
 (NumPy's float ``maximum`` runs at a quarter of a copy's speed on the hosts measured: 0.63 ms
 against this loop's 0.16 ms for 1.6 M float32) and relu's gradient g * (y > 0) without the boolean
 mask array."""
+import math
+
 import numba
 
 
@@ -25,3 +27,11 @@ def relu(x, out):
     for i in range(x.size):
         v = x[i]
         out[i] = zero if v <= zero else v
+
+
+@numba.njit(cache=True, nogil=True)
+def erf(x, out):
+    """out = erf(x) over 1-D float64 arrays: the C library's erf, which math.erf calls too (NumPy
+    has no erf: np.frompyfunc(math.erf) was a Python call per element, ~100x slower)."""
+    for i in range(x.size):
+        out[i] = math.erf(x[i])

@@ -776,8 +776,16 @@ _erf_scalar = np.frompyfunc(math.erf, 1, 1)
 
 
 def _erf_np(x):
-    # NumPy has no erf; math.erf is exact to double precision (slow for huge arrays, fine here)
-    return np.asarray(_erf_scalar(x), dtype=x.dtype if x.dtype.kind == "f" else np.float64)
+    """erf elementwise in double precision, rounded to x's float dtype. NumPy has no erf: with numba,
+    one compiled loop over the C library's erf (kernels/elementwise.py); without it, math.erf (the
+    same function) called per element."""
+    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    if x.size >= 64 and _kernels.available():
+        x64 = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+        out = np.empty(x64.size, np.float64)
+        _kernels.load("elementwise").erf(x64, out)
+        return out.reshape(x.shape).astype(dt, copy=False)
+    return np.asarray(_erf_scalar(x), dtype=dt)
 
 
 class Erf(Function):

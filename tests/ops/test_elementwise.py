@@ -443,3 +443,22 @@ def test_cached_scalar_is_never_modified_or_differentiated():
     z.add_(1.0)  # in place on the result, not on the cached 3.0
     np.testing.assert_array_equal((mg.ones(2) * 3.0).data.numpy(), [3.0, 3.0])
     np.testing.assert_array_equal(z.data.numpy(), [4.0, 4.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erf_kernel_is_math_erf_bit_for_bit(dtype):
+    """erf's numba loop (large arrays) gives math.erf's values, signed zeros, infinities and nan."""
+    pytest.importorskip("numba", reason="the erf kernel needs numba; without it math.erf runs per element")
+    from minigrad import kernels
+    from minigrad.ops.elementwise import _erf_np
+    x = (np.random.default_rng(0).standard_normal(5000) * 4).astype(dtype)
+    x[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, np.finfo(dtype).tiny]
+    old = kernels.set_enabled(True)
+    try:
+        got = _erf_np(x.reshape(50, 100)).reshape(-1)
+    finally:
+        kernels.set_enabled(old)
+    want = np.array([math.erf(float(v)) for v in x]).astype(dtype)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
