@@ -37,7 +37,7 @@ __all__ = [
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "conv2d", "unfold", "fold", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
-    "batch_norm", "layer_norm", "embedding",
+    "batch_norm", "layer_norm", "rms_norm", "embedding",
 ]
 
 
@@ -934,6 +934,34 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
             raise ValueError(f"layer_norm: {name} of shape {tuple(t.shape)} must be {normalized_shape}")
     axes = tuple(range(input.ndim - k, input.ndim))
     return NativeLayerNorm.apply(input, weight, bias, axes, float(eps), None)
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    r"""out = x / sqrt(mean(x**2) + eps) * weight, the mean over the last len(normalized_shape)
+    dimensions (torch.nn.functional.rms_norm); eps None: the dtype's machine epsilon, as PyTorch.
+
+    A composite of differentiable ops, so every rule (higher order, forward mode, vmap, tracing,
+    ONNX) comes from theirs.
+
+    Shape:
+        input (*, *normalized_shape); weight: normalized_shape.
+    """
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = (int(normalized_shape),)
+    normalized_shape = tuple(int(s) for s in normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or k > input.ndim or tuple(input.shape[input.ndim - k:]) != normalized_shape:
+        raise RuntimeError(f"rms_norm: input of shape {tuple(input.shape)} does not end with "
+                           f"normalized_shape {normalized_shape}")
+    if weight is not None and tuple(weight.shape) != normalized_shape:
+        raise RuntimeError(f"rms_norm: weight of shape {tuple(weight.shape)} must be {normalized_shape}")
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"rms_norm: expected a floating point input, got {input.dtype}")
+    if eps is None:
+        eps = float(np.finfo(input.dtype).eps)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    out = input * mg.rsqrt((input * input).mean(dim=dims, keepdim=True) + eps)
+    return out * weight if weight is not None else out
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,

@@ -20,10 +20,10 @@ __all__ = [
     "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "sign", "floor", "ceil",
     "round", "clamp", "clip", "maximum", "minimum", "where", "erf", "floor_divide", "remainder", "fmod", "eq",
     "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf",
-    "isfinite", "equal", "allclose", "lerp", "addcmul", "addcdiv",
+    "isfinite", "equal", "allclose", "lerp", "addcmul", "addcdiv", "square",
 ]
 # ops whose Tensor method is the function itself (self first), attached when tensor.py has none
-__methods__ = ["atan2", "arctan2"]
+__methods__ = ["atan2", "arctan2", "square"]
 
 
 def _promote(x, y):
@@ -363,6 +363,13 @@ def atan2(input, other):  # noqa: A002
 
 
 arctan2 = atan2
+
+
+def square(input):  # noqa: A002
+    """input * input, as torch.square: pow(input, 2) (PowBackward0); bool and integers give int64."""
+    if input.dtype.kind in "biu":
+        return mul(cast(input, np.int64), cast(input, np.int64)) if input.dtype.kind == "b" else mul(input, input)
+    return pow(input, 2)
 
 
 class Neg(UnaryUfunc):
@@ -1971,7 +1978,7 @@ def _inplace_of(op, name):
 # the in-place Tensor methods PyTorch has for these (x.asin_(), x.copysign_(y), ...)
 for _name in ("trunc", "fix", "frac", "exp2", "log2", "log10", "asin", "arcsin", "acos", "arccos", "atan",
               "arctan", "sinh", "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh", "copysign",
-              "hypot"):
+              "hypot", "square"):
     globals()[_name + "_"] = _inplace_of(globals()[_name], _name + "_")
     __methods__.append(_name + "_")
 del _name

@@ -9,7 +9,7 @@ from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, A
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .sync_batchnorm import SyncBatchNorm
-from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm
+from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, RMSNorm
 from .dropout import Dropout
 from .sparse import Embedding
 from .flatten import Flatten, Unflatten
@@ -23,7 +23,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "Identity", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
-    "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm", "LayerNorm", "Dropout", "Embedding", "Flatten", "Unflatten",
+    "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm", "LayerNorm", "RMSNorm", "Dropout", "Embedding", "Flatten", "Unflatten",
     "ReLU", "LeakyReLU", "GELU", "SiLU", "ELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Softplus",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss",
     "BCEWithLogitsLoss",

@@ -76,6 +76,54 @@ class LayerNorm(Module):
                 f"bias={self.bias is not None}")
 
 
+class RMSNorm(Module):
+    r"""Root-mean-square normalisation over the last dimensions, as ``torch.nn.RMSNorm``.
+
+    .. math:: y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} * \gamma
+
+    Args:
+        normalized_shape (int or tuple): the trailing shape to normalise over.
+        eps (float, optional): added to the mean square; None (default) uses the input dtype's
+            machine epsilon, as PyTorch.
+        elementwise_affine (bool): learn ``weight`` (ones) of shape ``normalized_shape``. Default: ``True``.
+        dtype: the parameter's dtype. Default: ``mg.get_default_dtype()``.
+
+    Shape:
+        - Input: :math:`(N, *)`.
+        - Output: the same shape.
+
+    Example:
+        >>> nn.RMSNorm(10)(mg.randn(20, 5, 10)).shape
+        (20, 5, 10)
+    """
+
+    def __init__(self, normalized_shape: int | tuple[int, ...], eps: float | None = None,
+                 elementwise_affine: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        _check_cpu(device)
+        dtype = _factory_dtype(dtype)
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(int(s) for s in normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(np.ones(self.normalized_shape, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self) -> None:
+        """Set weight to 1."""
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
 class GroupNorm(Module):
     r"""Group normalisation, as ``torch.nn.GroupNorm``: the channels of each sample split into
     ``num_groups`` groups, each normalised over its channels and spatial positions, then a

@@ -27,6 +27,9 @@ ops = [
     _ew("abs", np.abs, nonzero, kinks=([-1.0, 0.0, 2.0],)),
     _ew("abs", np.abs, nonzero, op=lambda x: abs(x), variant="dunder"),
     _ew("exp", np.exp),
+    _ew("square", np.square, grad_fn="Pow"),
+    _ew("square", np.square, op=lambda x: x.square(), variant="method", torch_op=lambda torch, x: x.square(),
+        grad_fn="Pow"),
     _ew("log", np.log, positive),
     _ew("log1p", np.log1p, partial(sample, low=-0.7, high=2.0), grad_fn="Log1P"),
     _ew("expm1", np.expm1),
@@ -313,4 +316,8 @@ ops += [
     _ew("sinc", _np_sinc, op=lambda x: x.sinc(), variant="method", torch_op=lambda torch, x: x.sinc()),
     OpInfo("sinc", _inplace_form("sinc_"), _np_sinc, unary_samples(empty=False), variant="inplace",
            torch_op=lambda torch, x: x.clone().sinc_(), aliases=("sinc_",), grad_fn=None),
+]
+ops += [
+    OpInfo("square", _inplace_form("square_"), np.square, unary_samples(empty=False), variant="inplace",
+           torch_op=lambda torch, x: x.clone().square_(), aliases=("square_",), grad_fn=None),
 ]

@@ -107,6 +107,13 @@ def _np_pad(x, pad, mode="constant"):
     return np.pad(x, widths, mode={"replicate": "edge", "circular": "wrap"}.get(mode, mode))
 
 
+def _np_rms_norm(x, shape, w=None, eps=None):
+    eps = np.finfo(x.dtype).eps if eps is None else eps
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    out = x / np.sqrt(np.mean(x * x, axis=axes, keepdims=True) + eps)
+    return out * w if w is not None else out
+
+
 def _np_layer_norm(x, shape, w=None, b=None, eps=1e-5):
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     xhat = (x - x.mean(axes, keepdims=True)) / np.sqrt(x.var(axes, keepdims=True) + eps)
@@ -237,6 +244,10 @@ functional_ops = [
           lambda x, w, b: _np_layer_norm(x, (3,), w, b), grad_fn="NativeLayerNorm"),
     fcase("layer_norm", "2d_noaffine", [(2, 3, 4)], lambda F, x: F.layer_norm(x, (3, 4)),
           lambda x: _np_layer_norm(x, (3, 4)), grad_fn="NativeLayerNorm"),
+    fcase("rms_norm", "", [(2, 4, 3), (3,)], lambda F, x, w: F.rms_norm(x, (3,), w),
+          lambda x, w: _np_rms_norm(x, (3,), w), grad_fn=None),
+    fcase("rms_norm", "2d_noaffine_eps", [(2, 3, 4)], lambda F, x: F.rms_norm(x, (3, 4), eps=1e-3),
+          lambda x: _np_rms_norm(x, (3, 4), eps=1e-3), grad_fn=None),
     fcase("embedding", "", [Const(np.array([[1, 0], [3, 1]])), (4, 3)], lambda F, i, w: F.embedding(i, w),
           lambda i, w: w[i], grad_fn="Embedding"),
     fcase("embedding", "padding_idx", [Const(np.array([1, 0, 3, 1])), (4, 3)],
