@@ -914,6 +914,27 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return out
 
 
+def _normalized_shape(normalized_shape):
+    """A normalization's `normalized_shape` (an int or a sequence of ints) as a tuple of ints."""
+    if isinstance(normalized_shape, numbers.Integral):
+        return (int(normalized_shape),)
+    return tuple(int(s) for s in normalized_shape)
+
+
+def _trailing_axes(op, input, normalized_shape, error, **params):
+    """The axes of input's trailing `normalized_shape` (layer_norm, rms_norm), after checking that
+    input ends with it and that each given parameter (weight, bias) has exactly that shape."""
+    normalized_shape = _normalized_shape(normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or k > input.ndim or tuple(input.shape[input.ndim - k:]) != normalized_shape:
+        raise error(f"{op}: input of shape {tuple(input.shape)} does not end with "
+                    f"normalized_shape {normalized_shape}")
+    for name, t in params.items():
+        if t is not None and tuple(t.shape) != normalized_shape:
+            raise error(f"{op}: {name} of shape {tuple(t.shape)} must be {normalized_shape}")
+    return tuple(range(input.ndim - k, input.ndim))
+
+
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     r"""out = (x - mean) / sqrt(var + eps) * weight + bias, statistics over the last
@@ -922,17 +943,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     Shape:
         input (*, *normalized_shape); weight, bias: normalized_shape.
     """
-    if isinstance(normalized_shape, numbers.Integral):
-        normalized_shape = (int(normalized_shape),)
-    normalized_shape = tuple(int(s) for s in normalized_shape)
-    k = len(normalized_shape)
-    if k == 0 or tuple(input.shape[input.ndim - k:]) != normalized_shape or k > input.ndim:
-        raise ValueError(f"layer_norm: input of shape {tuple(input.shape)} does not end with "
-                         f"normalized_shape {normalized_shape}")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != normalized_shape:
-            raise ValueError(f"layer_norm: {name} of shape {tuple(t.shape)} must be {normalized_shape}")
-    axes = tuple(range(input.ndim - k, input.ndim))
+    axes = _trailing_axes("layer_norm", input, normalized_shape, ValueError, weight=weight, bias=bias)
     return NativeLayerNorm.apply(input, weight, bias, axes, float(eps), None)
 
 
@@ -946,20 +957,11 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
     Shape:
         input (*, *normalized_shape); weight: normalized_shape.
     """
-    if isinstance(normalized_shape, numbers.Integral):
-        normalized_shape = (int(normalized_shape),)
-    normalized_shape = tuple(int(s) for s in normalized_shape)
-    k = len(normalized_shape)
-    if k == 0 or k > input.ndim or tuple(input.shape[input.ndim - k:]) != normalized_shape:
-        raise RuntimeError(f"rms_norm: input of shape {tuple(input.shape)} does not end with "
-                           f"normalized_shape {normalized_shape}")
-    if weight is not None and tuple(weight.shape) != normalized_shape:
-        raise RuntimeError(f"rms_norm: weight of shape {tuple(weight.shape)} must be {normalized_shape}")
+    dims = _trailing_axes("rms_norm", input, normalized_shape, RuntimeError, weight=weight)
     if input.dtype.kind != "f":
         raise RuntimeError(f"rms_norm: expected a floating point input, got {input.dtype}")
     if eps is None:
         eps = float(np.finfo(input.dtype).eps)
-    dims = tuple(range(input.ndim - k, input.ndim))
     out = input * mg.rsqrt((input * input).mean(dim=dims, keepdim=True) + eps)
     return out * weight if weight is not None else out
 

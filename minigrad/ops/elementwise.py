@@ -366,10 +366,10 @@ arctan2 = atan2
 
 
 def square(input):  # noqa: A002
-    """input * input, as torch.square: pow(input, 2) (PowBackward0); bool and integers give int64."""
-    if input.dtype.kind in "biu":
-        return mul(cast(input, np.int64), cast(input, np.int64)) if input.dtype.kind == "b" else mul(input, input)
-    return pow(input, 2)
+    """input * input, as torch.square: pow(input, 2) (PowBackward0); bool gives int64, integers keep
+    their dtype."""
+    x = cast(input, np.int64) if input.dtype.kind == "b" else input
+    return pow(x, 2) if x.dtype.kind == "f" else mul(x, x)
 
 
 class Neg(UnaryUfunc):
@@ -1636,7 +1636,7 @@ class Log2(UnaryUfunc):
 
     @staticmethod
     def onnx(e, c):
-        return c.add("Div", [c.add("Log", [c.x(e)]), c.scalar(math.log(2.0), c.dt(e))], c.out(e))
+        return c.add("Div", [c.add("Log", [c.x(e)]), c.scalar(_LN2, c.dt(e))], c.out(e))
 
 
 class Log10(UnaryUfunc):
@@ -1651,7 +1651,7 @@ class Log10(UnaryUfunc):
 
     @staticmethod
     def onnx(e, c):
-        return c.add("Div", [c.add("Log", [c.x(e)]), c.scalar(math.log(10.0), c.dt(e))], c.out(e))
+        return c.add("Div", [c.add("Log", [c.x(e)]), c.scalar(_LN10, c.dt(e))], c.out(e))
 
 
 class Asin(UnaryUfunc):

@@ -25,6 +25,14 @@ def _xlogy_np(x, y, out=None):
     return r
 
 
+def _dx(t, x, y):  # t * d xlogy / dx = t * log(y), 0 where x == 0 and y <= 0 (PyTorch's choice)
+    return where((x == 0) & (y <= 0), 0.0, xlogy(t, y))
+
+
+def _dy(t, x, y):  # t * d xlogy / dy
+    return t * x / y
+
+
 class Xlogy(BinaryUfunc):
     """out = x * log(y), 0 where x == 0 (unless y is nan);
     dx = g * log(y) (0 where x == 0 and y <= 0, as PyTorch),  dy = g * x / y"""
@@ -36,14 +44,13 @@ class Xlogy(BinaryUfunc):
     def backward(ctx, g):
         x, y = ctx.saved_tensors
         nx, ny = ctx.needs_input_grad
-        dx = where((x == 0) & (y <= 0), 0.0, xlogy(g, y)) if nx else None
-        return dx, (g * x / y if ny else None)
+        return (_dx(g, x, y) if nx else None), (_dy(g, x, y) if ny else None)
 
     @staticmethod
-    def jvp(ctx, tx, ty):
+    def jvp(ctx, tx, ty):  # elementwise: the same partials applied to the tangents, summed
         x, y = ctx.saved_tensors
-        a = None if tx is None else where((x == 0) & (y <= 0), 0.0, xlogy(tx, y))
-        b = None if ty is None else ty * x / y
+        a = None if tx is None else _dx(tx, x, y)
+        b = None if ty is None else _dy(ty, x, y)
         return b if a is None else (a if b is None else a + b)
 
     @staticmethod

@@ -1,7 +1,6 @@
 """LayerNorm."""
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
@@ -45,9 +44,7 @@ class LayerNorm(Module):
         super().__init__()
         _check_cpu(device)
         dtype = _factory_dtype(dtype)
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(int(s) for s in normalized_shape)
+        self.normalized_shape = F._normalized_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
@@ -102,9 +99,7 @@ class RMSNorm(Module):
         super().__init__()
         _check_cpu(device)
         dtype = _factory_dtype(dtype)
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(int(s) for s in normalized_shape)
+        self.normalized_shape = F._normalized_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
