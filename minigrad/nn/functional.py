@@ -19,6 +19,7 @@ from .. import kernels as _kernels
 from .. import ops as _ops
 from ..func.vmap import batched_by_loop
 from ..ops.activation import LeakyRelu
+from ..ops.attention import ScaledDotProductAttention
 from ..ops.elementwise import _promote
 from ..ops.conv import Col2Im, Convolution, Im2Col, _conv_pads, _make_geom, _pair
 from ..ops.embedding import Embedding, renorm_rows_
@@ -1181,11 +1182,14 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         key = key.repeat_interleave(Hq // Hk, -3)
         value = value.repeat_interleave(Hq // Hv, -3)
     s = (1.0 / math.sqrt(query.shape[-1])) if scale is None else scale
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("scaled_dot_product_attention: _scaled_dot_product_attention: Explicit attn_mask "
+                           "should not be set when is_causal=True")
+    if dropout_p == 0 or not isinstance(query, Tensor):
+        # one node (ops/attention.py): the scores masked, normalised and applied in place
+        return ScaledDotProductAttention.apply(query, key, value, attn_mask, float(s), bool(is_causal))
     scores = (query @ key.mT) * s
     if is_causal:
-        if attn_mask is not None:
-            raise RuntimeError("scaled_dot_product_attention: _scaled_dot_product_attention: Explicit attn_mask "
-                               "should not be set when is_causal=True")
         keep = mg.tensor(np.tril(np.ones((L, S), dtype=bool)))
         scores = scores.masked_fill(~keep, float("-inf"))
     if attn_mask is not None:

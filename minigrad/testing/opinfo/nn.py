@@ -364,10 +364,20 @@ def _np_pixel_shuffle(x, r):
     return x.reshape(n, c // (r * r), r, r, h, w).transpose(0, 1, 4, 2, 5, 3).reshape(n, c // (r * r), h * r, w * r)
 
 
-def _np_sdpa(q, k, v):
+def _np_sdpa(q, k, v, mask=None, causal=False):
     s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-    s = np.exp(s - s.max(-1, keepdims=True))
-    return (s / s.sum(-1, keepdims=True)) @ v
+    if causal:
+        s = np.where(np.tri(*s.shape[-2:], dtype=bool), s, -np.inf)
+    if mask is not None:
+        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask
+    m = s.max(-1, keepdims=True)
+    dead = m == -np.inf
+    s = np.exp(s - np.where(dead, 0, m))
+    return np.where(dead, 0, s / np.where(dead, 1, s.sum(-1, keepdims=True))) @ v
+
+
+# a bool mask (L=3, S=5) whose second query sees no key: its output is 0, as PyTorch's
+_SDPA_KEEP = Const(np.array([[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 0, 1, 1]], dtype=bool))
 
 
 _TGT3 = Const(np.array([1.0, -1.0, 1.0]))
@@ -405,6 +415,14 @@ more_functional_ops = [
     fcase("pixel_unshuffle", "", [(1, 2, 4, 6)], lambda F, x: F.pixel_unshuffle(x, 2), None, grad_fn=None),
     fcase("scaled_dot_product_attention", "", [(2, 3, 4), (2, 5, 4), (2, 5, 4)],
           lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v), _np_sdpa, grad_fn=None),
+    fcase("scaled_dot_product_attention", "causal_4d", [(2, 2, 4, 3), (2, 2, 4, 3), (2, 2, 4, 5)],
+          lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+          lambda q, k, v: _np_sdpa(q, k, v, causal=True), grad_fn=None),
+    fcase("scaled_dot_product_attention", "bool_mask_dead_row", [(2, 3, 4), (2, 5, 4), (2, 5, 2), _SDPA_KEEP],
+          lambda F, q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m), _np_sdpa, grad_fn=None),
+    fcase("scaled_dot_product_attention", "float_mask_broadcast_kv", [(2, 3, 4), (1, 5, 4), (1, 5, 2), (3, 5)],
+          lambda F, q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=0.7),
+          lambda q, k, v, m: _np_sdpa(q * 0.7 * 2, k, v, m), grad_fn=None),
     fcase("group_norm", "", [(2, 4, 3), (4,), (4,)], lambda F, x, w, b: F.group_norm(x, 2, w, b),
           lambda x, w, b: _np_group_norm(x, 2, w, b), grad_fn=None),
     fcase("instance_norm", "", [(2, 3, 5)], lambda F, x: F.instance_norm(x),

@@ -1,0 +1,150 @@
+"""Attention: scaled_dot_product_attention's core as one op (ScaledDotProductAttention).
+
+    Z = q @ k^T * scale (+ the mask: -inf where a bool mask is False or above the causal diagonal, or
+        an additive float mask),  P = softmax(Z) over the keys,  out = P @ v
+
+Written as one node rather than its composite (matmul, mul, masked_fill, softmax, matmul) because
+it is the inner loop of every Transformer: the composite made five to eight nodes per call, each
+with its own (B, H, L, S) temporaries and passes over them (the masked_fill/where passes alone were
+a fifth of a GPT step). Here the scores are one array, masked, exponentiated and normalised in
+place; backward saves q, k, v and P (the only (B, H, L, S) array kept; PyTorch's math path keeps
+the attention weights too, its flash kernel recomputes them from a per-row log-sum-exp):
+
+    dv = P^T @ g,   dZ = P * (g @ v^T - rowsum(P * (g @ v^T))),   dq = dZ @ k * scale,
+    dk = dZ^T @ q * scale,   d(float mask) = dZ
+
+A query whose every key is masked (its row of Z all -inf) gets zero weights, a zero output and no
+gradient, as PyTorch's _safe_softmax (softmax would give 0 / 0 = nan). Leading dimensions broadcast
+as matmul's; the engine sums each gradient back to its input's shape. Dropout on P is not part of
+the op: F.scaled_dot_product_attention with dropout_p > 0 runs the composite.
+"""
+import numpy as np
+
+from ..autograd.function import Function, NoRule, _plain, _unrecorded
+
+__all__ = []  # the public wrapper is nn.functional.scaled_dot_product_attention
+
+
+def _scores(q, k, mask, scale, causal):
+    """Z (a new array) with the mask applied; NumPy."""
+    z = np.matmul(q, np.swapaxes(k, -1, -2))
+    z *= z.dtype.type(scale)
+    if causal:
+        L, S = z.shape[-2:]
+        np.copyto(z, -np.inf, where=~np.tri(L, S, dtype=bool))
+    if mask is not None:
+        shape = np.broadcast_shapes(z.shape, mask.shape)
+        if shape != z.shape:     # a mask with more leading dims than the scores: the result has them
+            z = np.broadcast_to(z, shape).copy()
+        if mask.dtype == np.bool_:
+            np.copyto(z, -np.inf, where=~mask)
+        else:
+            z += mask
+    return z
+
+
+def _softmax_(z):
+    """softmax over the last axis in place (exp(z - max) / sum, as Softmax's forward), rows all -inf
+    giving 0; returns z."""
+    m = z.max(axis=-1, keepdims=True)
+    dead = m == -np.inf
+    any_dead = dead.any()
+    if any_dead:
+        m[dead] = 0
+    z -= m
+    np.exp(z, out=z)
+    tot = z.sum(axis=-1, keepdims=True)
+    if any_dead:
+        tot[dead] = 1
+    z /= tot
+    return z
+
+
+def _probs(q, k, mask, scale, causal):
+    """P in Tensor ops from Tensors (the recorded, differentiable form: for create_graph and JVP)."""
+    from ..creation import tensor
+    z = (q @ k.mT) * scale
+    if causal:
+        L, S = z.shape[-2:]
+        z = z.masked_fill(tensor(~np.tri(L, S, dtype=bool)), float("-inf"))
+    if mask is not None:
+        z = z.masked_fill(~mask, float("-inf")) if mask.dtype == np.bool_ else z + mask
+    dead = (z == float("-inf")).all(-1, keepdim=True)
+    return z.masked_fill(dead, 0.0).softmax(-1).masked_fill(dead, 0.0)
+
+
+class ScaledDotProductAttention(Function):
+    """out = softmax(q k^T * scale + mask) v;  see the module docstring for the VJP"""
+    op_name = "scaled_dot_product_attention"
+    batching = "elementwise"   # leading dims broadcast: the batch dim to the front of each batched operand
+    fusion = NoRule("matmul-bound (two products per call), not an elementwise loop")
+
+    @staticmethod
+    def forward(ctx, q, k, v, mask, scale, causal):
+        p = _softmax_(_scores(q, k, mask, scale, causal))
+        ctx.scale, ctx.causal = scale, causal
+        ctx.save_for_backward(q, k, v, mask, p)
+        return np.matmul(p, v)
+
+    @staticmethod
+    def backward(ctx, g):
+        q, k, v, mask, p = ctx.saved_tensors
+        nq, nk, nv, nm = ctx.needs_input_grad[:4]
+        s = ctx.scale
+        if not _unrecorded():   # create_graph (or a transform): the formulas in Tensor ops, P from q, k
+            p = _probs(q, k, mask, s, ctx.causal)
+            dp = g @ v.mT
+            dz = p * (dp - (dp * p).sum(-1, keepdim=True))
+            dzs = dz * s   # scaled before the products, as the NumPy path below (the same bits)
+            return (dzs @ k if nq else None, dzs.mT @ q if nk else None,
+                    p.mT @ g if nv else None, dz if nm else None, None, None)
+        P, G = p._data, g._data
+        dv = np.matmul(np.swapaxes(P, -1, -2), G) if nv else None
+        dz = None
+        if nq or nk or nm:
+            dz = np.matmul(G, np.swapaxes(v._data, -1, -2))
+            dz -= (dz * P).sum(axis=-1, keepdims=True)
+            dz *= P
+        dm = dz.copy() if nm else None
+        if dz is not None:
+            dz *= dz.dtype.type(s)
+        return (None if not nq else _plain(np.matmul(dz, k._data)),
+                None if not nk else _plain(np.matmul(np.swapaxes(dz, -1, -2), q._data)),
+                None if dv is None else _plain(dv), None if dm is None else _plain(dm), None, None)
+
+    @staticmethod
+    def jvp(ctx, tq, tk, tv, tm, *_):
+        q, k, v, mask, _p = ctx.saved_tensors
+        p = _probs(q, k, mask, ctx.scale, ctx.causal)
+        tz = None
+        for t in ((tq @ k.mT) if tq is not None else None, (q @ tk.mT) if tk is not None else None):
+            if t is not None:
+                tz = t if tz is None else tz + t
+        if tz is not None:
+            tz = tz * ctx.scale
+        if tm is not None:
+            tz = tm if tz is None else tz + tm
+        out = None
+        if tz is not None:
+            out = (p * (tz - (tz * p).sum(-1, keepdim=True))) @ v
+        if tv is not None:
+            out = p @ tv if out is None else out + p @ tv
+        return out
+
+    @staticmethod
+    def onnx(e, c):
+        # MatMul(q, k^T) * scale, masked (Where / Add), Softmax, zeros for rows all -inf, MatMul with v
+        q, k, v, mask, scale, causal = e.args
+        dt = c.dt(e)
+        r = len(k.shape)
+        kt = c.add("Transpose", [k.name], perm=list(range(r - 2)) + [r - 1, r - 2])
+        z = c.add("Mul", [c.add("MatMul", [q.name, kt]), c.scalar(scale, dt)])
+        neg = c.scalar(-np.inf, dt)
+        if causal:
+            L, S = q.shape[-2], k.shape[-2]
+            z = c.add("Where", [c.const(np.tri(L, S, dtype=bool)), z, neg])
+        if mask is not None:
+            z = c.add("Where", [mask.name, z, neg]) if mask.dtype == np.bool_ else c.add("Add", [z, mask.name])
+        p = c.add("Softmax", [z], axis=-1)
+        p = c.add("Where", [c.add("IsNaN", [p]), c.scalar(0, dt), p])
+        return c.add("MatMul", [p, v.name], c.out(e))
