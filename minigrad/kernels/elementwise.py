@@ -5,6 +5,7 @@ mask array."""
 import math
 
 import numba
+import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
@@ -35,3 +36,30 @@ def erf(x, out):
     has no erf: np.frompyfunc(math.erf) was a Python call per element, ~100x slower)."""
     for i in range(x.size):
         out[i] = math.erf(x[i])
+
+
+@numba.njit(cache=True, nogil=True)
+def gelu(x, out):
+    """out = x * 0.5 * (1 + erf(x * sqrt(1/2))) over 1-D float arrays, operation by operation as
+    nn.functional's composite in x's dtype (erf in double, rounded to x's dtype, as mg.erf): the same
+    bits as the composite, in one pass."""
+    t = x.dtype.type
+    c, half, one = t(0.7071067811865476), t(0.5), t(1.0)
+    for i in range(x.size):
+        v = x[i]
+        out[i] = math.erf(np.float64(v * c))   # erf in double, stored: rounded to x's dtype
+        out[i] = (v * half) * (one + out[i])
+
+
+@numba.njit(cache=True, nogil=True)
+def gelu_backward(g, x, out):
+    """out = g * (cdf + x * pdf), cdf = 0.5 * (1 + erf(x / sqrt 2)), pdf = exp(-x^2 / 2) / sqrt(2 pi),
+    in x's dtype (erf in double, rounded), as ops/activation.py's NumPy path."""
+    t = x.dtype.type
+    c, half, one, k = t(0.7071067811865476), t(0.5), t(1.0), t(0.3989422804014327)
+    for i in range(x.size):
+        v = x[i]
+        out[i] = math.erf(np.float64(v * c))   # erf in double, stored: rounded to x's dtype
+        cdf = half * (one + out[i])
+        out[i] = math.exp(np.float64(-half * v * v))
+        out[i] = g[i] * (cdf + v * (out[i] * k))

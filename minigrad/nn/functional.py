@@ -18,7 +18,7 @@ from ..autograd.graph import is_recomputing
 from .. import kernels as _kernels
 from .. import ops as _ops
 from ..func.vmap import batched_by_loop
-from ..ops.activation import LeakyRelu
+from ..ops.activation import Gelu, LeakyRelu
 from ..ops.attention import ScaledDotProductAttention
 from ..ops.elementwise import _promote
 from ..ops.conv import Col2Im, Convolution, Im2Col, _conv_pads, _make_geom, _pair
@@ -197,6 +197,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
         approximate (str): ``'none'`` (exact, erf) or ``'tanh'``. Default: ``'none'``.
     """
     if approximate == "none":
+        if isinstance(input, Tensor) and input.dtype.kind == "f":
+            return Gelu.apply(input)   # one node (ops/activation.py), the composite's bits
         return input * 0.5 * (1.0 + mg.erf(input * _SQRT1_2))
     if approximate == "tanh":
         return input * 0.5 * (1.0 + mg.tanh(_SQRT_2_PI * (input + 0.044715 * input * input * input)))

@@ -147,7 +147,9 @@ functional_ops = [
     fcase("leaky_relu", "", [_away(0.0)(_X23)], lambda F, x: F.leaky_relu(x, 0.1),
           lambda x: np.where(x > 0, x, 0.1 * x), grad_fn="LeakyRelu", kinks=[([-1.0, 0.0, 2.0],)]),
     fcase("gelu", "", [_X23], lambda F, x: F.gelu(x), lambda x: x * 0.5 * (1 + _np_erf(x / np.sqrt(2))),
-          grad_fn=None),
+          grad_fn="Gelu"),
+    fcase("gelu", "large", [(9, 12)], lambda F, x: F.gelu(x), lambda x: x * 0.5 * (1 + _np_erf(x / np.sqrt(2))),
+          grad_fn="Gelu"),   # >= 64 elements: the numba loop where installed
     fcase("gelu", "tanh", [_X23], lambda F, x: F.gelu(x, approximate="tanh"),
           lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))), grad_fn=None),
     fcase("silu", "", [_X23], lambda F, x: F.silu(x), lambda x: x * _np_sigmoid(x), grad_fn=None),
@@ -277,6 +279,15 @@ def _threshold_backward(g, y):
     return ThresholdBackward.apply(g, y)
 
 
+def _gelu_backward(g, x):
+    from minigrad.ops.activation import GeluBackward
+    return GeluBackward.apply(g, x)
+
+
+def _np_gelu_grad(g, x):
+    return g * (0.5 * (1 + _np_erf(x / np.sqrt(2))) + x * np.exp(-x * x / 2) / np.sqrt(2 * np.pi))
+
+
 def _addmm_backward(g, x, w):
     from minigrad.ops.linalg import AddmmBackward
     return AddmmBackward.apply(g, x, w, (True, True, True))
@@ -323,6 +334,7 @@ def _maxpool_backward(g, x):
 backward_ops = [
     _bcase("ThresholdBackward", [(2, 3), lambda rng: Const(positive((2, 3), rng) * rng.choice([0.0, 1.0], (2, 3)))],
            _threshold_backward, lambda g, y: g * (y > 0)),
+    _bcase("GeluBackward", [(3, 4), (3, 4)], _gelu_backward, _np_gelu_grad),
     _bcase("AddmmBackward", [(5, 4), (5, 3), (4, 3)], _addmm_backward,
            lambda g, x, w: (g @ w, g.T @ x, g.sum(0))),
     _bcase("ConvolutionBackward", [(2, 4, 5, 5), (2, 3, 5, 5), (4, 3, 3, 3)], _convolution_backward),
