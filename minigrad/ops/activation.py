@@ -44,9 +44,43 @@ def _flat(a):
     return np.ascontiguousarray(a).reshape(-1)
 
 
+# float32's erf as PyTorch's CPU kernels compute it (Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7):
+# one exponential exp(-x^2 / 2) (NumPy's vectorised exp) serves erf and, in backward, the density
+_AS = (0.3275911, 0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def _exp_half_sq(x):
+    """exp(-(x / sqrt 2)^2) in x's dtype (float32)."""
+    z = x * np.float32(_SQRT1_2)
+    np.multiply(z, z, out=z)
+    np.negative(z, out=z)
+    return np.exp(z, out=z)
+
+
+def _erf_as(x, E):
+    """erf(x / sqrt 2) for float32 by _AS, operation by operation as kernels/elementwise.py's loops."""
+    f = np.float32
+    z = x * f(_SQRT1_2)
+    t = f(1.0) / (f(_AS[0]) * np.abs(z) + f(1.0))
+    r = f(_AS[5]) * t + f(_AS[4])
+    for a in (_AS[3], _AS[2], _AS[1]):
+        r = r * t + f(a)
+    e = f(1.0) - (r * t) * E
+    return np.where(z >= 0, e, -e)
+
+
 def _gelu_np(x):
-    """x * 0.5 * (1 + erf(x / sqrt 2)), operation by operation as the composite (numba: one loop, the
-    same bits)."""
+    """x * 0.5 * (1 + erf(x / sqrt 2)). float32: erf as PyTorch's CPU kernel (see _AS), one numba
+    loop or the same operations in NumPy (the same bits); other dtypes: the C library's erf in double
+    (mg.erf), operation by operation as the composite (numba: one loop, the same bits)."""
+    f = np.float32
+    if x.dtype == np.float32:
+        E = _exp_half_sq(x)
+        if x.size >= 64 and _kernels.available():
+            out = np.empty(x.shape, x.dtype)
+            _kernels.load("elementwise").gelu_f32(_flat(x), _flat(E), out.reshape(-1))
+            return out
+        return (x * f(0.5)) * (f(1.0) + _erf_as(x, E))
     if x.size >= 64 and _kernels.available():
         out = np.empty(x.shape, x.dtype)
         _kernels.load("elementwise").gelu(_flat(x), out.reshape(-1))
@@ -57,12 +91,22 @@ def _gelu_np(x):
 
 
 def _gelu_grad_np(g, x):
-    """g * (cdf + x * pdf) in x's dtype, erf and exp in double rounded to it (numba: one loop; NumPy's
-    and the C library's double exp round alike but for rare ties, so the two paths agree to the bit
-    on the samples tested, and otherwise by one rounding of exp in x's dtype)."""
+    """g * (cdf + x * pdf) in x's dtype. float32: erf as in _gelu_np and pdf from the same exponential;
+    other dtypes: erf and exp in double rounded to x's dtype. numba (one loop) and NumPy give the
+    same bits (NumPy's and the C library's double exp round alike but for rare ties)."""
+    if g.shape != x.shape:   # (vmap over one of them)
+        g, x = np.broadcast_arrays(g, x)
+    f = np.float32
+    if x.dtype == np.float32 and g.dtype == x.dtype:
+        E = _exp_half_sq(x)
+        if x.size >= 64 and _kernels.available():
+            out = np.empty(x.shape, x.dtype)
+            _kernels.load("elementwise").gelu_backward_f32(_flat(g), _flat(x), _flat(E), out.reshape(-1))
+            return out
+        return g * (f(0.5) * (f(1.0) + _erf_as(x, E)) + x * (E * f(_INV_SQRT_2PI)))
     if x.size >= 64 and _kernels.available() and g.dtype == x.dtype:
         out = np.empty(x.shape, x.dtype)
-        _kernels.load("elementwise").gelu_backward(_flat(np.broadcast_to(g, x.shape)), _flat(x), out.reshape(-1))
+        _kernels.load("elementwise").gelu_backward(_flat(g), _flat(x), out.reshape(-1))
         return out
     from .elementwise import _erf_np
     t = x.dtype.type

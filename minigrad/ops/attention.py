@@ -20,7 +20,8 @@ the op: F.scaled_dot_product_attention with dropout_p > 0 runs the composite.
 """
 import numpy as np
 
-from ..autograd.function import Function, NoRule, _plain, _unrecorded
+from ..autograd import function as _function, levels as _levels
+from ..autograd.function import Function, NoRule, _plain
 
 __all__ = []  # the public wrapper is nn.functional.scaled_dot_product_attention
 
@@ -60,6 +61,13 @@ def _softmax_(z):
     return z
 
 
+def _numpy_backward():
+    """Whether the backward may run in NumPy: no graph of it is recorded (no create_graph), and no
+    transform or trace is open that must see its ops; an observer (the profiler, the doctor) may be."""
+    f = _function
+    return not f._state.enabled and (not f._intercept or (not _levels._open[0] and f._state.tracer is None))
+
+
 def _probs(q, k, mask, scale, causal):
     """P in Tensor ops from Tensors (the recorded, differentiable form: for create_graph and JVP)."""
     from ..creation import tensor
@@ -91,7 +99,7 @@ class ScaledDotProductAttention(Function):
         q, k, v, mask, p = ctx.saved_tensors
         nq, nk, nv, nm = ctx.needs_input_grad[:4]
         s = ctx.scale
-        if not _unrecorded():   # create_graph (or a transform): the formulas in Tensor ops, P from q, k
+        if not _numpy_backward():   # create_graph, a transform, a trace: in Tensor ops, P from q, k
             p = _probs(q, k, mask, s, ctx.causal)
             dp = g @ v.mT
             dz = p * (dp - (dp * p).sum(-1, keepdim=True))

@@ -19,16 +19,24 @@ def _plain(fn, *args):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_gelu_forward_is_the_composites_bits_and_backward_the_numpy_paths(dtype):
+def test_gelu_loops_give_the_numpy_paths_bits(dtype):
+    """float64: the composite's bits (erf from the C library); float32: erf as PyTorch's CPU kernel
+    (Abramowitz-Stegun 7.1.26), the loop and the NumPy form bit for bit, within 5e-7 of the exact
+    GELU (PyTorch's float32 gelu: 3.7e-7 on these samples)."""
     rng = np.random.default_rng(0)
     x = (rng.standard_normal(20_000) * 3).astype(dtype)
     x[:4] = [0.0, -0.0, 9.0, -9.0]
     g = rng.standard_normal(x.size).astype(dtype)
+    assert np.array_equal(_gelu_np(x), _plain(_gelu_np, x))
+    assert np.array_equal(_gelu_grad_np(g, x), _plain(_gelu_grad_np, g, x))
     xt = mg.tensor(x)
     composite = (xt * 0.5 * (1.0 + mg.erf(xt * 0.7071067811865476))).numpy()
-    assert np.array_equal(_gelu_np(x), composite)
-    assert np.array_equal(_plain(_gelu_np, x), composite)
-    assert np.array_equal(_gelu_grad_np(g, x), _plain(_gelu_grad_np, g, x))
+    if dtype == np.float64:
+        assert np.array_equal(_gelu_np(x), composite)
+    else:
+        exact = mg.tensor(x.astype(np.float64))
+        exact = (exact * 0.5 * (1.0 + mg.erf(exact * 0.7071067811865476))).numpy()
+        assert np.abs(_gelu_np(x) - exact).max() <= 5e-7
 
 
 def test_gelu_op_gradients_match_the_composites():
