@@ -95,3 +95,56 @@ def backward_dx(g, x, cf, w, mean, rstd, dx, sums):
             dr = _row(dx, cf, c, n)
             for i in range(L):
                 dr[i] = (gr[i] * wc - m1 - (xr[i] - mc) * r * m2) * r
+
+
+# -- layer_norm: statistics per row of a C-contiguous (N, D) view (D = the normalized dims) ----------
+
+@numba.njit(cache=True, nogil=True, fastmath=SUMS)
+def rows_forward(x, w, b, eps, out, mean, rstd):
+    """out = (x - mean) * rstd * w + b per row of x (N, D); w, b (D,); mean, rstd (N,) in x's dtype.
+    Two-pass statistics accumulated in float64 (the biased variance), as forward above."""
+    N, D = x.shape
+    for n in range(N):
+        xr = x[n]
+        s = 0.0
+        for i in range(D):
+            s += xr[i]
+        m = s / D
+        v = 0.0
+        for i in range(D):
+            d = xr[i] - m
+            v += d * d
+        mean[n] = m
+        rstd[n] = 1.0 / np.sqrt(v / D + eps)
+        mf = mean[n]
+        rf = rstd[n]
+        orow = out[n]
+        for i in range(D):
+            orow[i] = (xr[i] - mf) * rf * w[i] + b[i]
+
+
+@numba.njit(cache=True, nogil=True, fastmath=SUMS)
+def rows_backward(g, x, w, mean, rstd, dx, dw, db):
+    """dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)) per row, xhat = (x - mean) * rstd;
+    dw += sum over rows of g * xhat, db += sum of g (float64 (D,) accumulators)."""
+    N, D = x.shape
+    for n in range(N):
+        gr = g[n]
+        xr = x[n]
+        mf = mean[n]
+        r = rstd[n]
+        s1 = 0.0
+        s2 = 0.0
+        for i in range(D):
+            xh = (xr[i] - mf) * r
+            gw = gr[i] * w[i]
+            s1 += gw
+            s2 += gw * xh
+            dw[i] += gr[i] * xh
+            db[i] += gr[i]
+        a = dx.dtype.type(s1 / D)
+        c = dx.dtype.type(s2 / D)
+        dr = dx[n]
+        for i in range(D):
+            xh = (xr[i] - mf) * r
+            dr[i] = r * (gr[i] * w[i] - a - xh * c)

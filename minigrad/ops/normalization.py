@@ -68,6 +68,57 @@ def _forward_kernel(ctx, x, w, b, axes, eps, stats, layout):
     return out
 
 
+def _rows_ok(x, axes, *params):
+    """With numba: x a non-empty C-contiguous float array normalised over its trailing `axes` (layer
+    norm's), its parameters None or contiguous arrays of x's dtype and of those dims' shape."""
+    k = len(axes)
+    if (x.size == 0 or x.dtype.kind != "f" or not k or not x.flags.c_contiguous
+            or tuple(a % x.ndim for a in axes) != tuple(range(x.ndim - k, x.ndim)) or not kernels.available()):
+        return False
+    return all(p is None or (p.dtype == x.dtype and p.shape == x.shape[x.ndim - k:] and p.flags.c_contiguous)
+               for p in params)
+
+
+def _rows(a, k):
+    """a as the (rows, D) view the row kernels take, D the product of its last k dims."""
+    return a.reshape(-1, int(np.prod(a.shape[a.ndim - k:])))
+
+
+def _rows_forward(ctx, x, w, b, axes, eps):
+    k = len(axes)
+    X = _rows(x, k)
+    D = X.shape[1]
+    dt = x.dtype
+    out = np.empty(x.shape, dt)
+    mean, rstd = np.empty(X.shape[0], dt), np.empty(X.shape[0], dt)
+    kernels.load("norm").rows_forward(X, np.ones(D, dt) if w is None else w.reshape(D),
+                                      np.zeros(D, dt) if b is None else b.reshape(D), eps, _rows(out, k), mean, rstd)
+    kshape = x.shape[:x.ndim - k] + (1,) * k
+    ctx.xhat, ctx.mean, ctx.rstd, ctx.axes, ctx.eps = None, mean.reshape(kshape), rstd.reshape(kshape), axes, eps
+    ctx.save_for_backward(x, w)
+    return out
+
+
+def _rows_backward(g, x, w, mean, rstd, axes, need):
+    """(dx, dw, db) of layer_norm by the row kernel, those in need (dx always computed)."""
+    k = len(axes)
+    X = _rows(x, k)
+    D = X.shape[1]
+    dt = x.dtype
+    dx = np.empty(x.shape, dt)
+    dw, db = np.zeros(D), np.zeros(D)
+    kernels.load("norm").rows_backward(_rows(np.ascontiguousarray(g, dtype=dt), k), X,
+                                       np.ones(D, dt) if w is None else w.reshape(D), mean.reshape(-1),
+                                       rstd.reshape(-1), _rows(dx, k), dw, db)
+    pshape = x.shape[x.ndim - k:]
+    res = [dx]
+    if need[1]:
+        res.append(dw.astype(np.result_type(g, x)).reshape(pshape))
+    if need[2]:
+        res.append(db.astype(g.dtype).reshape(pshape))
+    return tuple(res)
+
+
 class _Normalize(Function):
     """out = xhat * w + b, xhat = (x - mean) / sqrt(var + eps) over `axes` (biased var);
     (dx, dw, db) = the subclass's backward op (g, x, w)"""
@@ -77,6 +128,8 @@ class _Normalize(Function):
         layout = _kernel_layout(x, axes)
         if layout is not None:  # numba: three passes over x (kernels/norm.py)
             return _forward_kernel(ctx, x, w, b, axes, eps, stats, layout)
+        if stats is None and _rows_ok(x, axes, w, b):  # layer_norm, numba: per row, two passes
+            return _rows_forward(ctx, x, w, b, axes, eps)
         mean = x.mean(axis=axes, keepdims=True)
         xc = x - mean
         var = np.square(xc).mean(axis=axes, keepdims=True)
@@ -146,6 +199,9 @@ class _NormalizeBackward(Function):
         ctx.axes, ctx.eps, ctx.need = axes, eps, need
         ctx.save_for_backward(g, x, w)
         out = []
+        if need[0] and xhat is None and g.dtype == x.dtype and g.shape == x.shape and _rows_ok(x, axes, w) \
+                and mean.size * int(np.prod(x.shape[x.ndim - len(axes):])) == x.size:
+            return _rows_backward(g, x, w, mean, rstd, axes, need)   # layer_norm, numba: per row
         pshape = _param_shape(x.shape, axes)
         sums = None
         layout = _kernel_layout(x, axes) if need[0] else None
