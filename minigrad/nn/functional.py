@@ -1170,7 +1170,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     """softmax(Q K^T * scale + mask) V, with a boolean (True = keep) or additive float mask, the causal
     mask when is_causal, and dropout on the attention weights (training use); a query masked entirely
     gets 0, as PyTorch."""
+    attn_mask = _sdpa_check(query, key, value, attn_mask)
     L, S = query.shape[-2], key.shape[-2]
+    if S == 0:  # no keys: zeros, as PyTorch (softmax has nothing to normalise)
+        return (query @ key.mT) @ value
     if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         # grouped-query attention, as PyTorch: each key/value head serves Hq / Hkv consecutive query heads
         # (the flag was accepted and ignored: the matmul failed on the head counts)
@@ -1824,3 +1827,5 @@ __all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_tr
             "max_pool1d", "max_pool3d", "avg_pool1d", "avg_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
             "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "adaptive_avg_pool1d",
             "adaptive_avg_pool3d", "interpolate"]
+
+from ._attention import _sdpa_check, multi_head_attention_forward  # noqa: E402,F401  (MHA, issue 36)
