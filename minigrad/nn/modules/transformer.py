@@ -117,6 +117,11 @@ class TransformerEncoderLayer(Module):
             self.activation_relu_or_gelu = 0
         self.activation = activation
 
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        if not hasattr(self, "activation"):
+            self.activation = F.relu
+
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:
         """The layer on ``src``; ``src_mask`` (attention mask), ``src_key_padding_mask`` as MultiheadAttention's,
@@ -183,6 +188,15 @@ class TransformerDecoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
         self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
+
+    def __setstate__(self, state: dict) -> None:
+        # PyTorch's, quirk included: a Module activation lives in state["_modules"], not in state, so an
+        # unpickled or deep-copied layer (the clones in TransformerDecoder, hence nn.Transformer's decoder)
+        # built with activation=nn.GELU() runs F.relu. Kept, so that PyTorch-trained weights give PyTorch's
+        # outputs; a function activation (F.gelu, "gelu") is unaffected.
+        if "activation" not in state:
+            state["activation"] = F.relu
+        super().__setstate__(state)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
