@@ -1172,8 +1172,6 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     gets 0, as PyTorch."""
     attn_mask = _sdpa_check(query, key, value, attn_mask)
     L, S = query.shape[-2], key.shape[-2]
-    if S == 0:  # no keys: zeros, as PyTorch (softmax has nothing to normalise)
-        return (query @ key.mT) @ value
     if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         # grouped-query attention, as PyTorch: each key/value head serves Hq / Hkv consecutive query heads
         # (the flag was accepted and ignored: the matmul failed on the head counts)
@@ -1183,6 +1181,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                f"divide number of heads in query ({Hq})")
         key = key.repeat_interleave(Hq // Hk, -3)
         value = value.repeat_interleave(Hq // Hv, -3)
+    if S == 0:  # no keys: zeros, as PyTorch (softmax has nothing to normalise)
+        return (query @ key.mT) @ value
     s = (1.0 / math.sqrt(query.shape[-1])) if scale is None else scale
     scores = (query @ key.mT) * s
     if is_causal:

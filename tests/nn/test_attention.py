@@ -64,6 +64,7 @@ SDPA_CASES = {
                             {"enable_gqa": True, "scale": 0.5}),
     "empty_query": ((B, H, 0, E), (B, H, S, E), (B, H, S, E), None, {}),
     "empty_keys": ((B, H, L, E), (B, H, 0, E), (B, H, 0, E), None, {}),
+    "gqa_empty_keys": ((B, 6, L, E), (B, 2, 0, E), (B, 2, 0, E), None, {"enable_gqa": True}),
 }
 
 
