@@ -115,8 +115,8 @@ def _in_projection_packed(q: Tensor, k: Tensor, v: Tensor, w: Tensor, b: Tensor 
     """q, k, v through the packed (3E, E) projection: one GEMM for self-attention, two for k is v."""
     E = q.shape[-1]
     if w.shape[-1] != E or w.shape[0] != 3 * E:
-        raise AssertionError(f"MultiheadAttention: expecting in_proj_weight of shape {(3 * E, E)}, but got "
-                             f"{tuple(w.shape)}")
+        raise RuntimeError(f"MultiheadAttention: expecting in_proj_weight of shape {(3 * E, E)}, but got "
+                           f"{tuple(w.shape)}")  # PyTorch: linear's RuntimeError
     if k is v:
         if q is k:  # self-attention
             return F.linear(q, w, b).chunk(3, -1)

@@ -241,7 +241,8 @@ MHA_CASES = {
                                    {"kdim": 3, "vdim": 5, "batch_first": True}, {"need_weights": False}),
     "bias_kv_zero_attn_nobias": ({"num_heads": 4, "bias": False, "add_bias_kv": True, "add_zero_attn": True}, {}, {}),
     "bias_kv_zero_attn_masks_sdpa": ({"num_heads": 4, "add_bias_kv": True, "add_zero_attn": True}, {},
-                                     {"need_weights": False, "attn_mask": np.random.default_rng(2).random((_L, _S)) > .5,
+                                     {"need_weights": False,
+                                      "attn_mask": np.random.default_rng(2).random((_L, _S)) > .5,
                                       "key_padding_mask": np.random.default_rng(3).random((_N, _S)) > .5}),
     "unbatched": ({}, {"unbatched": True}, {}),
     "unbatched_sdpa_kpm": ({"batch_first": True}, {"unbatched": True},
@@ -388,7 +389,8 @@ def test_mha_mismatched_mask_types_warn_as_torch():
 
 @pytest.mark.parametrize("call, exc, match", [
     (lambda m, q, k, v: m(q[..., :6], k, v), AssertionError, r"MultiheadAttention: .*embedding dimension of 8.*6"),
-    (lambda m, q, k, v: m(q, k, v[:3]), AssertionError, r"key shape \(5, 2, 8\) does not match value shape \(3, 2, 8\)"),
+    (lambda m, q, k, v: m(q, k, v[:3]), AssertionError,
+     r"key shape \(5, 2, 8\) does not match value shape \(3, 2, 8\)"),
     (lambda m, q, k, v: m(q, k, v, attn_mask=mg.zeros(4, 4)), RuntimeError, r"2D attn_mask is \(4, 4\).*\(4, 5\)"),
     (lambda m, q, k, v: m(q, k, v, attn_mask=mg.zeros(3, 4, 5)), RuntimeError, r"3D attn_mask is \(3, 4, 5\)"),
     (lambda m, q, k, v: m(q, k, v, key_padding_mask=mg.zeros(2, 4, dtype=mg.bool_)), AssertionError,
