@@ -1173,6 +1173,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     """softmax(Q K^T * scale + mask) V, with a boolean (True = keep) or additive float mask, the causal
     mask when is_causal, and dropout on the attention weights (training use); a query masked entirely
     gets 0, as PyTorch."""
+    attn_mask = _sdpa_check(query, key, value, attn_mask)
     L, S = query.shape[-2], key.shape[-2]
     if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         # grouped-query attention, as PyTorch: each key/value head serves Hq / Hkv consecutive query heads
@@ -1183,6 +1184,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                f"divide number of heads in query ({Hq})")
         key = key.repeat_interleave(Hq // Hk, -3)
         value = value.repeat_interleave(Hq // Hv, -3)
+    if S == 0:  # no keys: zeros, as PyTorch (softmax has nothing to normalise)
+        return (query @ key.mT) @ value
     s = (1.0 / math.sqrt(query.shape[-1])) if scale is None else scale
     if is_causal and attn_mask is not None:
         raise RuntimeError("scaled_dot_product_attention: _scaled_dot_product_attention: Explicit attn_mask "
@@ -1830,3 +1833,6 @@ __all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_tr
             "max_pool1d", "max_pool3d", "avg_pool1d", "avg_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
             "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "adaptive_avg_pool1d",
             "adaptive_avg_pool3d", "interpolate"]
+
+from ._attention import _sdpa_check, multi_head_attention_forward  # noqa: E402,F401  (MHA, issue 36)
+__all__ += ["multi_head_attention_forward"]

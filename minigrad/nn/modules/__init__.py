@@ -17,6 +17,9 @@ from .activation import (CELU, ELU, GELU, GLU, Hardsigmoid, Hardtanh, Hardswish,
                          SiLU, Sigmoid, Softmax, Softplus, Softsign, Tanh, Tanhshrink)
 from .distance import CosineSimilarity, PairwiseDistance
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .attention import MultiheadAttention
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                          TransformerEncoderLayer)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss,
                    MSELoss, NLLLoss, SmoothL1Loss, TripletMarginLoss)
 
@@ -34,4 +37,6 @@ __all__ = [
     "AvgPool1d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Upsample", "UpsamplingNearest2d",
     "UpsamplingBilinear2d", "Hardtanh",
+    "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
 ]

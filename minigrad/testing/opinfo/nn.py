@@ -376,20 +376,22 @@ def _np_pixel_shuffle(x, r):
     return x.reshape(n, c // (r * r), r, r, h, w).transpose(0, 1, 4, 2, 5, 3).reshape(n, c // (r * r), h * r, w * r)
 
 
-def _np_sdpa(q, k, v, mask=None, causal=False):
-    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-    if causal:
-        s = np.where(np.tri(*s.shape[-2:], dtype=bool), s, -np.inf)
+def _np_sdpa(q, k, v, mask=None, scale=None, is_causal=False, enable_gqa=False):
+    if enable_gqa:
+        k = np.repeat(k, q.shape[-3] // k.shape[-3], -3)
+        v = np.repeat(v, q.shape[-3] // v.shape[-3], -3)
+    s = q @ np.swapaxes(k, -1, -2) * (1 / np.sqrt(q.shape[-1]) if scale is None else scale)
+    if is_causal:
+        mask = np.tril(np.ones(s.shape[-2:], bool))
     if mask is not None:
         s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask
-    m = s.max(-1, keepdims=True)
-    dead = m == -np.inf
-    s = np.exp(s - np.where(dead, 0, m))
-    return np.where(dead, 0, s / np.where(dead, 1, s.sum(-1, keepdims=True))) @ v
+    dead = np.isneginf(s).all(-1, keepdims=True)
+    s = np.exp(np.where(dead, 0.0, s) - np.where(dead, 0.0, s).max(-1, keepdims=True))
+    return np.where(dead, 0.0, s / s.sum(-1, keepdims=True)) @ v
 
 
-# a bool mask (L=3, S=5) whose second query sees no key: its output is 0, as PyTorch's
-_SDPA_KEEP = Const(np.array([[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 0, 1, 1]], dtype=bool))
+_SDPA_KEEP = np.array([[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], bool)   # query 1 sees no key
+_SDPA_BIAS = np.array([[0.5, -np.inf, 0.0, 1.0, -2.0], [-np.inf] * 5, [0.1, 0.2, -0.3, 0.0, 0.4]])
 
 
 _TGT3 = Const(np.array([1.0, -1.0, 1.0]))
@@ -429,12 +431,32 @@ more_functional_ops = [
           lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v), _np_sdpa, grad_fn=None),
     fcase("scaled_dot_product_attention", "causal_4d", [(2, 2, 4, 3), (2, 2, 4, 3), (2, 2, 4, 5)],
           lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
-          lambda q, k, v: _np_sdpa(q, k, v, causal=True), grad_fn=None),
-    fcase("scaled_dot_product_attention", "bool_mask_dead_row", [(2, 3, 4), (2, 5, 4), (2, 5, 2), _SDPA_KEEP],
+          lambda q, k, v: _np_sdpa(q, k, v, is_causal=True), grad_fn=None),
+    fcase("scaled_dot_product_attention", "bool_mask_dead_row", [(2, 3, 4), (2, 5, 4), (2, 5, 2), Const(_SDPA_KEEP)],
           lambda F, q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m), _np_sdpa, grad_fn=None),
     fcase("scaled_dot_product_attention", "float_mask_broadcast_kv", [(2, 3, 4), (1, 5, 4), (1, 5, 2), (3, 5)],
           lambda F, q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=0.7),
-          lambda q, k, v, m: _np_sdpa(q * 0.7 * 2, k, v, m), grad_fn=None),
+          lambda q, k, v, m: _np_sdpa(q, k, v, m, scale=0.7), grad_fn=None),
+    # masks (one query masked entirely: zeros, no gradient), causal with L != S, GQA (issue 36 item 3)
+    fcase("scaled_dot_product_attention", "bool_mask", [(2, 3, 4), (2, 5, 4), (2, 5, 3), Const(_SDPA_KEEP)],
+          lambda F, q, k, v, m: F.scaled_dot_product_attention(q, k, v, m), _np_sdpa, grad_fn=None),
+    fcase("scaled_dot_product_attention", "float_mask", [(2, 3, 4), (2, 5, 4), (2, 5, 4), Const(_SDPA_BIAS)],
+          lambda F, q, k, v, m: F.scaled_dot_product_attention(q, k, v, m, scale=0.7),
+          lambda q, k, v, m: _np_sdpa(q, k, v, m, scale=0.7), grad_fn=None),
+    fcase("scaled_dot_product_attention", "causal", [(2, 4, 3), (2, 3, 3), (2, 3, 3)],
+          lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+          lambda q, k, v: _np_sdpa(q, k, v, is_causal=True), grad_fn=None),
+    fcase("scaled_dot_product_attention", "gqa", [(1, 4, 3, 2), (1, 2, 5, 2), (1, 2, 5, 2)],
+          lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+          lambda q, k, v: _np_sdpa(q, k, v, enable_gqa=True), grad_fn=None,
+          skips={"torch_double_backward": "PyTorch's CPU flash-attention kernel (its path for 4-D inputs) has no "
+                                          "double backward"}),
+    fcase("multi_head_attention_forward", "", [(3, 2, 4), (12, 4), (12,), (4, 4), (4,)],
+          lambda F, x, w, b, ow, ob: F.multi_head_attention_forward(
+              x, x, x, 4, 2, w, b, None, None, False, 0.0, ow, ob, training=False, need_weights=False)[0],
+          None, grad_fn=None,
+          skips={"torch_double_backward": "PyTorch's CPU flash-attention kernel (need_weights=False) has no "
+                                          "double backward"}),
     fcase("group_norm", "", [(2, 4, 3), (4,), (4,)], lambda F, x, w, b: F.group_norm(x, 2, w, b),
           lambda x, w, b: _np_group_norm(x, 2, w, b), grad_fn=None),
     fcase("instance_norm", "", [(2, 3, 5)], lambda F, x: F.instance_norm(x),
