@@ -94,8 +94,9 @@ class LayerFlow:
         return None if self._out_sq is None else math.sqrt(self._out_sq)
 
     def __repr__(self):
+        steps = None if self.step_norms is None else len(self.step_norms)
         return (f"LayerFlow({self.label!r}, {self.kind}, output_grad_norm={self.output_grad_norm}, "
-                f"param_grad_norm={self.param_grad_norm}, steps={None if self.step_norms is None else len(self.step_norms)})")
+                f"param_grad_norm={self.param_grad_norm}, steps={steps})")
 
 
 class GradientFlow:
@@ -352,7 +353,8 @@ class GradientFlow:
         layers = list(self.layers.values())
         xs = np.arange(len(layers))
         a = axes[0]
-        for off, attr, label in ((-0.2, "output_grad_norm", "|dL/d output|"), (0.2, "param_grad_norm", "|grad params|")):
+        for off, attr, label in ((-0.2, "output_grad_norm", "|dL/d output|"),
+                                 (0.2, "param_grad_norm", "|grad params|")):
             vals = [getattr(lf, attr) or np.nan for lf in layers]
             a.bar(xs + off, vals, width=0.4, label=label)
         a.set_yscale("log")

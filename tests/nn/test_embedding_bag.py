@@ -84,7 +84,8 @@ def test_values_and_gradients_match_torch(inp, off, kw):
     w = rng.standard_normal((5, 3))
     a = mg.tensor(w, requires_grad=True)
     b = t.tensor(w, requires_grad=True)
-    mo = F.embedding_bag(mg.tensor(inp, dtype=mg.int64), a, None if off is None else mg.tensor(off, dtype=mg.int64), **kw)
+    mo = F.embedding_bag(mg.tensor(inp, dtype=mg.int64), a,
+                         None if off is None else mg.tensor(off, dtype=mg.int64), **kw)
     to = t.nn.functional.embedding_bag(t.tensor(inp, dtype=t.long), b,
                                        None if off is None else t.tensor(off, dtype=t.long), **kw)
     np.testing.assert_allclose(mo.detach().numpy(), to.detach().numpy(), rtol=1e-14, atol=1e-15)
