@@ -40,6 +40,8 @@ __all__ = [
     "conv2d", "unfold", "fold", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
     "batch_norm", "layer_norm", "rms_norm", "embedding",
 ]
+from ..ops.embedding_bag import embedding_bag  # noqa: E402 - its wrapper lives with the op; exported here
+__all__ += ["embedding_bag"]
 
 
 # -- small helpers ------------------------------------------------------------------------------

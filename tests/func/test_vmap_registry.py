@@ -44,6 +44,8 @@ _BOOL = "returns a Python bool (one answer for the whole batch), not a tensor"
 _BACKWARD = ("an op-as-backward entry whose registry op rebuilds the forward's saved statistics from a "
              "throwaway forward's grad_fn (.st, saved arrays): under vmap that forward's last node is the "
              "batching rule's reduction, not the op's; the backward under vmap is covered by vmap(grad(f))")
+_RANDOM = ("a random op with a tensor input: vmap's default randomness='error' raises, as PyTorch's; "
+           "randomness='same'/'different' are tested in tests/test_multinomial.py")
 UNSUPPORTED = {
     "nonzero": ("raises", _DYNAMIC),
     "nonzero.as_tuple": ("raises", _DYNAMIC),
@@ -62,6 +64,9 @@ UNSUPPORTED = {
     "NativeLayerNormBackward": ("xfail", _BACKWARD),
     "NativeBatchNormBackward": ("xfail", _BACKWARD),
     "MaxPool2DWithIndicesBackward": ("xfail", _BACKWARD),
+    "multinomial.replacement_2d": ("raises", _RANDOM),
+    "multinomial.1d": ("raises", _RANDOM),
+    "multinomial.method": ("raises", _RANDOM),
 }
 
 

@@ -11,7 +11,7 @@ from .batchnorm import BatchNorm1d, BatchNorm2d
 from .sync_batchnorm import SyncBatchNorm
 from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, RMSNorm
 from .dropout import Dropout
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .flatten import Flatten, Unflatten
 from .activation import (CELU, ELU, GELU, GLU, Hardsigmoid, Hardtanh, Hardswish, LeakyReLU, LogSoftmax, Mish, ReLU, SELU,
                          SiLU, Sigmoid, Softmax, Softplus, Softsign, Tanh, Tanhshrink)
@@ -39,4 +39,5 @@ __all__ = [
     "UpsamplingBilinear2d", "Hardtanh",
     "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer",
+    "EmbeddingBag",
 ]

@@ -7,6 +7,8 @@ from typing import Iterable
 import numpy as np
 
 from ...tensor import Tensor
+from ...autograd import forward_ad as _forward_ad
+from ...autograd import function as _function
 from ...autograd.grad_mode import no_grad
 
 _TensorOrTensors = Tensor | Iterable[Tensor]
@@ -60,15 +62,28 @@ def get_total_norm(tensors: _TensorOrTensors, norm_type: float = 2.0, error_if_n
 
 def clip_grads_with_norm_(parameters: _TensorOrTensors, max_norm: float, total_norm: Tensor,
                           foreach: bool | None = None) -> None:
-    r"""Scale the gradients of ``parameters`` by ``min(1, max_norm / (total_norm + 1e-6))``, in place."""
+    r"""Scale the gradients of ``parameters`` by ``min(1, max_norm / (total_norm + 1e-6))``, in place.
+
+    The coefficient is computed in ``total_norm``'s dtype and every gradient is multiplied by it in
+    one NumPy pass over its memory (no op per gradient, no graph), as PyTorch's ``_foreach_mul_``."""
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
         return
-    total = float(total_norm.item() if isinstance(total_norm, Tensor) else total_norm)
-    coef = min(float(max_norm) / (total + 1e-6), 1.0) if not math.isnan(total) else math.nan
+    total = total_norm._data if isinstance(total_norm, Tensor) else np.asarray(total_norm)
+    if total.dtype.kind != "f":
+        total = total.astype(np.float32)
+    ft = total.dtype.type
+    coef = ft(max_norm) / (total + ft(1e-6))
+    coef = np.minimum(coef, ft(1.0)) if not np.isnan(coef) else coef    # clamp(max=1.0): nan stays nan
+    fused = _function._state.tracer is None and not _forward_ad._open()   # as the optimizers' fused steps
     with no_grad():
         for g in grads:
-            g.mul_(coef)
+            a = g._data
+            if fused and a.flags.writeable and a.dtype.kind == "f" and a.ndim:
+                np.multiply(a, coef, out=a, casting="same_kind")
+                g._bump_version()
+            else:   # under mg.graph.trace or forward AD, or a read-only / 0-d gradient: the Tensor op
+                g.mul_(Tensor(np.asarray(coef)))
 
 
 def clip_grad_norm_(parameters: _TensorOrTensors, max_norm: float, norm_type: float = 2.0,
