@@ -45,15 +45,50 @@ import numpy as np
 
 from ..autograd.function import Function, NoRule, _plain, _unrecorded
 
-__all__ = []  # Function classes only: the public API is nn.RNN / nn.LSTM / nn.GRU and their cells
+# the modules are nn.RNN / nn.LSTM / nn.GRU and their cells; these are PyTorch's functional forms
+__all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "split_with_sizes"]
+__methods__ = ["split_with_sizes"]
+
+
+def _fold_rows(n_rows):
+    """vmap rule of a step op: the per-sample rows (its first n_rows arguments: gi, h[, c]) folded
+    into the op's own batch (rows), the weights shared (batched weights fall back to the loop)."""
+    def rule(cls, level, args):
+        from ..func.batching_rules import Fallback, _wrap
+        from ..func.vmap import _expand_to, _is_batched, _size
+        rows, rest = args[:n_rows], args[n_rows:]
+        if any(_is_batched(a, level) for a in rest) or any(r.ndim != 2 for r in rows):
+            raise Fallback
+        V = _size(level)
+        phys = [_expand_to(r, level) for r in rows]
+        B = phys[0].shape[1]
+        out = cls.apply(*[p.reshape(V * B, p.shape[2]) for p in phys], *rest)
+        if type(out) is tuple:
+            return tuple(_wrap(o.reshape(V, B, o.shape[-1]), 0, level) for o in out)
+        return _wrap(out.reshape(V, B, out.shape[-1]), 0, level)
+    return rule
+
+
+def _split_rule(cls, level, args):
+    """vmap rule of SplitWithSizes: the batch dim in front, the split dim shifted by one."""
+    from ..func.batching_rules import Fallback, _out, _shift
+    from ..func.vmap import _front, _is_batched
+    x, sizes, d = args
+    if not _is_batched(x, level):
+        raise Fallback
+    return _out(cls.apply(_front(x), sizes, _shift(d, x.ndim)), level)
 
 
 def _sig_(a):
-    """sigmoid of a, in place (a float view): 1 / (1 + exp(-a)), exp overflowing to inf gives 0."""
-    np.negative(a, out=a)
-    np.exp(a, out=a)
-    a += 1.0
-    np.reciprocal(a, out=a)
+    """sigmoid of a, in place (a float view), bit for bit mg.sigmoid's (elementwise._sigmoid_np: exp of
+    -|a| only, 1 / (1 + e) where a >= 0, e / (1 + e) elsewhere), so the NumPy and the Tensor-op paths
+    of every backward below agree to the last bit."""
+    e = np.abs(a)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    num = np.where(a >= 0, a.dtype.type(1.0), e)
+    e += 1.0
+    np.divide(num, e, out=a)
     return a
 
 
@@ -88,51 +123,64 @@ def _cat(parts, tensors):
 
 # -- the split of the input projection into time steps ------------------------------------------
 class SplitWithSizes(Function):
-    """(x[0:s0], x[s0:s0+s1], ...) = split_with_sizes(x, sizes) along dim 0 (views, as PyTorch's);
-    dx = cat(g_0, g_1, ...) (an output nobody used sends zeros)"""
+    """(x[0:s0], x[s0:s0+s1], ...) = split_with_sizes(x, sizes, dim) (views, as PyTorch's);
+    dx = cat(g_0, g_1, ...) along dim (an output nobody used sends zeros)"""
     _is_view = True
-    batching = NoRule("the pieces are the time steps of a recurrence: vmap runs it once per sample")
+    batching = staticmethod(_split_rule)
 
     op_name = "split_with_sizes"
 
     @staticmethod
-    def forward(ctx, x, sizes):
-        ctx.sizes = sizes
-        return tuple(np.split(x, np.cumsum(sizes[:-1]).tolist(), axis=0))
+    def forward(ctx, x, sizes, dim):
+        ctx.sizes, ctx.dim = sizes, dim
+        return tuple(np.split(x, np.cumsum(sizes[:-1]).tolist(), axis=dim))
 
     @staticmethod
     def backward(ctx, *grads):
         if _unrecorded():
-            return _plain(np.concatenate([g._data for g in grads], axis=0)), None
+            return _plain(np.concatenate([g._data for g in grads], axis=ctx.dim)), None, None
         from .shape import cat
-        return cat(list(grads), 0), None
+        return cat(list(grads), ctx.dim), None, None
 
     @staticmethod
-    def jvp(ctx, t, _sizes):
-        return SplitWithSizes.apply(t, ctx.sizes)
+    def jvp(ctx, t, _sizes, _dim):
+        return SplitWithSizes.apply(t, ctx.sizes, ctx.dim)
 
     @staticmethod
     def onnx(e, c):
         sizes = [int(s) for s in e.args[1]]
-        return c.add("Split", [c.x(e), c.ints(sizes)], [c.out(e, i) for i in range(len(sizes))], axis=0)
+        return c.add("Split", [c.x(e), c.ints(sizes)], [c.out(e, i) for i in range(len(sizes))],
+                     axis=int(e.args[2]))
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """input cut along dim into pieces of the given sizes (torch.split_with_sizes), as one node: its
+    backward is one concatenation (split's narrow views each scatter into a full-size zero gradient)."""
+    if input.ndim == 0:
+        raise RuntimeError("split_with_sizes expects at least a 1-dimensional tensor")
+    d = dim % input.ndim if -input.ndim <= dim < input.ndim else None
+    if d is None:
+        raise IndexError(f"split_with_sizes: Dimension out of range (expected to be in range of "
+                         f"[{-input.ndim}, {input.ndim - 1}], but got {dim})")
+    sizes = tuple(int(s) for s in split_sizes)
+    if sum(sizes) != input.shape[d] or any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {input.shape[d]} (input "
+                           f"tensor's size at dimension {d}), but got split_sizes={list(sizes)}")
+    return SplitWithSizes.apply(input, sizes, d)
 
 
 def split_steps(x, sizes):
     """x (N, G) cut into rows of sizes (one per time step; sum(sizes) == N) as one node."""
-    sizes = tuple(int(s) for s in sizes)
-    if sum(sizes) != x.shape[0]:
-        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {x.shape[0]} (input "
-                           f"tensor's size at dimension 0), but got split_sizes={list(sizes)}")
     if len(sizes) == 1:
         return (x,)
-    return SplitWithSizes.apply(x, sizes)
+    return split_with_sizes(x, sizes, 0)
 
 
 # -- Elman RNN step ----------------------------------------------------------------------------
 class RNNStep(Function):
     """h' = act(gi + h @ w^T + b), act = tanh or relu (static);
     da = g * (1 - h'^2) (tanh) or g * (h' > 0) (relu); dgi = da, dh = da @ w, dw = da^T h, db = sum da"""
-    batching = NoRule("a recurrence step: its batch is already dim 0; vmap runs it once per sample")
+    batching = staticmethod(_fold_rows(2))
     fusion = NoRule("not elementwise: a GEMM with its activation")
     onnx = NoRule("a recurrence step; export an unrolled graph of MatMul/Add/Tanh is not written yet")
 
@@ -186,15 +234,47 @@ class RNNStep(Function):
 def _rnn_tensor(gi, h, w, b, nonlinearity):
     """RNNStep's output recomputed in Tensor ops (differentiable)."""
     from .elementwise import relu, tanh
-    a = gi + h @ w.mT
+    a = h @ w.mT
     if b is not None:
         a = a + b
+    a = a + gi  # the forward's order of the sums, so the bits agree
     return tanh(a) if nonlinearity == "tanh" else relu(a)
 
 
-def rnn_step(gi, h, w, b, nonlinearity="tanh"):
-    """One Elman RNN step: act(gi + h @ w^T + b) as one node (gi: the input projection, bias included)."""
-    return RNNStep.apply(gi, h, w, b, nonlinearity)
+def _check_cell(op, input, hx, w_ih, w_hh, gates):
+    """PyTorch's checks of a cell's input and states (check_rnn_cell_forward_input / _hidden)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"{op}: expected a 2-D input (batch, input_size), got shape {tuple(input.shape)}")
+    if input.shape[1] != w_ih.shape[1]:
+        raise RuntimeError(f"{op}: input has inconsistent input_size: got {input.shape[1]} expected "
+                           f"{w_ih.shape[1]} (input of shape {tuple(input.shape)}, weight_ih {tuple(w_ih.shape)})")
+    H = w_hh.shape[0] // gates
+    for k, h in enumerate(hx):
+        which = "" if len(hx) == 1 else f"[{k}]"
+        if h.ndim != 2 or h.shape[0] != input.shape[0]:
+            raise RuntimeError(f"{op}: Input batch size {input.shape[0]} doesn't match hidden{which} batch size "
+                               f"{h.shape[0] if h.ndim else None} (hidden of shape {tuple(h.shape)})")
+        if h.shape[1] != (w_hh.shape[1] if k == 0 else H):
+            raise RuntimeError(f"{op}: hidden{which} has inconsistent hidden_size: got {h.shape[1]}, expected "
+                               f"{w_hh.shape[1] if k == 0 else H}")
+
+
+def _input_projection(input, w_ih, b_ih):
+    from .linalg import linear
+    return linear(input, w_ih, b_ih)
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One Elman RNN step tanh(input @ w_ih^T + b_ih + hx @ w_hh^T + b_hh) (torch.rnn_tanh_cell):
+    the input projection, then the recurrence as one node (RNNStep)."""
+    _check_cell("rnn_tanh_cell", input, [hx], w_ih, w_hh, 1)
+    return RNNStep.apply(_input_projection(input, w_ih, b_ih), hx, w_hh, b_hh, "tanh")
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One Elman RNN step relu(input @ w_ih^T + b_ih + hx @ w_hh^T + b_hh) (torch.rnn_relu_cell)."""
+    _check_cell("rnn_relu_cell", input, [hx], w_ih, w_hh, 1)
+    return RNNStep.apply(_input_projection(input, w_ih, b_ih), hx, w_hh, b_hh, "relu")
 
 
 # -- LSTM step ---------------------------------------------------------------------------------
@@ -210,9 +290,10 @@ def _lstm_vjp(dh, dc, i, f, gg, o, tc, c, T):
 def _lstm_tensor(gi, h, c, w, b):
     """The LSTM step's gates and tanh(c') recomputed in Tensor ops: (i, f, g, o, c', tanh(c'))."""
     from .elementwise import sigmoid, tanh
-    G = gi + h @ w.mT
+    G = h @ w.mT
     if b is not None:
         G = G + b
+    G = G + gi  # the forward's order of the sums, so the bits agree
     H = c.shape[-1]
     i, f, g, o = (G[:, k * H:(k + 1) * H] for k in range(4))
     i, f, g, o = sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)
@@ -223,7 +304,7 @@ def _lstm_tensor(gi, h, c, w, b):
 class LSTMStep(Function):
     """(h', c') = o * tanh(c'), f * c + i * g with (i, f, g, o) = (sig, sig, tanh, sig)(gi + h @ w^T + b)
     (split in 4 along dim 1); backward: see _lstm_vjp and the module docstring"""
-    batching = NoRule("a recurrence step: its batch is already dim 0; vmap runs it once per sample")
+    batching = staticmethod(_fold_rows(3))
     fusion = NoRule("not elementwise: a GEMM with its gates and cell update")
     onnx = NoRule("a recurrence step; export an unrolled graph of MatMul/Sigmoid/Tanh is not written yet")
 
@@ -234,10 +315,9 @@ class LSTMStep(Function):
         G = _hidden_gates(h, w, b)
         G += gi
         H = c.shape[-1]
-        with np.errstate(over="ignore"):
-            _sig_(G[:, :2 * H])
-            np.tanh(G[:, 2 * H:3 * H], out=G[:, 2 * H:3 * H])
-            _sig_(G[:, 3 * H:])
+        _sig_(G[:, :2 * H])
+        np.tanh(G[:, 2 * H:3 * H], out=G[:, 2 * H:3 * H])
+        _sig_(G[:, 3 * H:])
         i, f, g, o = G[:, :H], G[:, H:2 * H], G[:, 2 * H:3 * H], G[:, 3 * H:]
         c2 = f * c
         c2 += i * g
@@ -283,9 +363,12 @@ class LSTMStep(Function):
         return dh2, dc2
 
 
-def lstm_step(gi, h, c, w, b):
-    """One LSTM step: (h', c') as one node (gi: the input projection of the step, bias included)."""
-    return LSTMStep.apply(gi, h, c, w, b)
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One LSTM step (torch.lstm_cell): hx = (h, c) -> (h', c'), gates i, f, g, o of
+    input @ w_ih^T + b_ih + h @ w_hh^T + b_hh; the recurrence as one node (LSTMStep)."""
+    h, c = hx
+    _check_cell("lstm_cell", input, [h, c], w_ih, w_hh, 4)
+    return LSTMStep.apply(_input_projection(input, w_ih, b_ih), h, c, w_hh, b_hh)
 
 
 # -- GRU step ----------------------------------------------------------------------------------
@@ -316,7 +399,7 @@ def _gru_tensor(gi, h, w, b):
 class GRUStep(Function):
     """h' = (1 - z) n + z h, r = sig(gi_r + gh_r), z = sig(gi_z + gh_z), n = tanh(gi_n + r gh_n),
     gh = h @ w^T + b; backward: see _gru_vjp and the module docstring"""
-    batching = NoRule("a recurrence step: its batch is already dim 0; vmap runs it once per sample")
+    batching = staticmethod(_fold_rows(2))
     fusion = NoRule("not elementwise: a GEMM with its gates")
     onnx = NoRule("a recurrence step; export an unrolled graph of MatMul/Sigmoid/Tanh is not written yet")
 
@@ -327,8 +410,7 @@ class GRUStep(Function):
         gh = _hidden_gates(h, w, b)
         H = h.shape[-1]
         rz = gi[:, :2 * H] + gh[:, :2 * H]
-        with np.errstate(over="ignore"):
-            _sig_(rz)
+        _sig_(rz)
         r, z = rz[:, :H], rz[:, H:]
         ghn = gh[:, 2 * H:]
         n = r * ghn
@@ -377,6 +459,8 @@ class GRUStep(Function):
         return out
 
 
-def gru_step(gi, h, w, b):
-    """One GRU step: h' as one node (gi: the input projection of the step, b_ih included)."""
-    return GRUStep.apply(gi, h, w, b)
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One GRU step (torch.gru_cell): gates r, z, n with n = tanh(W_in x + b_in + r * (W_hn h + b_hn)),
+    h' = (1 - z) n + z h; the recurrence as one node (GRUStep)."""
+    _check_cell("gru_cell", input, [hx], w_ih, w_hh, 3)
+    return GRUStep.apply(_input_projection(input, w_ih, b_ih), hx, w_hh, b_hh)
