@@ -44,6 +44,7 @@ run in Tensor ops on gates recomputed from the saved inputs, so they are differe
 import numpy as np
 
 from ..autograd.function import Function, NoRule, _plain, _unrecorded
+from .linalg import _matmul  # an outer product (batch 1) as one broadcast multiply
 
 # the modules are nn.RNN / nn.LSTM / nn.GRU and their cells; these are PyTorch's functional forms
 __all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "split_with_sizes"]
@@ -208,7 +209,7 @@ class RNNStep(Function):
             da = gd * (1.0 - y * y) if tanh else np.where(y > 0, gd, 0.0).astype(y.dtype, copy=False)
             gi, h, w, b = ctx.saved_tensors
             return (_plain(da) if need[0] else None, _plain(da @ w._data) if need[1] else None,
-                    _plain(da.T @ h._data) if need[2] else None,
+                    _plain(_matmul(da.T, h._data)) if need[2] else None,
                     _plain(da.sum(0)) if need[3] else None, None)
         gi, h, w, b = ctx.saved_tensors
         y = _rnn_tensor(gi, h, w, b, ctx.nonlinearity)
@@ -336,7 +337,7 @@ class LSTMStep(Function):
             dG, dcp = _lstm_vjp(dh._data, dc._data, G[:, :H], G[:, H:2 * H], G[:, 2 * H:3 * H], G[:, 3 * H:],
                                 ctx.tc, c._data, False)
             return (_plain(dG) if need[0] else None, _plain(dG @ w._data) if need[1] else None,
-                    _plain(dcp) if need[2] else None, _plain(dG.T @ h._data) if need[3] else None,
+                    _plain(dcp) if need[2] else None, _plain(_matmul(dG.T, h._data)) if need[3] else None,
                     _plain(dG.sum(0)) if need[4] else None)
         i, f, g, o, _c2, tc = _lstm_tensor(gi, h, c, w, b)
         dG, dcp = _lstm_vjp(dh, dc, i, f, g, o, tc, c, True)
@@ -431,7 +432,7 @@ class GRUStep(Function):
             r, z, n, ghn = ctx.acts
             dgi, dgh, dhz = _gru_vjp(dh._data, r, z, n, ghn, h._data, False)
             return (_plain(dgi) if need[0] else None, _plain(dgh @ w._data + dhz) if need[1] else None,
-                    _plain(dgh.T @ h._data) if need[2] else None, _plain(dgh.sum(0)) if need[3] else None)
+                    _plain(_matmul(dgh.T, h._data)) if need[2] else None, _plain(dgh.sum(0)) if need[3] else None)
         r, z, n, ghn, _gh = _gru_tensor(gi, h, w, b)
         dgi, dgh, dhz = _gru_vjp(dh, r, z, n, ghn, h, True)
         return (dgi if need[0] else None, dgh @ w + dhz if need[1] else None,

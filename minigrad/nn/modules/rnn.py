@@ -343,7 +343,7 @@ class RNN(RNNBase):
     Example:
         >>> rnn = nn.RNN(10, 20, 2)
         >>> output, hn = rnn(mg.randn(5, 3, 10), mg.randn(2, 3, 20))
-        >>> output.shape, hn.shape
+        >>> tuple(output.shape), tuple(hn.shape)
         ((5, 3, 20), (2, 3, 20))
     """
 
@@ -373,7 +373,7 @@ class LSTM(RNNBase):
     Example:
         >>> lstm = nn.LSTM(10, 20, 2)
         >>> output, (hn, cn) = lstm(mg.randn(5, 3, 10))
-        >>> output.shape, hn.shape, cn.shape
+        >>> tuple(output.shape), tuple(hn.shape), tuple(cn.shape)
         ((5, 3, 20), (2, 3, 20), (2, 3, 20))
     """
 
@@ -395,7 +395,7 @@ class GRU(RNNBase):
     Example:
         >>> gru = nn.GRU(10, 20, 2)
         >>> output, hn = gru(mg.randn(5, 3, 10))
-        >>> output.shape, hn.shape
+        >>> tuple(output.shape), tuple(hn.shape)
         ((5, 3, 20), (2, 3, 20))
     """
 
@@ -491,7 +491,7 @@ class RNNCell(RNNCellBase):
 
     Example:
         >>> cell = nn.RNNCell(10, 20)
-        >>> cell(mg.randn(3, 10)).shape
+        >>> tuple(cell(mg.randn(3, 10)).shape)
         (3, 20)
     """
 
@@ -519,7 +519,7 @@ class LSTMCell(RNNCellBase):
     Example:
         >>> cell = nn.LSTMCell(10, 20)
         >>> h, c = cell(mg.randn(3, 10))
-        >>> h.shape, c.shape
+        >>> tuple(h.shape), tuple(c.shape)
         ((3, 20), (3, 20))
     """
 
@@ -542,7 +542,7 @@ class GRUCell(RNNCellBase):
 
     Example:
         >>> cell = nn.GRUCell(10, 20)
-        >>> cell(mg.randn(3, 10)).shape
+        >>> tuple(cell(mg.randn(3, 10)).shape)
         (3, 20)
     """
 
