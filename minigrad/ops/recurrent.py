@@ -52,18 +52,24 @@ __methods__ = ["split_with_sizes"]
 
 
 def _fold_rows(n_rows):
-    """vmap rule of a step op: the per-sample rows (its first n_rows arguments: gi, h[, c]) folded
-    into the op's own batch (rows), the weights shared (batched weights fall back to the loop)."""
+    """vmap rule of a step op. Shared weights: the per-sample rows (its first n_rows arguments: gi,
+    h[, c]) folded into the op's own batch (rows), one node. Per-sample weights (vmap over grad:
+    per-sample gradients): the step as its composite of Tensor ops (cls._composite) on the physical
+    tensors, the batch in front, the GEMM batched."""
     def rule(cls, level, args):
         from ..func.batching_rules import Fallback, _wrap
         from ..func.vmap import _expand_to, _is_batched, _size
-        rows, rest = args[:n_rows], args[n_rows:]
-        if any(_is_batched(a, level) for a in rest) or any(r.ndim != 2 for r in rows):
+        rows, w, b, static = args[:n_rows], args[n_rows], args[n_rows + 1], args[n_rows + 2:]
+        if any(r.ndim != 2 for r in rows) or w.ndim != 2:
             raise Fallback
         V = _size(level)
         phys = [_expand_to(r, level) for r in rows]
         B = phys[0].shape[1]
-        out = cls.apply(*[p.reshape(V * B, p.shape[2]) for p in phys], *rest)
+        if _is_batched(w, level) or _is_batched(b, level):
+            pb = None if b is None else _expand_to(b, level).unsqueeze(1)
+            out = cls._composite(*phys, _expand_to(w, level), pb, *static)
+            return tuple(_wrap(o, 0, level) for o in out) if type(out) is tuple else _wrap(out, 0, level)
+        out = cls.apply(*[p.reshape(V * B, p.shape[2]) for p in phys], w, b, *static)
         if type(out) is tuple:
             return tuple(_wrap(o.reshape(V, B, o.shape[-1]), 0, level) for o in out)
         return _wrap(out.reshape(V, B, out.shape[-1]), 0, level)
@@ -188,6 +194,11 @@ class RNNStep(Function):
     op_name = "rnn_step"
 
     @staticmethod
+    def _composite(gi, h, w, b, nonlinearity):
+        """The step in Tensor ops (any leading batch dims): vmap's rule for per-sample weights."""
+        return _rnn_tensor(gi, h, w, b, nonlinearity)
+
+    @staticmethod
     def forward(ctx, gi, h, w, b, nonlinearity):
         a = _hidden_gates(h, w, b)
         a += gi
@@ -296,7 +307,7 @@ def _lstm_tensor(gi, h, c, w, b):
         G = G + b
     G = G + gi  # the forward's order of the sums, so the bits agree
     H = c.shape[-1]
-    i, f, g, o = (G[:, k * H:(k + 1) * H] for k in range(4))
+    i, f, g, o = (G[..., k * H:(k + 1) * H] for k in range(4))
     i, f, g, o = sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)
     c2 = f * c + i * g
     return i, f, g, o, c2, tanh(c2)
@@ -310,6 +321,12 @@ class LSTMStep(Function):
     onnx = NoRule("a recurrence step; export an unrolled graph of MatMul/Sigmoid/Tanh is not written yet")
 
     op_name = "lstm_step"
+
+    @staticmethod
+    def _composite(gi, h, c, w, b):
+        """The step in Tensor ops (any leading batch dims): vmap's rule for per-sample weights."""
+        i, f, g, o, c2, tc = _lstm_tensor(gi, h, c, w, b)
+        return o * tc, c2
 
     @staticmethod
     def forward(ctx, gi, h, c, w, b):
@@ -390,10 +407,10 @@ def _gru_tensor(gi, h, w, b):
     if b is not None:
         gh = gh + b
     H = h.shape[-1]
-    r = sigmoid(gi[:, :H] + gh[:, :H])
-    z = sigmoid(gi[:, H:2 * H] + gh[:, H:2 * H])
-    ghn = gh[:, 2 * H:]
-    n = tanh(gi[:, 2 * H:] + r * ghn)
+    r = sigmoid(gi[..., :H] + gh[..., :H])
+    z = sigmoid(gi[..., H:2 * H] + gh[..., H:2 * H])
+    ghn = gh[..., 2 * H:]
+    n = tanh(gi[..., 2 * H:] + r * ghn)
     return r, z, n, ghn, gh
 
 
@@ -405,6 +422,12 @@ class GRUStep(Function):
     onnx = NoRule("a recurrence step; export an unrolled graph of MatMul/Sigmoid/Tanh is not written yet")
 
     op_name = "gru_step"
+
+    @staticmethod
+    def _composite(gi, h, w, b):
+        """The step in Tensor ops (any leading batch dims): vmap's rule for per-sample weights."""
+        r, z, n, _ghn, _gh = _gru_tensor(gi, h, w, b)
+        return (h - n) * z + n
 
     @staticmethod
     def forward(ctx, gi, h, w, b):

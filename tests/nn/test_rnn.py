@@ -382,3 +382,41 @@ def test_one_node_per_time_step():
         todo += [f for f, _ in n.next_functions]
     assert sum(nm.startswith("LSTMStep") for nm in names) == 6, names
     assert sum(nm.startswith("Linear") or nm.startswith("Addmm") for nm in names) == 1, names
+
+
+# -- transforms: forward mode, vmap, per-sample gradients ------------------------------------------
+def test_forward_mode_through_a_packed_bidirectional_lstm():
+    m = nn.LSTM(3, 4, num_layers=2, bidirectional=True, dtype=mg.float64)
+    for p in m.parameters():
+        p.requires_grad_(False)
+    x, v = _rand(5, 2, 3), _rand(5, 2, 3, seed=1)
+
+    def f(t):
+        return mrnn.pad_packed_sequence(m(mrnn.pack_padded_sequence(t, [3, 5], enforce_sorted=False))[0])[0]
+    _, tan = mg.func.jvp(f, (mg.tensor(x),), (mg.tensor(v),))
+    eps = 1e-6
+    fd = (f(mg.tensor(x + eps * v)).numpy() - f(mg.tensor(x - eps * v)).numpy()) / (2 * eps)
+    np.testing.assert_allclose(tan.numpy(), fd, atol=1e-8)
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+def test_vmap_and_per_sample_gradients_run_the_batching_rules(kind):
+    # vmap over a module (shared weights: the vmap batch folded into the step's rows) and over grad
+    # (per-sample weights: the step's composite), with no loop fallback (its warning is an error here)
+    from minigrad.func import functional_call, grad, vmap
+    m = getattr(nn, kind)(3, 4, num_layers=2, bidirectional=True, dtype=mg.float64)
+    x = _rand(5, 2, 3)
+    params = {k: v.detach() for k, v in m.named_parameters()}
+
+    def loss(p, xb):
+        return functional_call(m, p, (xb.unsqueeze(1),))[0].pow(2).sum()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = vmap(grad(loss), in_dims=(None, 1))(params, mg.tensor(x))
+        out = vmap(lambda xb: functional_call(m, params, (xb,))[0], in_dims=1)(mg.tensor(x[:, :, None]))
+    for j in range(2):
+        g0 = grad(loss)(params, mg.tensor(x[:, j]))
+        for k in g0:
+            np.testing.assert_allclose(g[k].numpy()[j], g0[k].numpy(), rtol=RTOL, atol=ATOL, err_msg=k)
+        np.testing.assert_allclose(out.numpy()[j], functional_call(m, params, (mg.tensor(x[:, j:j + 1]),))[0]
+                                   .detach().numpy(), rtol=RTOL, atol=ATOL)
