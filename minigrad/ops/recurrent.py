@@ -76,6 +76,18 @@ def _fold_rows(n_rows):
     return rule
 
 
+# -- ONNX: each step written as its unrolled composite (MatMul, Add, Slice, Sigmoid, Tanh, Mul) --------
+def _onnx_hidden(c, h, w, b):
+    """h @ w^T (+ b) as ONNX nodes; returns the name."""
+    out = c.add("MatMul", [h.name, c.add("Transpose", [w.name], perm=[1, 0])])
+    return c.add("Add", [out, b.name]) if c.is_var(b) else out
+
+
+def _onnx_cols(c, x, start, stop):
+    """Columns start:stop of the 2-D x (a Slice on axis 1)."""
+    return c.add("Slice", [x, c.ints([start]), c.ints([stop]), c.ints([1])])
+
+
 def _split_rule(cls, level, args):
     """vmap rule of SplitWithSizes: the batch dim in front, the split dim shifted by one."""
     from ..func.batching_rules import Fallback, _out, _shift
@@ -189,9 +201,13 @@ class RNNStep(Function):
     da = g * (1 - h'^2) (tanh) or g * (h' > 0) (relu); dgi = da, dh = da @ w, dw = da^T h, db = sum da"""
     batching = staticmethod(_fold_rows(2))
     fusion = NoRule("not elementwise: a GEMM with its activation")
-    onnx = NoRule("a recurrence step; export an unrolled graph of MatMul/Add/Tanh is not written yet")
-
     op_name = "rnn_step"
+
+    @staticmethod
+    def onnx(e, c):
+        gi, h, w, b, nonlinearity = e.args[:5]
+        a = c.add("Add", [_onnx_hidden(c, h, w, b), gi.name])
+        return c.add("Tanh" if nonlinearity == "tanh" else "Relu", [a], c.out(e))
 
     @staticmethod
     def _composite(gi, h, w, b, nonlinearity):
@@ -318,9 +334,17 @@ class LSTMStep(Function):
     (split in 4 along dim 1); backward: see _lstm_vjp and the module docstring"""
     batching = staticmethod(_fold_rows(3))
     fusion = NoRule("not elementwise: a GEMM with its gates and cell update")
-    onnx = NoRule("a recurrence step; export an unrolled graph of MatMul/Sigmoid/Tanh is not written yet")
-
     op_name = "lstm_step"
+
+    @staticmethod
+    def onnx(e, c):
+        gi, h, cc, w, b = e.args[:5]
+        H = int(cc.shape[-1])
+        G = c.add("Add", [_onnx_hidden(c, h, w, b), gi.name])
+        i, f, g, o = (c.add(op, [_onnx_cols(c, G, k * H, (k + 1) * H)])
+                      for k, op in enumerate(("Sigmoid", "Sigmoid", "Tanh", "Sigmoid")))
+        c2 = c.add("Add", [c.add("Mul", [f, cc.name]), c.add("Mul", [i, g])], c.out(e, 1))
+        return c.add("Mul", [o, c.add("Tanh", [c2])], c.out(e, 0))
 
     @staticmethod
     def _composite(gi, h, c, w, b):
@@ -419,9 +443,18 @@ class GRUStep(Function):
     gh = h @ w^T + b; backward: see _gru_vjp and the module docstring"""
     batching = staticmethod(_fold_rows(2))
     fusion = NoRule("not elementwise: a GEMM with its gates")
-    onnx = NoRule("a recurrence step; export an unrolled graph of MatMul/Sigmoid/Tanh is not written yet")
-
     op_name = "gru_step"
+
+    @staticmethod
+    def onnx(e, c):
+        gi, h, w, b = e.args[:4]
+        H = int(h.shape[-1])
+        gh = _onnx_hidden(c, h, w, b)
+        r, z = (c.add("Sigmoid", [c.add("Add", [_onnx_cols(c, gi.name, k * H, (k + 1) * H),
+                                                _onnx_cols(c, gh, k * H, (k + 1) * H)])]) for k in (0, 1))
+        n = c.add("Tanh", [c.add("Add", [_onnx_cols(c, gi.name, 2 * H, 3 * H),
+                                         c.add("Mul", [r, _onnx_cols(c, gh, 2 * H, 3 * H)])])])
+        return c.add("Add", [c.add("Mul", [c.add("Sub", [h.name, n]), z]), n], c.out(e))
 
     @staticmethod
     def _composite(gi, h, w, b):

@@ -420,3 +420,23 @@ def test_vmap_and_per_sample_gradients_run_the_batching_rules(kind):
             np.testing.assert_allclose(g[k].numpy()[j], g0[k].numpy(), rtol=RTOL, atol=ATOL, err_msg=k)
         np.testing.assert_allclose(out.numpy()[j], functional_call(m, params, (mg.tensor(x[:, j:j + 1]),))[0]
                                    .detach().numpy(), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("kind,kw", [("LSTM", dict(num_layers=2, bidirectional=True, proj_size=2)),
+                                     ("GRU", dict(num_layers=2, bidirectional=True)), ("RNN", dict(nonlinearity="relu"))])
+def test_onnx_export_of_the_unrolled_module(kind, kw):
+    # each step op lowers to its composite (MatMul, Slice, Sigmoid, Tanh, ...): onnxruntime agrees
+    onnx_ = pytest.importorskip("onnx", reason="the onnx extra is not installed")
+    ort = pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
+    del onnx_
+    m = getattr(nn, kind)(3, 4, **kw).eval()
+    x = mg.tensor(_rand(5, 2, 3).astype(np.float32))
+
+    def fn(x):
+        out, h = m(x)
+        return out, (h[0] if kind == "LSTM" else h)
+    model = mg.onnx.to_model(mg.graph.trace(fn, x))
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = sess.run(None, {sess.get_inputs()[0].name: x.numpy()})
+    for g, w in zip(got, fn(x)):
+        np.testing.assert_allclose(g, w.detach().numpy(), rtol=1e-5, atol=1e-6)   # float32, ~10 ulps
