@@ -40,13 +40,22 @@ run in Tensor ops on gates recomputed from the saved inputs, so they are differe
 (double backward through time). The per-step VJP (cotangents dh' [, dc']):
   dG (the gate pre-activations' cotangent) -> d gi = dG (RNN, LSTM; GRU: dG with the n part),
   d h = dG_h W_hh (+ dh' z for GRU), d W_hh = dG_h^T h, d b_hh = sum_rows dG_h, d c = dc_total f.
+Both paths compute the gates in the same order of operations (mg.sigmoid's formula, (h W^T + b) +
+gi), so they agree to the last bit (mg.jit replays the Tensor path; tests/graph compares the bits).
+
+The other rules: jvp in Tensor ops (on recomputed gates); vmap folds the vmap batch into the
+step's rows when the weights are shared, and runs the step's composite (`_composite`, a batched
+GEMM) for per-sample weights (vmap over grad); ONNX writes the step as its composite (MatMul, Slice,
+Sigmoid, Tanh, Mul, Add), so a module exports unrolled; fusion: none (not elementwise).
+
+Public here: PyTorch's functional cells (torch.rnn_tanh_cell, rnn_relu_cell, lstm_cell, gru_cell:
+the input projection, then the step) and split_with_sizes; the modules are nn/modules/rnn.py's.
 """
 import numpy as np
 
 from ..autograd.function import Function, NoRule, _plain, _unrecorded
 from .linalg import _matmul  # an outer product (batch 1) as one broadcast multiply
 
-# the modules are nn.RNN / nn.LSTM / nn.GRU and their cells; these are PyTorch's functional forms
 __all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "split_with_sizes"]
 __methods__ = ["split_with_sizes"]
 

@@ -205,7 +205,8 @@ def test_packed_equals_padded_where_the_sequences_run():
     out, (h, c) = m(mrnn.pack_padded_sequence(x, lengths, enforce_sorted=False))
     padded, _ = mrnn.pad_packed_sequence(out, padding_value=-7.0)
     for b, n in enumerate(lengths):
-        np.testing.assert_allclose(padded.detach().numpy()[:n, b], out_pad.detach().numpy()[:n, b], rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(padded.detach().numpy()[:n, b], out_pad.detach().numpy()[:n, b],
+                                   rtol=RTOL, atol=ATOL)
         assert np.all(padded.detach().numpy()[n:, b] == -7.0)
         np.testing.assert_allclose(h.detach().numpy()[-1, b], out_pad.detach().numpy()[n - 1, b], rtol=RTOL, atol=ATOL)
 
@@ -423,7 +424,8 @@ def test_vmap_and_per_sample_gradients_run_the_batching_rules(kind):
 
 
 @pytest.mark.parametrize("kind,kw", [("LSTM", dict(num_layers=2, bidirectional=True, proj_size=2)),
-                                     ("GRU", dict(num_layers=2, bidirectional=True)), ("RNN", dict(nonlinearity="relu"))])
+                                     ("GRU", dict(num_layers=2, bidirectional=True)),
+                                     ("RNN", dict(nonlinearity="relu"))])
 def test_onnx_export_of_the_unrolled_module(kind, kw):
     # each step op lowers to its composite (MatMul, Slice, Sigmoid, Tanh, ...): onnxruntime agrees
     onnx_ = pytest.importorskip("onnx", reason="the onnx extra is not installed")

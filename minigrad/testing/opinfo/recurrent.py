@@ -89,7 +89,8 @@ def _np_split(x, sizes, dim=0):
 
 
 def _split():
-    return OpInfo("split_with_sizes", lambda *a, **k: mg.split_with_sizes(*a, **k), _np_split, _split_samples, grad_fn="SplitWithSizes")
+    return OpInfo("split_with_sizes", lambda *a, **k: mg.split_with_sizes(*a, **k), _np_split, _split_samples,
+                  grad_fn="SplitWithSizes")
 
 
 ops = [
