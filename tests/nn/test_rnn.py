@@ -177,10 +177,11 @@ def test_unbatched_input(kind):
 def test_packed_unsorted_lengths_match_torch(kind, bidirectional):
     lengths = [3, 5, 1, 5, 2]
     T, B, I, H = 5, 5, 3, 4
-    t, m = _pair(kind, I, H, num_layers=2, bidirectional=bidirectional, batch_first=True)
+    extra = dict(proj_size=3) if kind == "LSTM" else {}   # the LSTM with a projection of h
+    t, m = _pair(kind, I, H, num_layers=2, bidirectional=bidirectional, batch_first=True, **extra)
     D = 1 + bidirectional
     x = _rand(B, T, I)
-    h0 = _rand(2 * D, B, H, seed=2)
+    h0 = _rand(2 * D, B, extra.get("proj_size", H), seed=2)
     hx = [h0, _rand(2 * D, B, H, seed=3)] if kind == "LSTM" else h0
 
     def call(mod, xs):
