@@ -12,6 +12,7 @@ from .sync_batchnorm import SyncBatchNorm
 from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, RMSNorm
 from .dropout import Dropout
 from .sparse import Embedding, EmbeddingBag
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from .flatten import Flatten, Unflatten
 from .activation import (CELU, ELU, GELU, GLU, Hardsigmoid, Hardtanh, Hardswish, LeakyReLU, LogSoftmax, Mish, ReLU, SELU,
                          SiLU, Sigmoid, Softmax, Softplus, Softsign, Tanh, Tanhshrink)
@@ -40,4 +41,5 @@ __all__ = [
     "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer",
     "EmbeddingBag",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
 ]

@@ -21,13 +21,14 @@ tensors (cat, stack); anything else (ints, tuples, strings) is passed through as
 
 Layout: core.py holds the entry, the samplers and the helpers; one module per op family holds its
 entries as a list `ops` (elementwise, reduction, scan, shape, indexing, sorting, linalg, comparison,
-bitwise, inplace, nn); this module assembles `op_db` from them and answers the registry queries (ops_named, public_ops).
+bitwise, inplace, nn, recurrent); this module assembles `op_db` from them and answers the registry queries (ops_named, public_ops).
 
 To add an op: see docs/adding-an-op.md.
 """
 import minigrad as mg
 
-from . import bitwise, comparison, elementwise, indexing, inplace, linalg, nn, reduction, scan, shape, sorting
+from . import (bitwise, comparison, elementwise, indexing, inplace, linalg, nn, recurrent, reduction, scan, shape,
+               sorting)
 from . import random, sparse
 from .core import (  # noqa: F401 - the registry's public names, importable from minigrad.testing.opinfo
     ALL_NUMERIC, BINARY_SHAPES, EMPTY_PAIRS, EMPTY_SHAPES, FLOATS, UNARY_SHAPES, Const, OpInfo,
@@ -36,7 +37,7 @@ from .core import (  # noqa: F401 - the registry's public names, importable from
 from .reduction import REDUCTION_DIMS, reduction_samples  # noqa: F401
 
 op_db = (elementwise.ops + reduction.ops + scan.ops + shape.ops + indexing.ops + sorting.ops + linalg.ops
-         + comparison.ops + bitwise.ops + inplace.ops + nn.ops + sparse.ops + random.ops)
+         + comparison.ops + bitwise.ops + inplace.ops + nn.ops + recurrent.ops + sparse.ops + random.ops)
 
 
 # -- registry queries ------------------------------------------------------------------------------
