@@ -152,7 +152,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--data", type=Path, default=None, help="folder holding shakespeare.txt.gz")
-    p.add_argument("--steps", type=int, default=1000, help="total training steps")
+    p.add_argument("--steps", type=int, default=600, help="total training steps")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--context", type=int, default=128)
     p.add_argument("--layers", type=int, default=4)
