@@ -49,8 +49,14 @@ class RNNBase(Module):
 
     Args:
         mode (str): "LSTM", "GRU", "RNN_TANH" or "RNN_RELU".
-        input_size (int), hidden_size (int), num_layers (int), bias (bool), batch_first (bool),
-        dropout (float), bidirectional (bool), proj_size (int, LSTM only): as PyTorch's.
+        input_size (int): features of the input.
+        hidden_size (int): features of the hidden state.
+        num_layers (int): stacked layers.
+        bias (bool): whether the layers have biases.
+        batch_first (bool): input and output as (batch, seq, feature).
+        dropout (float): dropout between layers (training only).
+        bidirectional (bool): a reverse direction too.
+        proj_size (int): LSTM only: project h to this size (0: none).
     """
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
@@ -486,7 +492,9 @@ class RNNCell(RNNCellBase):
     as ``torch.nn.RNNCell``.
 
     Args:
-        input_size (int), hidden_size (int), bias (bool, default True),
+        input_size (int): features of the input.
+        hidden_size (int): features of the hidden state.
+        bias (bool): whether the cell has biases. Default: True.
         nonlinearity (str): ``'tanh'`` or ``'relu'``. Default: ``'tanh'``.
 
     Example:
@@ -514,7 +522,9 @@ class LSTMCell(RNNCellBase):
     r"""One LSTM step, as ``torch.nn.LSTMCell``: returns ``(h', c')``.
 
     Args:
-        input_size (int), hidden_size (int), bias (bool, default True).
+        input_size (int): features of the input.
+        hidden_size (int): features of the hidden state.
+        bias (bool): whether the cell has biases. Default: True.
 
     Example:
         >>> cell = nn.LSTMCell(10, 20)
@@ -538,7 +548,9 @@ class GRUCell(RNNCellBase):
     r"""One GRU step, as ``torch.nn.GRUCell``.
 
     Args:
-        input_size (int), hidden_size (int), bias (bool, default True).
+        input_size (int): features of the input.
+        hidden_size (int): features of the hidden state.
+        bias (bool): whether the cell has biases. Default: True.
 
     Example:
         >>> cell = nn.GRUCell(10, 20)
