@@ -27,6 +27,9 @@ import os
 __all__ = ["available", "load", "set_enabled"]
 
 SUMS = {"reassoc", "contract"}  # numba fastmath flags for kernels whose float sums must vectorise
+# erf's coefficients (Abramowitz & Stegun 7.1.26: p, a1..a5) as PyTorch's float32 CPU kernels use them:
+# ops/activation.py's NumPy form of GELU and kernels/elementwise.py's loops read them from here
+ERF_AS = (0.3275911, 0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 
 _enabled = os.environ.get("MINIGRAD_NUMBA", "1") not in ("0", "false", "False", "")
 _numba = None  # None: not tried yet; False: not importable; else the module

@@ -65,36 +65,36 @@ def gelu_backward(g, x, out):
         out[i] = g[i] * (cdf + v * (out[i] * k))
 
 
-# erf(z) for float32 as PyTorch's CPU kernels compute it (ATen's Vectorized<float>::erf):
-# Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7, with exp(-z^2) from NumPy's vectorised exp (E)
-_AS = (0.3275911, 0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+# erf for float32 as PyTorch's CPU kernels compute it (ATen's Vectorized<float>::erf): Abramowitz &
+# Stegun 7.1.26 (kernels.ERF_AS), |error| <= 1.5e-7, with exp(-z^2) from NumPy's vectorised exp (E)
+from . import ERF_AS as _AS  # noqa: E402
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _erf_as(z, E):
+    """erf(z) for a float32 z by _AS, E = exp(-z^2); the operations of ops/activation.py's NumPy
+    form, one by one (no contraction): the same bits."""
+    one = np.float32(1.0)
+    t = one / (np.float32(_AS[0]) * abs(z) + one)
+    e = one - (((((np.float32(_AS[5]) * t + np.float32(_AS[4])) * t + np.float32(_AS[3])) * t + np.float32(_AS[2]))
+                * t + np.float32(_AS[1])) * t) * E
+    return e if z >= 0 else -e
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def gelu_f32(x, E, out):
-    """out = x * 0.5 * (1 + erf(x / sqrt 2)) for float32, erf by _AS with E = exp(-x^2 / 2); the
-    operations of ops/activation.py's NumPy form, one by one (no contraction): the same bits."""
+    """out = x * 0.5 * (1 + erf(x / sqrt 2)) for float32, erf by _erf_as with E = exp(-x^2 / 2)."""
     c, half, one = np.float32(0.7071067811865476), np.float32(0.5), np.float32(1.0)
-    p, a1, a2, a3, a4, a5 = (np.float32(_AS[0]), np.float32(_AS[1]), np.float32(_AS[2]), np.float32(_AS[3]),
-                             np.float32(_AS[4]), np.float32(_AS[5]))
     for i in range(x.size):
         v = x[i]
-        z = v * c
-        t = one / (p * abs(z) + one)
-        e = one - (((((a5 * t + a4) * t + a3) * t + a2) * t + a1) * t) * E[i]
-        out[i] = (v * half) * (one + (e if z >= 0 else -e))
+        out[i] = (v * half) * (one + _erf_as(v * c, E[i]))
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def gelu_backward_f32(g, x, E, out):
-    """out = g * (cdf + x * pdf) for float32: cdf = 0.5 (1 + erf(x / sqrt 2)) by _AS and
+    """out = g * (cdf + x * pdf) for float32: cdf = 0.5 (1 + erf(x / sqrt 2)) by _erf_as and
     pdf = E / sqrt(2 pi), E = exp(-x^2 / 2) (the one exponential serves both)."""
     c, half, one, k = np.float32(0.7071067811865476), np.float32(0.5), np.float32(1.0), np.float32(0.3989422804014327)
-    p, a1, a2, a3, a4, a5 = (np.float32(_AS[0]), np.float32(_AS[1]), np.float32(_AS[2]), np.float32(_AS[3]),
-                             np.float32(_AS[4]), np.float32(_AS[5]))
     for i in range(x.size):
         v = x[i]
-        z = v * c
-        t = one / (p * abs(z) + one)
-        e = one - (((((a5 * t + a4) * t + a3) * t + a2) * t + a1) * t) * E[i]
-        out[i] = g[i] * (half * (one + (e if z >= 0 else -e)) + v * (E[i] * k))
+        out[i] = g[i] * (half * (one + _erf_as(v * c, E[i])) + v * (E[i] * k))

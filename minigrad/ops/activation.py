@@ -46,7 +46,7 @@ def _flat(a):
 
 # float32's erf as PyTorch's CPU kernels compute it (Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7):
 # one exponential exp(-x^2 / 2) (NumPy's vectorised exp) serves erf and, in backward, the density
-_AS = (0.3275911, 0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+_AS = _kernels.ERF_AS
 
 
 def _exp_half_sq(x):
