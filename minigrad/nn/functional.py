@@ -19,7 +19,7 @@ from .. import kernels as _kernels
 from .. import ops as _ops
 from ..func.vmap import batched_by_loop
 from ..ops.activation import Gelu, LeakyRelu
-from ..ops.attention import ScaledDotProductAttention
+from ..ops.attention import ScaledDotProductAttention, _probs as _sdpa_probs
 from ..ops.elementwise import _promote
 from ..ops.conv import Col2Im, Convolution, Im2Col, _conv_pads, _make_geom, _pair
 from ..ops.embedding import Embedding, renorm_rows_
@@ -1176,7 +1176,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     mask when is_causal, and dropout on the attention weights (training use); a query masked entirely
     gets 0, as PyTorch."""
     attn_mask = _sdpa_check(query, key, value, attn_mask)
-    L, S = query.shape[-2], key.shape[-2]
+    S = key.shape[-2]
     if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         # grouped-query attention, as PyTorch: each key/value head serves Hq / Hkv consecutive query heads
         # (the flag was accepted and ignored: the matmul failed on the head counts)
@@ -1195,22 +1195,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if dropout_p == 0 or not isinstance(query, Tensor):
         # one node (ops/attention.py): the scores masked, normalised and applied in place
         return ScaledDotProductAttention.apply(query, key, value, attn_mask, float(s), bool(is_causal))
-    scores = (query @ key.mT) * s
-    if is_causal:
-        keep = mg.tensor(np.tril(np.ones((L, S), dtype=bool)))
-        scores = scores.masked_fill(~keep, float("-inf"))
-    if attn_mask is not None:
-        if attn_mask.dtype == mg.bool_:
-            scores = scores.masked_fill(~attn_mask, float("-inf"))
-        else:
-            scores = scores + attn_mask
-    # PyTorch's _safe_softmax: a query whose every score is -inf (masked entirely) attends to nothing,
-    # weights 0 and no gradient, not softmax's 0 / 0 = nan; its scores are zeroed first so that no nan
-    # reaches the backward either
-    dead = (scores == float("-inf")).all(-1, keepdim=True)
-    weights = scores.masked_fill(dead, 0.0).softmax(-1).masked_fill(dead, 0.0)
-    if dropout_p > 0:
-        weights = dropout(weights, dropout_p, training=True)
+    # dropout on the weights: the composite, its weights as the op's (masked rows 0, as PyTorch's _safe_softmax)
+    weights = dropout(_sdpa_probs(query, key, attn_mask, float(s), bool(is_causal)), dropout_p, training=True)
     return weights @ value
 
 

@@ -69,7 +69,9 @@ def _numpy_backward():
 
 
 def _probs(q, k, mask, scale, causal):
-    """P in Tensor ops from Tensors (the recorded, differentiable form: for create_graph and JVP)."""
+    """P in Tensor ops from Tensors (the recorded, differentiable form: for create_graph, JVP and
+    F.scaled_dot_product_attention's dropout path). A query whose every score is -inf gets weights 0
+    (PyTorch's _safe_softmax): its scores are zeroed before the softmax, so no nan reaches backward."""
     from ..creation import tensor
     z = (q @ k.mT) * scale
     if causal:
