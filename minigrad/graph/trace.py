@@ -83,8 +83,9 @@ class Tracer:
         self.newname = _name_gen()
         self.expect_bump = None
         self.grad_belief = {}  # id(param) -> (param, the grad tensor the graph last set)
-        self.pre = {}
-        self.pre_arrays = {}
+        self._pre = None        # id -> every tensor alive when the trace began (see _Before)
+        self._pre_arrays = None  # id(array) -> such a tensor holding it
+        self._before = None
         self.const_tensor = {}  # const var name -> the tensor it was made from
         self.record_breaks = False  # trace(on_break="record"): graph_break notes instead of raising
         self.breaks = []
@@ -99,6 +100,33 @@ class Tracer:
             raise GraphBreak(message)
         self.breaks.append(message)
         self.break_sites.append(user_frame())
+
+    # -- what existed before the trace -----------------------------------------------------------
+    def existed(self, t):
+        """Whether tensor t was alive when the trace began (reading such a tensor makes it a state
+        input; one made during the trace outside an op is a constant)."""
+        if self._pre is None and self._before is not None and self._before.queries < _YOUNG_QUERIES:
+            return self._before.existed(t)
+        return id(t) in self.pre
+
+    @property
+    def pre(self):
+        if self._pre is None:
+            self._scan()
+        return self._pre
+
+    @property
+    def pre_arrays(self):
+        if self._pre_arrays is None:
+            self._scan()
+        return self._pre_arrays
+
+    def _scan(self):
+        before = self._before
+        self._pre = before.scan() if before is not None else {id(o): o for o in _live_tensors()}
+        self._pre_arrays = {}
+        for o in self._pre.values():
+            self._pre_arrays.setdefault(id(o._data), o)
 
     # -- vars -----------------------------------------------------------------------------------
     def new_var(self, arr_or_shape, dtype=None):
@@ -128,9 +156,7 @@ class Tracer:
         self.check_not_derived(arr)
         if not arr.flags.writeable:
             return self.const(t)
-        pre = self.pre.get(id(t))
-        if pre is None:
-            pre = self.pre_arrays.get(id(arr))
+        pre = t if self.existed(t) else self.pre_arrays.get(id(arr))
         if pre is not None:
             p = self.param_of_grad.get(id(pre))
             if p is not None and p._grad is pre:
@@ -338,7 +364,7 @@ class Tracer:
         if self.expect_bump is t:
             self.expect_bump = None
             return
-        if self.lookup(t) is None and id(t) not in self.pre:
+        if self.lookup(t) is None and not self.existed(t):
             return  # a tensor the graph never saw (made and written inside a NumPy routine)
         self.graph_break(f"a write into the memory of a tensor of shape {tuple(t.shape)} bypassed "
                          f"minigrad's ops (NumPy on ._data, e.g. an optimizer updating parameters "
@@ -349,7 +375,7 @@ class Tracer:
         """A conversion to a Python/NumPy value: a break unless t is a constant of the graph."""
         v = self.lookup(t)
         if v is None:
-            if id(t) not in self.pre and id(t._data) not in self.pre_arrays:
+            if not self.existed(t) and id(t._data) not in self.pre_arrays:
                 return
         elif any(cv is v for cv, _ in self.consts):
             return
@@ -450,6 +476,48 @@ def _tensor_types():
     return out
 
 
+_YOUNG_QUERIES = 4  # "did t exist before?" answered from the young objects this many times, then one full list
+
+
+class _Before:
+    """Which tensors existed when a trace began, without listing every object in the process up
+    front (gc.get_objects() over a large process cost 0.1-0.3 s per trace, most of a small trace's
+    time). At the start every object the collector tracks is frozen (gc.freeze: moved to the
+    permanent generation, which gc.get_objects() does not list), so the objects listed while tracing
+    are exactly those made since: a tensor among them is new, any other existed before. A trace
+    that asks more than a few times, or needs the tensor that owns a NumPy array, lists everything
+    once (unfreezing first) as before. stop() unfreezes."""
+
+    def __init__(self):
+        self.frozen, self.queries, self.young = True, 0, set()
+
+    @classmethod
+    def start(cls):
+        if gc.get_freeze_count():  # someone else's frozen objects: leave gc.freeze alone
+            return None
+        gc.freeze()
+        return cls()
+
+    def _young(self):
+        self.young |= {id(o) for o in _live_tensors()}  # (while frozen: only the objects made since)
+        return self.young
+
+    def existed(self, t):
+        self.queries += 1
+        return id(t) not in self.young and id(t) not in self._young()
+
+    def scan(self):
+        """{id: tensor} of the tensors alive at the start (and still alive)."""
+        young = self._young() if self.frozen else self.young
+        self.stop()
+        return {id(o): o for o in _live_tensors() if id(o) not in young}
+
+    def stop(self):
+        if self.frozen:
+            self.frozen = False
+            gc.unfreeze()
+
+
 def _live_tensors():
     """Every Tensor alive now. The filter runs in C (map/compress over the gc's list): a Python loop
     over gc.get_objects() cost 0.1-1 s per trace in a process holding a few hundred thousand objects.
@@ -494,9 +562,6 @@ def trace(fn, *example_args, constants=(), on_break="raise", **kwargs):
         raise ValueError(f"mg.graph.trace: on_break must be 'raise' or 'record', got {on_break!r}")
     tr.record_breaks = on_break == "record"
     # every tensor alive now is "from before": reading one makes it a state input
-    for o in _live_tensors():
-        tr.pre[id(o)] = o
-        tr.pre_arrays.setdefault(id(o._data), o)
     invars = []
     for n, a in zip(arg_names, example_args):
         if isinstance(a, Tensor):
@@ -513,13 +578,17 @@ def trace(fn, *example_args, constants=(), on_break="raise", **kwargs):
     for pid, p in param_of_grad.items():
         beliefs[id(p)] = (p, p._grad)
     tr.grad_belief = beliefs
+    tr._before = _Before.start()
+    if tr._before is None:  # the process froze objects itself (gc.freeze): list them all now
+        tr._scan()
     tr.level = _levels.push(TraceLevel(tr))
     try:
         out = fn(*example_args, **kwargs)
     finally:
         _levels.pop(tr.level)
-        tr.pre = {}
-    tr.pre = {}
+        if tr._before is not None:
+            tr._before.stop()
+        tr._pre, tr._pre_arrays, tr._before = {}, {}, None  # (after the run, as before: nothing is 'from before')
     # a grad set to None by zero_grad after the graph last wrote it: clear it in the graph too
     for pid, (p, belief) in list(tr.grad_belief.items()):
         if belief is not None and p._grad is None:
