@@ -50,7 +50,7 @@ class Var:
 
 
 class Eqn:
-    """outvars = prim[params](invars).
+    """One equation of a graph: ``outvars = prim[params](invars)``.
 
     fn: the Function class (None for the effects `assign` / `set_grad`); args: forward's arguments
     in order, each a Var (a tensor) or a static Python value; side: forward's side outputs (arrays a
