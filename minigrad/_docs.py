@@ -275,4 +275,4 @@ for (_cls, _member), _doc in MEMBERS.items():
     if _value is not None:
         add_docstr(_value, _doc)
 _fill_tensor()
-_fill_overrides([mg, mg.nn, mg.optim, mg.data, mg.autograd])
+_fill_overrides([mg, mg.nn, mg.optim, mg.optim.lr_scheduler, mg.data, mg.autograd, mg.nn.parallel])

@@ -186,3 +186,14 @@ def test_every_api_page_is_in_the_api_section_of_the_nav():
     assert {page for page, _ in api_pages.pages()} <= listed
     others = set(api_pages._listed([i for i in config["nav"] if not (isinstance(i, dict) and api_pages.API_SECTION in i)]))
     assert not {p for p in others if p.startswith("api/")}, "an API page outside the API reference section"
+
+
+SPHINX_ROLE = re.compile(r":(?:py:)?(?:class|meth|func|attr|mod|data|exc|obj|ref):`")
+
+
+def test_docstrings_cross_reference_in_the_sites_syntax():
+    """mkdocstrings shows a Sphinx role (:class:`Linear`) as text: write [`Linear`][minigrad.nn.Linear]."""
+    found = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+             for path in sorted((ROOT / "minigrad").rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if SPHINX_ROLE.search(line)]
+    assert not found, "Sphinx roles (rendered as raw text on the API pages):\n  " + "\n  ".join(found)

@@ -58,8 +58,8 @@ def resolve(target):
     try:
         return importlib.import_module(target)
     except ModuleNotFoundError as error:
-        if error.name != target or "." not in target:
-            raise
+        if "." not in target or not (target == error.name or target.startswith(f"{error.name}.")):
+            raise  # a missing dependency inside the module, not a path into an object
     parent, _, attr = target.rpartition(".")
     return getattr(resolve(parent), attr)
 

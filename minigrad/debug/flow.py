@@ -83,14 +83,17 @@ class LayerFlow:
 
     @property
     def label(self):
+        """The layer's name in the model, or its kind in parentheses for an unnamed one."""
         return self.name or f"({self.kind})"
 
     @property
     def site_text(self):
+        """Where the layer was called, as ``file:line``."""
         return fmt(self.site)
 
     @property
     def output_grad_norm(self):
+        """The L2 norm of the gradient that reached the layer's output (None if none did)."""
         return None if self._out_sq is None else math.sqrt(self._out_sq)
 
     def __repr__(self):

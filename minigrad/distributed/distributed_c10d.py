@@ -199,6 +199,7 @@ def get_world_size(group=None) -> int:
 
 
 def get_backend(group=None) -> str:
+    """The backend of the default group: always ``"mpi"``, as torch.distributed.get_backend."""
     _check_group("get_backend", group)
     return "mpi"
 
@@ -266,11 +267,14 @@ class Work:
         return True
 
     def is_completed(self) -> bool:
+        """Whether the operation has finished (a non-blocking test), as torch's ``Work.is_completed``."""
         if not self._done and self._req.Test():
             self._complete()
         return self._done
 
     def is_success(self) -> bool:
+        """Whether the operation has finished, as torch's ``Work.is_success`` (a failed collective
+        raises rather than finishing unsuccessfully)."""
         return self.is_completed()
 
     def result(self):

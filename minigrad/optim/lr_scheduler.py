@@ -788,6 +788,7 @@ class ReduceLROnPlateau(LRScheduler):
 
     @property
     def in_cooldown(self) -> bool:
+        """Whether the scheduler is in its cooldown after a reduction (no further reduction yet)."""
         return self.cooldown_counter > 0
 
     def _is_better(self, a: float, best: float) -> bool:

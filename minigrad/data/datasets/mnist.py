@@ -163,6 +163,7 @@ class MNIST(Dataset):
 
     @property
     def raw_folder(self):
+        """The folder the IDX files are read from: ``root/<class name>/raw``, as torchvision."""
         return self.root / type(self).__name__ / "raw"
 
     def _split_names(self):
@@ -249,6 +250,7 @@ class MNIST(Dataset):
 
     @property
     def class_to_idx(self):
+        """{class name: label}, as torchvision."""
         return {c: i for i, c in enumerate(self.classes)}
 
     def __repr__(self):
