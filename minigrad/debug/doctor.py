@@ -404,7 +404,7 @@ class Finding:
         return f"Finding({self.name!r}, {self.status!r}, mistake={self.mistake})"
 
     def line(self):
-        """This finding as one line: ``name: NO GRADIENT (None) - cause`` (or ZERO GRADIENT, or ok)."""
+        """This finding as one line: ``name: STATUS - cause`` (e.g. ``fc.bias: NO GRADIENT (None) - ...``)."""
         head = {"missing": "NO GRADIENT (None)", "zero": "ZERO GRADIENT", "ok": "ok"}[self.status]
         return f"{self.name}: {head} - {self.cause}"
 
