@@ -1,7 +1,7 @@
 """Docstrings for public names whose definitions are one-liners (PyTorch keeps these apart too,
 in torch/_torch_docs.py and torch/_tensor_docs.py).
 
-A docstring written at the definition always wins: :func:`add_docstr` only fills an empty one, so
+A docstring written at the definition always wins: `add_docstr()` only fills an empty one, so
 moving a docstring into the source is always safe. Rules, applied once at import:
 
 - the functions in ``FUNCTIONS`` get their line (the math, in PyTorch's terms);
@@ -59,7 +59,7 @@ FUNCTIONS = {
     "ceil": "out = the smallest integer >= x (zero gradient).",
     "round": "out = x rounded to ``decimals`` places, halves to even as PyTorch (zero gradient).",
     "clamp": "out = x limited to [min, max] (either bound optional);  dx = g where min <= x <= max, else 0.",
-    "clip": "Alias of :func:`minigrad.clamp`.",
+    "clip": "Alias of [`minigrad.clamp()`][minigrad.clamp].",
     "maximum": "out = the larger of x and y, elementwise (broadcast); a tie shares the gradient equally.",
     "minimum": "out = the smaller of x and y, elementwise (broadcast); a tie shares the gradient equally.",
     "where": "out = x where ``condition`` is true, else y (broadcast);  dx = g masked by condition, dy by its negation.",
@@ -110,7 +110,7 @@ FUNCTIONS = {
     "unsqueeze": "x with a new size-1 dim inserted at ``dim``.",
     "permute": "x with its dims reordered to ``dims`` (a view).",
     "transpose": "x with dims ``dim0`` and ``dim1`` swapped (a view).",
-    "swapaxes": "Alias of :func:`minigrad.transpose`.",
+    "swapaxes": "Alias of [`minigrad.transpose()`][minigrad.transpose].",
     "t": "The transpose of a matrix (0-d and 1-d tensors are returned as they are).",
     "expand": "x broadcast to ``sizes`` without copying (-1 keeps a size);  dx = g summed back.",
     "broadcast_to": "x broadcast to ``shape`` without copying.",
@@ -119,8 +119,8 @@ FUNCTIONS = {
     "flip": "x with the order of its entries reversed along ``dims``.",
     "clone": "A copy of x with its own memory, in the graph (gradient passes through).",
     "cat": "The tensors joined along the existing dim ``dim``.",
-    "concat": "Alias of :func:`minigrad.cat`.",
-    "concatenate": "Alias of :func:`minigrad.cat`.",
+    "concat": "Alias of [`minigrad.cat()`][minigrad.cat].",
+    "concatenate": "Alias of [`minigrad.cat()`][minigrad.cat].",
     "stack": "The tensors (of one shape) joined along a new dim ``dim``.",
     "narrow": "The slice ``start : start + length`` of x along ``dim`` (a view).",
     "split": "x cut along ``dim`` into pieces of ``split_size_or_sections`` (an int: equal pieces, the last smaller; a list: those sizes).",
@@ -165,7 +165,8 @@ TENSOR = {
     "int": "This tensor as int32 (self if it already is).",
     "bool": "This tensor as bool (self if it already is).",
     "cpu": "This tensor (minigrad tensors always live on the CPU).",
-    "view": "A view of this tensor with a new shape (same elements, shared memory), as :func:`minigrad.reshape`.",
+    "view": "A view of this tensor with a new shape (same elements, shared memory), as "
+            "[`minigrad.reshape()`][minigrad.reshape].",
     "view_as": "A view of this tensor with ``other``'s shape.",
     "reshape_as": "This tensor reshaped to ``other``'s shape.",
     "T": "This tensor with the order of its dims reversed.",
@@ -227,10 +228,11 @@ def _fill_tensor():
         if name in TENSOR:
             add_docstr(value, TENSOR[name])
         elif callable(getattr(mg, name, None)):
-            add_docstr(value, f"``x.{name}(...)`` is ``minigrad.{name}(x, ...)``: see :func:`minigrad.{name}`.")
+            add_docstr(value, f"``x.{name}(...)`` is ``minigrad.{name}(x, ...)``: "
+                              f"see [`minigrad.{name}()`][minigrad.{name}].")
         elif name.endswith("_") and callable(getattr(mg.Tensor, name[:-1], None)):
-            add_docstr(value, f"In-place :meth:`Tensor.{name[:-1]}`: writes the result into this tensor "
-                              "(bumping its version counter) and returns it.")
+            add_docstr(value, f"In-place [`Tensor.{name[:-1]}()`][minigrad.Tensor.{name[:-1]}]: writes the result "
+                              "into this tensor (bumping its version counter) and returns it.")
 
 
 def _fill_overrides(modules):
@@ -273,4 +275,4 @@ for (_cls, _member), _doc in MEMBERS.items():
     if _value is not None:
         add_docstr(_value, _doc)
 _fill_tensor()
-_fill_overrides([mg, mg.nn, mg.optim, mg.data, mg.autograd])
+_fill_overrides([mg, mg.nn, mg.optim, mg.optim.lr_scheduler, mg.data, mg.autograd, mg.nn.parallel])

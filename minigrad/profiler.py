@@ -23,6 +23,8 @@ __all__ = ["profile", "record_function", "ProfilerActivity"]
 
 
 class ProfilerActivity:
+    """What to profile, as torch.profiler.ProfilerActivity: ``CPU``, the only activity minigrad has
+    (``activities=[ProfilerActivity.CUDA]`` raises RuntimeError)."""
     CPU = "CPU"
     CUDA = "CUDA"
 
@@ -215,6 +217,8 @@ class profile:
         return False
 
     def key_averages(self, group_by_input_shape=False):
+        """The events grouped by op name (and by input shapes with ``group_by_input_shape=True``), as
+        torch's ``prof.key_averages()``; ``.table(...)`` prints them."""
         groups = {}
         for ev in self.events:
             shapes = ev.shapes if group_by_input_shape else None
@@ -228,6 +232,7 @@ class profile:
         return EventList(groups.values())
 
     def table(self, **kwargs):
+        """``self.key_averages().table(**kwargs)``: the per-op table (``sort_by=``, ``row_limit=``)."""
         return self.key_averages().table(**kwargs)
 
     def export_chrome_trace(self, path):

@@ -51,7 +51,8 @@ def seed():
 
 
 def get_rng_state():
-    """The default generator's state, as torch.get_rng_state; give it back to :func:`set_rng_state`.
+    """The default generator's state, as torch.get_rng_state; give it back to
+    [`set_rng_state()`][minigrad.set_rng_state].
 
     It is the NumPy bit generator's state (a dict, which mg.save stores), not PyTorch's byte tensor:
     treat it as opaque.
@@ -60,7 +61,7 @@ def get_rng_state():
 
 
 def set_rng_state(new_state):
-    """Restore a state returned by :func:`get_rng_state`, as torch.set_rng_state."""
+    """Restore a state returned by [`get_rng_state()`][minigrad.get_rng_state], as torch.set_rng_state."""
     default_generator.set_state(new_state)
 
 

@@ -11,7 +11,7 @@ Integrity: the manifest records each array's dtype, shape and the SHA-256 of its
 member. ``load`` checks the zip CRC of the manifest, compares each member's ``.npy`` header
 byte for byte with the one the manifest implies (and its length with the archive's) *before*
 allocating, and checks every array's SHA-256 (and CRC). The ``.npy`` header is never parsed with
-``eval``/``literal_eval``. Anything corrupt, truncated or foreign raises :class:`CheckpointError`
+``eval``/``literal_eval``. Anything corrupt, truncated or foreign raises `CheckpointError`
 and nothing else; version-1 files (no hashes) are still read, with the zip CRC as their check.
 
 Writes to a path are atomic (see ``minigrad._atomic``): a temporary file next to the target is
@@ -327,7 +327,7 @@ def _load(fh, name):
 
 
 def load(f, map_location=None, weights_only=True, **kwargs):
-    """Load an object saved by :func:`save` from a path or a readable, seekable binary file object.
+    """Load an object saved by [`save()`][minigrad.save] from a path or a readable, seekable binary file object.
 
     Never executes code: the manifest is JSON and arrays are plain bytes checked against their
     SHA-256. ``map_location`` and ``weights_only`` are accepted for PyTorch compatibility and ignored.

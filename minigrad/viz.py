@@ -40,6 +40,7 @@ class Drawing:
 
     @property
     def dot(self):
+        """The drawing as Graphviz DOT source."""
         lines = ["digraph minigrad {", '  node [fontname="Helvetica", fontsize=10, shape=box, style=filled];']
         for nid, (kind, label) in self.nodes.items():
             shape = "box" if kind != _SAVED else "note"

@@ -169,6 +169,9 @@ class CompiledGraph:
         self._buffers = [arenas[b][:_size(s, d)].view(d).reshape(s) for b, s, d in views]
 
     def __call__(self, *args, state=None):
+        """Run the compiled program on the graph's inputs (tensors or arrays of the traced shapes and
+        dtypes); ``state={name: value}`` binds state inputs (parameters, buffers) to other values, as a
+        loaded graph, which has no live tensors, needs. Returns what the traced function returned."""
         g = self.graph
         if len(args) != len(g.invars):
             raise TypeError(f"compiled graph: expected {len(g.invars)} tensor arguments "

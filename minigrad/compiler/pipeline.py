@@ -44,6 +44,7 @@ class PassReport:
 
     @property
     def changed(self):
+        """Whether the pass changed the graph (its equation count or its bytes)."""
         return self.before["eqns"] != self.after["eqns"] or self.before["bytes"] != self.after["bytes"]
 
     def __repr__(self):

@@ -14,16 +14,16 @@ class DistributedSampler(Sampler):
 
     With PyTorch's semantics (so a PyTorch script's data order carries over): the epoch's index
     list is a permutation seeded with ``seed + epoch`` (the same on every rank; call
-    :meth:`set_epoch` at the start of each epoch, or every epoch repeats the first one's order),
-    or ``0..n-1`` without shuffling. Unless ``drop_last``, it is padded by repeating its first
-    indices up to a multiple of ``num_replicas``; with ``drop_last`` its tail is cut instead. Rank
-    r takes every ``num_replicas``-th index starting at r, so all ranks get ``num_samples``
+    [`set_epoch()`][minigrad.data.DistributedSampler.set_epoch] at the start of each epoch, or every epoch
+    repeats the first one's order), or ``0..n-1`` without shuffling. Unless ``drop_last``, it is padded by
+    repeating its first indices up to a multiple of ``num_replicas``; with ``drop_last`` its tail is cut
+    instead. Rank r takes every ``num_replicas``-th index starting at r, so all ranks get ``num_samples``
     indices and the shards are disjoint (up to the padding).
 
     Args:
         dataset (Sized): the dataset to split.
         num_replicas (int, optional): the number of ranks; default the world size of the process group.
-        rank (int, optional): this rank; default :func:`minigrad.distributed.get_rank`.
+        rank (int, optional): this rank; default [`minigrad.distributed.get_rank()`][minigrad.distributed.get_rank].
         shuffle (bool): shuffle the indices each epoch. Default: ``True``.
         seed (int): the shuffling seed, the same on every rank. Default: 0.
         drop_last (bool): drop the tail instead of padding. Default: ``False``.

@@ -350,6 +350,7 @@ def disable():
 
 
 def is_watching():
+    """Whether the gradient doctor is on (inside ``watch()``, or after ``enable()``)."""
     return bool(_watches)
 
 
@@ -374,6 +375,7 @@ class watch:
 
     @property
     def warnings(self):
+        """The warnings this ``watch()`` block recorded (empty when it recorded none)."""
         return list(self.record.warnings) if self.record else []
 
 
@@ -402,6 +404,7 @@ class Finding:
         return f"Finding({self.name!r}, {self.status!r}, mistake={self.mistake})"
 
     def line(self):
+        """This finding as one line: ``name: STATUS - cause`` (e.g. ``fc.bias: NO GRADIENT (None) - ...``)."""
         head = {"missing": "NO GRADIENT (None)", "zero": "ZERO GRADIENT", "ok": "ok"}[self.status]
         return f"{self.name}: {head} - {self.cause}"
 
@@ -414,6 +417,7 @@ class Report:
 
     @property
     def problems(self):
+        """The findings whose status is not 'ok' (a gradient that is None or exactly zero)."""
         return [f for f in self.findings if f.status != "ok"]
 
     def __getitem__(self, name):

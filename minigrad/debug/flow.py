@@ -83,14 +83,17 @@ class LayerFlow:
 
     @property
     def label(self):
+        """The layer's name in the model, or its kind in parentheses for an unnamed one."""
         return self.name or f"({self.kind})"
 
     @property
     def site_text(self):
+        """Where the layer was called, as ``file:line``."""
         return fmt(self.site)
 
     @property
     def output_grad_norm(self):
+        """The L2 norm of the gradient that reached the layer's output (None if none did)."""
         return None if self._out_sq is None else math.sqrt(self._out_sq)
 
     def __repr__(self):
@@ -103,8 +106,8 @@ class GradientFlow:
     """The recorder `mg.debug.gradient_flow(model)` returns: a context manager.
 
     Inside the ``with`` block, run forward and backward as usual; afterwards (or during it, after a
-    backward) ``layers`` holds a :class:`LayerFlow` per module that ran, ``findings`` the vanishing
-    / exploding gradients found, ``report()`` (or ``str()``) the text and ``plot()`` a matplotlib
+    backward) ``layers`` holds a [`LayerFlow`][minigrad.debug.LayerFlow] per module that ran, ``findings`` the
+    vanishing / exploding gradients found, ``report()`` (or ``str()``) the text and ``plot()`` a matplotlib
     figure. A forward run after a backward starts a new pass: the recorder keeps the last one.
 
     Args:
@@ -121,7 +124,8 @@ class GradientFlow:
             times the last step's. Default: 1e3.
         explode_above (float): exploding when any recorded norm is above this (or not finite).
             Default: 1e4.
-        warn (bool): issue a :class:`GradientFlowWarning` once per kind. Default: ``True``.
+        warn (bool): issue a [`GradientFlowWarning`][minigrad.debug.GradientFlowWarning] once per kind.
+            Default: ``True``.
     """
 
     def __init__(self, model, *, time_dims=None, vanish_ratio=1e-3, vanish_below=1e-10, explode_ratio=1e3,
@@ -392,7 +396,7 @@ def gradient_flow(model, *, time_dims=None, vanish_ratio=1e-3, vanish_below=1e-1
                   explode_above=1e4, warn=True):
     """Record how gradients flow through ``model``: per layer, and per time step through recurrences.
 
-    A context manager (see :class:`GradientFlow` for the arguments and thresholds)::
+    A context manager (see [`GradientFlow`][minigrad.debug.GradientFlow] for the arguments and thresholds)::
 
         with mg.debug.gradient_flow(model) as flow:
             loss = loss_fn(model(x), y)
@@ -400,8 +404,8 @@ def gradient_flow(model, *, time_dims=None, vanish_ratio=1e-3, vanish_below=1e-1
         print(flow)          # the per-layer / per-step norms and the findings
         flow.plot()          # the same, drawn (matplotlib)
 
-    Vanishing or exploding gradients give one :class:`GradientFlowWarning` per kind, naming the
-    layer, the time step and the line of your code that called the module.
+    Vanishing or exploding gradients give one [`GradientFlowWarning`][minigrad.debug.GradientFlowWarning] per
+    kind, naming the layer, the time step and the line of your code that called the module.
     """
     return GradientFlow(model, time_dims=time_dims, vanish_ratio=vanish_ratio, vanish_below=vanish_below,
                         explode_ratio=explode_ratio, explode_above=explode_above, warn=warn)

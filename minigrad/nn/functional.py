@@ -113,7 +113,7 @@ def _check_pointwise_target(input, target, op):
 # -- activations ----------------------------------------------------------------------------------
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    """out = max(x, 0);  dx = g * (x > 0). See :func:`minigrad.relu`."""
+    """out = max(x, 0);  dx = g * (x > 0). See [`minigrad.relu()`][minigrad.relu]."""
     return _inplace_result(input, mg.relu(input), inplace) if inplace else mg.relu(input)
 
 
@@ -132,12 +132,12 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    """out = 1 / (1 + exp(-x)). See :func:`minigrad.sigmoid`."""
+    """out = 1 / (1 + exp(-x)). See [`minigrad.sigmoid()`][minigrad.sigmoid]."""
     return mg.sigmoid(input)
 
 
 def tanh(input: Tensor) -> Tensor:
-    """out = tanh(x). See :func:`minigrad.tanh`."""
+    """out = tanh(x). See [`minigrad.tanh()`][minigrad.tanh]."""
     return mg.tanh(input)
 
 
@@ -167,7 +167,8 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    r"""out_i = x_i - logsumexp(x) along `dim` (numerically stable). Arguments as :func:`softmax`."""
+    r"""out_i = x_i - logsumexp(x) along `dim` (numerically stable). Arguments as
+    [`softmax()`][minigrad.nn.functional.softmax]."""
     if dim is None:
         dim = _softmax_dim(input.ndim, "log_softmax")
     if dtype is not None:
@@ -723,7 +724,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     r"""Combine sliding local blocks into a tensor, summing overlaps (col2im), as
-    torch.nn.functional.fold: the adjoint of :func:`unfold`.
+    torch.nn.functional.fold: the adjoint of [`unfold()`][minigrad.nn.functional.unfold].
 
     Shape:
         input (N, C * kH * kW, L) -> output (N, C, H, W) with (H, W) = output_size.
@@ -1351,13 +1352,13 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
-    r"""3-D cross-correlation over (D, H, W), as :func:`conv1d` per dimension.
+    r"""3-D cross-correlation over (D, H, W), as [`conv1d()`][minigrad.nn.functional.conv1d] per dimension.
 
     Args:
         input (Tensor): (N, C_in, D, H, W) or unbatched (C_in, D, H, W).
         weight (Tensor): (C_out, C_in / groups, kD, kH, kW).
         bias (Tensor, optional): (C_out,).
-        stride, padding, dilation, groups: as :func:`conv1d` (an int or a 3-tuple).
+        stride, padding, dilation, groups: as [`conv1d()`][minigrad.nn.functional.conv1d] (an int or a 3-tuple).
 
     Example:
         >>> F.conv3d(mg.randn(1, 2, 4, 5, 6), mg.randn(3, 2, 3, 3, 3), padding=1).shape
@@ -1398,8 +1399,8 @@ def _conv_transposend(op, n, input, weight, bias, stride, padding, output_paddin
 
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
-    r"""1-D transposed convolution (the input gradient of :func:`conv1d`, sometimes called
-    "deconvolution"): out = col2im(weight^T @ x) + bias.
+    r"""1-D transposed convolution (the input gradient of [`conv1d()`][minigrad.nn.functional.conv1d],
+    sometimes called "deconvolution"): out = col2im(weight^T @ x) + bias.
 
     Args:
         input (Tensor): (N, C_in, L) or unbatched (C_in, L).
@@ -1426,8 +1427,8 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
-    r"""2-D transposed convolution (the input gradient of :func:`conv2d`); arguments as
-    :func:`conv_transpose1d`, an int or a pair each.
+    r"""2-D transposed convolution (the input gradient of [`conv2d()`][minigrad.nn.functional.conv2d]); arguments as
+    [`conv_transpose1d()`][minigrad.nn.functional.conv_transpose1d], an int or a pair each.
 
     Shape:
         input (N, C_in, H, W), weight (C_in, C_out / groups, kH, kW) -> output (N, C_out, H_out, W_out)
@@ -1444,8 +1445,8 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
-    r"""3-D transposed convolution (the input gradient of :func:`conv3d`); arguments as
-    :func:`conv_transpose1d`, an int or a 3-tuple each.
+    r"""3-D transposed convolution (the input gradient of [`conv3d()`][minigrad.nn.functional.conv3d]); arguments as
+    [`conv_transpose1d()`][minigrad.nn.functional.conv_transpose1d], an int or a 3-tuple each.
 
     Example:
         >>> F.conv_transpose3d(mg.randn(1, 2, 3, 3, 3), mg.randn(2, 1, 2, 2, 2), stride=2).shape
@@ -1497,7 +1498,7 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
         ceil_mode (bool): ceil instead of floor for the output size (the last window must start inside
             the input or the left padding). Default: False.
         return_indices (bool): also return the index of each maximum in its input row (for
-            :func:`max_unpool1d`).
+            [`max_unpool1d()`][minigrad.nn.functional.max_unpool1d]).
 
     Example:
         >>> F.max_pool1d(mg.tensor([[[1.0, 3.0, 2.0, 5.0]]]), 2)
@@ -1508,8 +1509,8 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
 
 def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
-    r"""3-D max pooling over (D, H, W); arguments as :func:`max_pool1d` (an int or a 3-tuple each);
-    indices are flat (d * H * W + h * W + w) in each input volume.
+    r"""3-D max pooling over (D, H, W); arguments as [`max_pool1d()`][minigrad.nn.functional.max_pool1d] (an
+    int or a 3-tuple each); indices are flat (d * H * W + h * W + w) in each input volume.
 
     Example:
         >>> F.max_pool3d(mg.randn(1, 2, 4, 4, 4), 2).shape
@@ -1549,8 +1550,8 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 
 def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
-    r"""3-D average pooling over (D, H, W); arguments as :func:`avg_pool1d` (an int or a 3-tuple each),
-    and divisor_override (int, optional) to divide by instead of the window size.
+    r"""3-D average pooling over (D, H, W); arguments as [`avg_pool1d()`][minigrad.nn.functional.avg_pool1d]
+    (an int or a 3-tuple each), and divisor_override (int, optional) to divide by instead of the window size.
 
     Example:
         >>> F.avg_pool3d(mg.randn(1, 2, 4, 4, 4), 2).shape
@@ -1606,7 +1607,8 @@ def _max_unpool_nd(op, n, input, indices, kernel_size, stride, padding, output_s
 
 
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
-    r"""The partial inverse of :func:`max_pool1d`: zeros with input[n, c, l] written at indices[n, c, l].
+    r"""The partial inverse of [`max_pool1d()`][minigrad.nn.functional.max_pool1d]: zeros with input[n, c, l]
+    written at indices[n, c, l].
 
     Args:
         input (Tensor): (N, C, L) or (C, L), e.g. max_pool1d's output.
@@ -1619,8 +1621,9 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
 
 
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
-    r"""The partial inverse of :func:`max_pool2d`: zeros with input[n, c, i, j] written at the flat index
-    indices[n, c, i, j] of each output plane. Arguments as :func:`max_unpool1d` (an int or a pair each).
+    r"""The partial inverse of [`max_pool2d()`][minigrad.nn.functional.max_pool2d]: zeros with
+    input[n, c, i, j] written at the flat index indices[n, c, i, j] of each output plane. Arguments as
+    [`max_unpool1d()`][minigrad.nn.functional.max_unpool1d] (an int or a pair each).
 
     Example:
         >>> x = mg.randn(1, 1, 4, 4)
@@ -1632,7 +1635,8 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
 
 
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
-    r"""The partial inverse of :func:`max_pool3d`; arguments as :func:`max_unpool1d` (an int or a 3-tuple each)."""
+    r"""The partial inverse of [`max_pool3d()`][minigrad.nn.functional.max_pool3d]; arguments as
+    [`max_unpool1d()`][minigrad.nn.functional.max_unpool1d] (an int or a 3-tuple each)."""
     return _max_unpool_nd("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
 
 
@@ -1673,7 +1677,8 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
 
 
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
-    r"""out[n, c, i, j] = max of input over adaptive bin (i, j) (as :func:`adaptive_max_pool1d` per dimension).
+    r"""out[n, c, i, j] = max of input over adaptive bin (i, j) (as
+    [`adaptive_max_pool1d()`][minigrad.nn.functional.adaptive_max_pool1d] per dimension).
 
     Args:
         input (Tensor): (N, C, H, W) or (C, H, W).
@@ -1688,7 +1693,8 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
 
 
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
-    r"""3-D adaptive max pooling over (D, H, W); arguments as :func:`adaptive_max_pool2d`."""
+    r"""3-D adaptive max pooling over (D, H, W); arguments as
+    [`adaptive_max_pool2d()`][minigrad.nn.functional.adaptive_max_pool2d]."""
     return _adaptive_max_pool_nd("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 

@@ -164,7 +164,8 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
         tensor (Tensor): the tensor to fill (at least 2-D).
         a (float): the negative slope of the rectifier after this layer (for ``'leaky_relu'``).
         mode (str): ``'fan_in'`` (preserve the forward variance) or ``'fan_out'`` (the backward's).
-        nonlinearity (str): the nonlinearity's name, as :func:`calculate_gain`. Default: ``'leaky_relu'``.
+        nonlinearity (str): the nonlinearity's name, as [`calculate_gain()`][minigrad.nn.init.calculate_gain].
+            Default: ``'leaky_relu'``.
         generator (mg.Generator, optional): the source of randomness.
 
     Example:
@@ -183,7 +184,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
                     generator=None) -> Tensor:
     r"""tensor ~ N(0, std^2) with std = gain / sqrt(fan) (He et al., 2015), in place. Arguments as
-    :func:`kaiming_uniform_`."""
+    [`kaiming_uniform_()`][minigrad.nn.init.kaiming_uniform_]."""
     if 0 in tuple(tensor.shape):
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor

@@ -10,7 +10,7 @@ from .._dtype import get_default_dtype
 class Parameter(Tensor):
     r"""A Tensor that is to be considered a module parameter, as ``torch.nn.Parameter``.
 
-    Assigning a Parameter as an attribute of a :class:`Module` registers it in the module's
+    Assigning a Parameter as an attribute of a [`Module`][minigrad.nn.Module] registers it in the module's
     ``parameters()``. A Parameter is always a leaf; it shares memory with the tensor or array it is
     made from.
 

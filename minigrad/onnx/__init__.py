@@ -19,6 +19,8 @@ from ..autograd.function import Function, NoRule
 from ..graph.ir import Var
 from .context import Ctx, Unmapped
 
+__all__ = ["export", "to_model", "mapped", "OPSET", "Ctx", "Unmapped", "NoRule"]
+
 OPSET = 18
 
 

@@ -32,6 +32,7 @@ class Ctx:
 
     # -- names ---------------------------------------------------------------------------------------
     def tmp(self):
+        """A fresh name for an intermediate ONNX value."""
         self.k += 1
         return f"t.{self.k}"  # never a traced var's name (those become "v.<name>") nor a user's
 
@@ -61,6 +62,7 @@ class Ctx:
         return isinstance(a, Var)
 
     def is_intermediate(self, v):
+        """Whether ``v`` is written by an earlier equation (not a graph input or state)."""
         return v.name in self.produced
 
     @staticmethod
@@ -76,15 +78,18 @@ class Ctx:
         return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
     def const(self, arr):
+        """Add ``arr`` as an initializer; returns its name."""
         from onnx import numpy_helper
         name = self.tmp()
         self.inits.append(numpy_helper.from_array(np.asarray(arr), name))
         return name
 
     def ints(self, xs):
+        """Add an int64 1-D initializer holding ``xs``; returns its name."""
         return self.const(np.asarray(list(xs), dtype=np.int64))
 
     def scalar(self, v, dtype):
+        """Add a 0-d initializer ``v`` of ``dtype``; returns its name."""
         return self.const(np.asarray(v, dtype=dtype))
 
     def operand(self, a, dtype):

@@ -12,7 +12,7 @@ class AdamW(Adam):
     r"""AdamW: Adam whose weight decay shrinks the weights directly instead of entering the moments.
 
     Each step first does ``p = p * (1 - lr * weight_decay)``, then the Adam update of
-    :class:`~minigrad.optim.Adam` with the raw gradient.
+    [`Adam`][minigrad.optim.Adam] with the raw gradient.
 
     Args:
         params (iterable): parameters or parameter groups (dicts).

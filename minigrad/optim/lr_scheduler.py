@@ -44,9 +44,9 @@ def _lrs(optimizer: Optimizer) -> list:
 class LRScheduler:
     """Base class of the learning-rate schedulers.
 
-    Subclasses implement :meth:`get_lr` (the next lr of every group, computed from the current
-    ones, PyTorch's chainable form). Construction performs the initial step, setting
-    ``last_epoch`` to 0 and recording ``initial_lr`` in each group.
+    Subclasses implement [`get_lr()`][minigrad.optim.lr_scheduler.LRScheduler.get_lr] (the next lr of every
+    group, computed from the current ones, PyTorch's chainable form). Construction performs the initial step,
+    setting ``last_epoch`` to 0 and recording ``initial_lr`` in each group.
 
     Args:
         optimizer (Optimizer): the wrapped optimizer.
@@ -93,15 +93,17 @@ class LRScheduler:
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state returned by :meth:`state_dict`."""
+        """Load a state returned by [`state_dict()`][minigrad.optim.lr_scheduler.LRScheduler.state_dict]."""
         self.__dict__.update(state_dict)
 
     def get_last_lr(self) -> list[float]:
-        """The learning rates of the groups after the last :meth:`step`."""
+        """The learning rates of the groups after the last
+        [`step()`][minigrad.optim.lr_scheduler.LRScheduler.step]."""
         return self._last_lr
 
     def get_lr(self) -> list[float]:
-        """The next learning rate of each group (called by :meth:`step`)."""
+        """The next learning rate of each group (called by
+        [`step()`][minigrad.optim.lr_scheduler.LRScheduler.step])."""
         raise NotImplementedError
 
     def step(self, epoch: int | None = None) -> None:
@@ -786,6 +788,7 @@ class ReduceLROnPlateau(LRScheduler):
 
     @property
     def in_cooldown(self) -> bool:
+        """Whether the scheduler is in its cooldown after a reduction (no further reduction yet)."""
         return self.cooldown_counter > 0
 
     def _is_better(self, a: float, best: float) -> bool:

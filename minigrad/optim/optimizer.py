@@ -461,7 +461,8 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state from :meth:`state_dict` (possibly saved and loaded by ``mg.save``/``mg.load``).
+        """Load a state from [`state_dict()`][minigrad.optim.Optimizer.state_dict] (possibly saved and loaded
+        by ``mg.save``/``mg.load``).
 
         Groups must match in number and size. Floating state is copied and cast to each parameter's
         dtype (``'step'`` keeps its own); hyper-parameters are taken from the saved groups.

@@ -40,7 +40,7 @@ def read_idx(path, expected_magic=None):
 
     Checks the magic number (against ``expected_magic`` if given: 2051 for images, 2049 for
     labels), that the header is complete, and that the payload is exactly as long as the header
-    says. Errors are :class:`IDXError` naming the file.
+    says. Errors are [`IDXError`][minigrad.data.datasets.IDXError] naming the file.
     """
     path = Path(path)
     raw = _read_bytes(path)
@@ -86,7 +86,7 @@ class MNIST(Dataset):
             if set, else ``../shared/data`` beside the repository root (from a checkout, if it
             exists) and then the per-user cache ``$XDG_CACHE_HOME/minigrad`` (``~/.cache/minigrad``);
             downloads go to ``root``, ``$MINIGRAD_DATA`` or the cache (see
-            :mod:`minigrad.data.datasets.paths`).
+            `minigrad.data.datasets.paths`).
         train (bool): the training split (``train-*``) or the test split (``t10k-*``).
         download (bool): fetch missing files into ``root/<ClassName>/raw`` from ``base_url``,
             verifying the published MD5 of each file.
@@ -99,7 +99,8 @@ class MNIST(Dataset):
     Attributes:
         data: uint8 array (N, 28, 28).  targets: int64 array (N,).  classes: the class names.
 
-    The whole split as arrays, for fast batching: :meth:`arrays`. Without transforms,
+    The whole split as arrays, for fast batching: [`arrays()`][minigrad.data.datasets.MNIST.arrays]. Without
+        transforms,
     ``DataLoader`` batches this dataset by fancy-indexing those arrays.
 
     Example:
@@ -162,6 +163,7 @@ class MNIST(Dataset):
 
     @property
     def raw_folder(self):
+        """The folder the IDX files are read from: ``root/<class name>/raw``, as torchvision."""
         return self.root / type(self).__name__ / "raw"
 
     def _split_names(self):
@@ -248,6 +250,7 @@ class MNIST(Dataset):
 
     @property
     def class_to_idx(self):
+        """{class name: label}, as torchvision."""
         return {c: i for i, c in enumerate(self.classes)}
 
     def __repr__(self):
@@ -256,7 +259,8 @@ class MNIST(Dataset):
 
 
 class FashionMNIST(MNIST):
-    """Fashion-MNIST (Zalando's clothing images), same format and arguments as :class:`MNIST`.
+    """Fashion-MNIST (Zalando's clothing images), same format and arguments as
+    [`MNIST`][minigrad.data.datasets.MNIST].
 
     With no ``root`` and nothing in the default cache, the Debian package
     ``dataset-fashion-mnist`` (``/usr/share/datasets/fashion-mnist``) is used when installed.

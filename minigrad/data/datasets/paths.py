@@ -35,7 +35,7 @@ def checkout_data_dir():
 
 
 def download_root():
-    """Where a download goes when no folder is given: ``$MINIGRAD_DATA`` if set, else :func:`cache_dir`."""
+    """Where a download goes when no folder is given: ``$MINIGRAD_DATA`` if set, else `cache_dir()`."""
     env = os.environ.get("MINIGRAD_DATA")
     return Path(os.path.expanduser(env)) if env else cache_dir()
 

@@ -24,7 +24,8 @@ class MultiheadAttention(Module):
     .. math:: \text{MultiHead}(Q, K, V) = \text{Concat}(\text{head}_1, \dots, \text{head}_h) W^O,\quad
               \text{head}_i = \text{Attention}(Q W_i^Q, K W_i^K, V W_i^V)
 
-    With ``need_weights=False`` the attention runs through :func:`~minigrad.nn.functional.scaled_dot_product_attention`.
+    With ``need_weights=False`` the attention runs through
+    [`scaled_dot_product_attention()`][minigrad.nn.functional.scaled_dot_product_attention].
 
     Args:
         embed_dim (int): total dimension of the model (split across the heads).

@@ -131,7 +131,7 @@ class BatchNorm1d(_BatchNorm):
 class BatchNorm2d(_BatchNorm):
     r"""Batch normalisation over a 4-D input (a batch of images), as ``torch.nn.BatchNorm2d``.
 
-    Statistics are per channel over :math:`(N, H, W)`; see :class:`BatchNorm1d` for the formula,
+    Statistics are per channel over :math:`(N, H, W)`; see [`BatchNorm1d`][minigrad.nn.BatchNorm1d] for the formula,
     the running-statistics update and the arguments.
 
     Args:

@@ -311,7 +311,7 @@ def _as_param(value: Any) -> Any:
 class ParameterList(Module):
     r"""Holds parameters in a list, as ``torch.nn.ParameterList``; they are registered (named ``"0"``, ...).
 
-    A plain tensor is wrapped in a :class:`Parameter`; other objects are kept as they are (not
+    A plain tensor is wrapped in a [`Parameter`][minigrad.nn.Parameter]; other objects are kept as they are (not
     parameters).
 
     Args:
@@ -378,7 +378,7 @@ class ParameterList(Module):
 class ParameterDict(Module):
     r"""Holds parameters in an ordered dict, as ``torch.nn.ParameterDict``; they are registered by key.
 
-    A plain tensor is wrapped in a :class:`Parameter`; other objects are kept as they are.
+    A plain tensor is wrapped in a [`Parameter`][minigrad.nn.Parameter]; other objects are kept as they are.
 
     Args:
         parameters (mapping or iterable of (str, value) pairs, optional): the parameters to add.

@@ -201,11 +201,11 @@ class Conv1d(_ConvNd):
 class Conv3d(_ConvNd):
     r"""A 3-D convolution (cross-correlation) over an input volume of several channels, as ``torch.nn.Conv3d``.
 
-    Args: as :class:`Conv1d`, each an int or a 3-tuple.
+    Args: as [`Conv1d`][minigrad.nn.Conv1d], each an int or a 3-tuple.
 
     Shape:
         - Input: :math:`(N, C_{in}, D, H, W)` or :math:`(C_{in}, D, H, W)`.
-        - Output: :math:`(N, C_{out}, D_{out}, H_{out}, W_{out})`, each as :class:`Conv1d`'s.
+        - Output: :math:`(N, C_{out}, D_{out}, H_{out}, W_{out})`, each as [`Conv1d`][minigrad.nn.Conv1d]'s.
 
     Attributes:
         weight: shape ``(out_channels, in_channels / groups, kD, kH, kW)``.
@@ -265,12 +265,12 @@ class _ConvTransposeNd(_ConvNd):
 
 
 class ConvTranspose1d(_ConvTransposeNd):
-    r"""A 1-D transposed convolution (the gradient of :class:`Conv1d` with respect to its input), as
+    r"""A 1-D transposed convolution (the gradient of [`Conv1d`][minigrad.nn.Conv1d] with respect to its input), as
     ``torch.nn.ConvTranspose1d``.
 
     Args:
         in_channels (int), out_channels (int), kernel_size (int or tuple), stride (int or tuple): as
-            :class:`Conv1d`.
+            [`Conv1d`][minigrad.nn.Conv1d].
         padding (int or tuple): crops ``padding`` from both sides of the full output. Default: 0.
         output_padding (int or tuple): extra size on one side of the output (smaller than stride or
             dilation). Default: 0.
@@ -296,8 +296,9 @@ class ConvTranspose1d(_ConvTransposeNd):
 
 
 class ConvTranspose2d(_ConvTransposeNd):
-    r"""A 2-D transposed convolution (the gradient of :class:`Conv2d` with respect to its input), as
-    ``torch.nn.ConvTranspose2d``. Arguments as :class:`ConvTranspose1d`, each an int or a pair.
+    r"""A 2-D transposed convolution (the gradient of [`Conv2d`][minigrad.nn.Conv2d] with respect to its input), as
+    ``torch.nn.ConvTranspose2d``. Arguments as [`ConvTranspose1d`][minigrad.nn.ConvTranspose1d], each an int
+    or a pair.
 
     Shape:
         - Input: :math:`(N, C_{in}, H_{in}, W_{in})` or :math:`(C_{in}, H_{in}, W_{in})`.
@@ -318,8 +319,9 @@ class ConvTranspose2d(_ConvTransposeNd):
 
 
 class ConvTranspose3d(_ConvTransposeNd):
-    r"""A 3-D transposed convolution (the gradient of :class:`Conv3d` with respect to its input), as
-    ``torch.nn.ConvTranspose3d``. Arguments as :class:`ConvTranspose1d`, each an int or a 3-tuple.
+    r"""A 3-D transposed convolution (the gradient of [`Conv3d`][minigrad.nn.Conv3d] with respect to its input), as
+    ``torch.nn.ConvTranspose3d``. Arguments as [`ConvTranspose1d`][minigrad.nn.ConvTranspose1d], each an int
+    or a 3-tuple.
 
     Attributes:
         weight: shape ``(in_channels, out_channels / groups, kD, kH, kW)``.

@@ -99,9 +99,11 @@ class Module:
     r"""Base class for all neural network modules, as ``torch.nn.Module``.
 
     Subclasses set their layers and parameters as attributes in ``__init__`` (after calling
-    ``super().__init__()``) and define :meth:`forward`. Attributes that are :class:`Parameter`\ s,
-    Modules, or tensors given to :meth:`register_buffer` are registered, so that
-    :meth:`parameters`, :meth:`state_dict`, :meth:`train`, :meth:`to` and the repr see them.
+    ``super().__init__()``) and define [`forward()`][minigrad.nn.Module.forward]. Attributes that are
+    [`Parameter`][minigrad.nn.Parameter]s, Modules, or tensors given to
+    [`register_buffer()`][minigrad.nn.Module.register_buffer] are registered, so that
+    [`parameters()`][minigrad.nn.Module.parameters], [`state_dict()`][minigrad.nn.Module.state_dict],
+    [`train()`][minigrad.nn.Module.train], [`to()`][minigrad.nn.Module.to] and the repr see them.
 
     Example:
         >>> class Net(nn.Module):
@@ -189,7 +191,7 @@ class Module:
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
-        """Register a hook called before :meth:`forward`.
+        """Register a hook called before [`forward()`][minigrad.nn.Module.forward].
 
         ``hook(module, args) -> None or new args`` (a non-tuple result is wrapped in a tuple); with
         ``with_kwargs=True``, ``hook(module, args, kwargs) -> None or (new_args, new_kwargs)``.
@@ -205,7 +207,7 @@ class Module:
 
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False) -> RemovableHandle:
-        """Register a hook called after :meth:`forward`.
+        """Register a hook called after [`forward()`][minigrad.nn.Module.forward].
 
         ``hook(module, args, output) -> None or new output``; with ``with_kwargs=True``,
         ``hook(module, args, kwargs, output)``. ``prepend=True`` runs it before the hooks already
@@ -230,7 +232,8 @@ class Module:
             name (str): the buffer's attribute name.
             tensor (Tensor or None): the buffer; ``None`` registers an empty slot (left out of
                 state_dict).
-            persistent (bool): whether the buffer is part of :meth:`state_dict`. Default: ``True``.
+            persistent (bool): whether the buffer is part of [`state_dict()`][minigrad.nn.Module.state_dict].
+                Default: ``True``.
         """
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
@@ -252,7 +255,8 @@ class Module:
         Args:
             name (str): the parameter's attribute name.
             param (Parameter or None): the parameter; ``None`` registers an empty slot (e.g. a
-                Linear without bias), skipped by :meth:`parameters` and :meth:`state_dict`.
+                Linear without bias), skipped by [`parameters()`][minigrad.nn.Module.parameters] and
+                [`state_dict()`][minigrad.nn.Module.state_dict].
         """
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
@@ -659,7 +663,8 @@ class Module:
         """Copy parameters and buffers from ``state_dict`` into this module, in place.
 
         Args:
-            state_dict (dict): as returned by :meth:`state_dict` (values: tensors or numpy arrays).
+            state_dict (dict): as returned by [`state_dict()`][minigrad.nn.Module.state_dict] (values: tensors
+                or numpy arrays).
             strict (bool): require the keys to match exactly. Default: ``True``.
             assign (bool): replace the parameters and buffers by the checkpoint's tensors (keeping
                 each parameter's ``requires_grad``) instead of copying in place. Default: ``False``.

@@ -161,7 +161,8 @@ class MaxPool1d(_MaxPoolNd):
         stride (int, optional): stride of the window. Default: ``kernel_size``.
         padding (int): implicit negative-infinity padding on both sides. Default: 0.
         dilation (int): spacing between window elements. Default: 1.
-        return_indices (bool): also return the argmax indices (for :class:`MaxUnpool1d`). Default: ``False``.
+        return_indices (bool): also return the argmax indices (for [`MaxUnpool1d`][minigrad.nn.MaxUnpool1d]).
+            Default: ``False``.
         ceil_mode (bool): use ceil instead of floor for the output size. Default: ``False``.
 
     Shape:
@@ -178,7 +179,7 @@ class MaxPool1d(_MaxPoolNd):
 
 class MaxPool3d(_MaxPoolNd):
     r"""3-D max pooling over an input volume of several channels, as ``torch.nn.MaxPool3d``; arguments as
-    :class:`MaxPool1d`, each an int or a 3-tuple.
+    [`MaxPool1d`][minigrad.nn.MaxPool1d], each an int or a 3-tuple.
 
     Shape:
         - Input: :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
@@ -276,7 +277,8 @@ class _MaxUnpoolNd(Module):
 
 
 class MaxUnpool1d(_MaxUnpoolNd):
-    r"""The partial inverse of :class:`MaxPool1d` (non-maximal values set to zero), as ``torch.nn.MaxUnpool1d``.
+    r"""The partial inverse of [`MaxPool1d`][minigrad.nn.MaxPool1d] (non-maximal values set to zero), as
+    ``torch.nn.MaxUnpool1d``.
 
     Args:
         kernel_size (int or tuple): the pooling's window size.
@@ -292,8 +294,8 @@ class MaxUnpool1d(_MaxUnpoolNd):
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
-    r"""The partial inverse of :class:`MaxPool2d` (non-maximal values set to zero), as ``torch.nn.MaxUnpool2d``.
-    Arguments as :class:`MaxUnpool1d`, each an int or a pair.
+    r"""The partial inverse of [`MaxPool2d`][minigrad.nn.MaxPool2d] (non-maximal values set to zero), as
+    ``torch.nn.MaxUnpool2d``. Arguments as [`MaxUnpool1d`][minigrad.nn.MaxUnpool1d], each an int or a pair.
 
     Shape:
         - Input: :math:`(N, C, H_{in}, W_{in})` or :math:`(C, H_{in}, W_{in})`; indices the same shape.
@@ -310,8 +312,8 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
-    r"""The partial inverse of :class:`MaxPool3d`, as ``torch.nn.MaxUnpool3d``. Arguments as
-    :class:`MaxUnpool1d`, each an int or a 3-tuple."""
+    r"""The partial inverse of [`MaxPool3d`][minigrad.nn.MaxPool3d], as ``torch.nn.MaxUnpool3d``. Arguments as
+    [`MaxUnpool1d`][minigrad.nn.MaxUnpool1d], each an int or a 3-tuple."""
 
     _n = 3
 
@@ -401,6 +403,6 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
 
 class AdaptiveMaxPool3d(_AdaptiveMaxPool):
     r"""3-D max pooling to a fixed output size, as ``torch.nn.AdaptiveMaxPool3d``; arguments as
-    :class:`AdaptiveMaxPool2d` with a 3-tuple."""
+    [`AdaptiveMaxPool2d`][minigrad.nn.AdaptiveMaxPool2d] with a 3-tuple."""
 
     _fn = staticmethod(F.adaptive_max_pool3d)

@@ -112,7 +112,7 @@ class Embedding(Module):
 
 class EmbeddingBag(Module):
     r"""Sums, means or maxima of bags of embedding rows, as ``torch.nn.EmbeddingBag``: an
-    :class:`Embedding` followed by a reduction over each bag, without the per-index rows kept.
+    [`Embedding`][minigrad.nn.Embedding] followed by a reduction over each bag, without the per-index rows kept.
 
     Args:
         num_embeddings (int): size of the dictionary.

@@ -24,7 +24,7 @@ class SyncBatchNorm(_BatchNorm):
 
     Args:
         num_features (int): the number of channels :math:`C`.
-        eps, momentum, affine, track_running_stats: as :class:`BatchNorm1d`.
+        eps, momentum, affine, track_running_stats: as [`BatchNorm1d`][minigrad.nn.BatchNorm1d].
         process_group: only ``None`` (the default group).
 
     Example:

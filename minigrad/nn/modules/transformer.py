@@ -155,7 +155,7 @@ class TransformerDecoderLayer(Module):
 
     Args:
         d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first, bias:
-            as :class:`TransformerEncoderLayer`.
+            as [`TransformerEncoderLayer`][minigrad.nn.TransformerEncoderLayer].
 
     Shape:
         - tgt: :math:`(T, E)`, :math:`(T, N, E)` or (batch_first) :math:`(N, T, E)`; memory likewise with

@@ -10,7 +10,8 @@ from .module import Module
 
 class Upsample(Module):
     r"""Resize a (N, C, L), (N, C, H, W) or (N, C, D, H, W) input to `size` or by `scale_factor`, as
-    ``torch.nn.Upsample`` (see :func:`minigrad.nn.functional.interpolate` for the modes' rules).
+    ``torch.nn.Upsample`` (see [`minigrad.nn.functional.interpolate()`][minigrad.nn.functional.interpolate]
+    for the modes' rules).
 
     Args:
         size (int or tuple, optional): the output's spatial size.

@@ -16,8 +16,8 @@ the replicas identical by averaging the gradients over ranks during ``backward()
 
 ``no_sync()`` skips the reduction (gradients accumulate locally; the next synchronised backward
 reduces the accumulated sum). Buffers (BatchNorm's running statistics) are broadcast from rank 0
-before every forward (``broadcast_buffers=True``, PyTorch's default); :class:`minigrad.nn.SyncBatchNorm`
-computes the batch statistics over all ranks instead.
+before every forward (``broadcast_buffers=True``, PyTorch's default);
+[`minigrad.nn.SyncBatchNorm`][minigrad.nn.SyncBatchNorm] computes the batch statistics over all ranks instead.
 """
 from __future__ import annotations
 
@@ -61,8 +61,9 @@ class _Bucket:
 class DistributedDataParallel(Module):
     r"""Wrap ``module`` so that ``backward()`` averages its gradients over all ranks.
 
-    Call :func:`minigrad.distributed.init_process_group` first; give every rank the same model
-    and its own shard of the data (see :class:`minigrad.data.DistributedSampler`).
+    Call [`minigrad.distributed.init_process_group()`][minigrad.distributed.init_process_group] first; give
+    every rank the same model and its own shard of the data (see
+    [`minigrad.data.DistributedSampler`][minigrad.data.DistributedSampler]).
 
     Args:
         module (Module): the model to replicate.

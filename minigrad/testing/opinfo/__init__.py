@@ -42,6 +42,7 @@ op_db = (elementwise.ops + reduction.ops + scan.ops + shape.ops + indexing.ops +
 
 # -- registry queries ------------------------------------------------------------------------------
 def ops_named(name):
+    """The registry entries for the op ``name`` (under its name or one of its aliases)."""
     return [o for o in op_db if o.name == name or name in o.aliases]
 
 

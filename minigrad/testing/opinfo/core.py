@@ -268,12 +268,14 @@ class OpInfo:
 
     @property
     def full_name(self):
+        """``name``, or ``name.variant`` for a variant of the op."""
         return self.name + (f".{self.variant}" if self.variant else "")
 
     def __repr__(self):
         return self.full_name
 
     def samples(self, seed=0):
+        """The sample inputs drawn with ``np.random.default_rng(seed)``."""
         return self.sample_inputs(np.random.default_rng(seed))
 
 
