@@ -78,6 +78,35 @@ def test_closure_and_global_tensors_are_named_inputs():
 GLOBAL_T = mg.tensor([10.0, 10.0])
 
 
+@pytest.mark.parametrize("n_old", [1, 8])  # 8: past the few answers from the young objects, one full list
+def test_tensors_from_before_are_inputs_and_new_ones_constants(n_old):
+    """What existed before the trace is read at each run; a tensor made inside is baked in; a NumPy
+    NumPy value of an old tensor is a graph break. The collector's frozen set is left
+    as it was, also after an error."""
+    import gc
+    olds = [mg.tensor([float(k), 1.0]) for k in range(n_old)]
+
+    def f(x):
+        new = mg.tensor([5.0, 6.0])
+        for o in olds:
+            x = x + o
+        return x * new
+
+    g = mg.graph.trace(f, mg.tensor([1.0, 1.0]))
+    assert len(g.state) == n_old and len(g.consts) == 1
+    olds[0].copy_(mg.tensor([100.0, 100.0]))
+    want = (mg.tensor([1.0, 1.0]) + sum(o for o in olds)) * mg.tensor([5.0, 6.0])
+    assert g(mg.tensor([1.0, 1.0])).tolist() == want.tolist()
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(ZeroDivisionError):
+        mg.graph.trace(lambda x: x * (1 / 0), mg.tensor([1.0]))
+    assert gc.get_freeze_count() == 0
+    old = olds[0]
+    with pytest.raises(GraphBreak, match=r"\.numpy\(\) on a traced tensor"):  # an old tensor's value
+        mg.graph.trace(lambda x: x + mg.from_numpy(old.numpy()[:1]), mg.tensor([1.0]))
+    assert gc.get_freeze_count() == 0
+
+
 def test_declared_constants_are_baked():
     w = mg.tensor([1.0, 2.0])
     g = mg.graph.trace(lambda x: x * w, mg.tensor([1.0, 1.0]), constants=[w])
