@@ -49,49 +49,89 @@ def _skip(info, test):
         pytest.skip(f"{info.full_name}: {info.skips[test]}")
 
 
-# -- forward ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("info,i", _cases([o for o in OPS if o.ref is not None]))
-def test_forward_matches_reference(info, i):
-    _skip(info, "forward")
-    s = _sample(info, i)
+# -- forward (one item per op: every sample, every dtype, the dispatch) ---------------------------
+def _check_forward(info, s, skipped):
+    """The sample's forward against its NumPy reference (float64 in -> float64 out)."""
+    if "forward" in info.skips:
+        skipped.add(f"forward: {info.skips['forward']}")
+        return
     args, kwargs, _ = make_args(s, _mg_make, info.supports_grad)
     out = info.op(*args, **kwargs)
     ref = info.ref(*ref_args(s), **s.kwargs)
     outs = _tensors(out)
     if not outs:  # a Python value (equal, allclose)
-        assert out == ref
+        assert out == ref, f"{info} ({s.name}): {out!r} != NumPy's {ref!r}"
         return
     refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
-    assert len(outs) == len(refs)
+    assert len(outs) == len(refs), f"{info} ({s.name}): {len(outs)} outputs, NumPy's reference {len(refs)}"
     for o, r in zip(outs, refs):
         r = np.asarray(r)
-        assert o.shape == r.shape, f"{info}: shape {o.shape} != NumPy's {r.shape}"
-        np.testing.assert_allclose(o.detach().numpy(), r, rtol=info.fwd_rtol, atol=info.fwd_atol)
+        assert o.shape == r.shape, f"{info} ({s.name}): shape {o.shape} != NumPy's {r.shape}"
+        np.testing.assert_allclose(o.detach().numpy(), r, rtol=info.fwd_rtol, atol=info.fwd_atol,
+                                   err_msg=f"{info} ({s.name})")
         if r.dtype.kind == "f":
-            assert o.dtype == mg.float64, f"{info}: float64 inputs gave {o.dtype}"
+            assert o.dtype == mg.float64, f"{info} ({s.name}): float64 inputs gave {o.dtype}"
 
 
-@pytest.mark.parametrize("info,i", _cases([o for o in OPS if "float32" in o.dtypes]))
-def test_float32_stays_float32(info, i):
-    _skip(info, "float32")
-    s = _sample(info, i)
+def _check_float32(info, s, skipped):
+    """float32 in -> float32 out (where float64 in gives float64 out)."""
+    if "float32" in info.skips:
+        skipped.add(f"float32: {info.skips['float32']}")
+        return
     args, kwargs, _ = make_args(s, _mg_make, info.supports_grad, dtype="float32")
     args64, _, _ = make_args(s, _mg_make, False)
     for o, o64 in zip(_tensors(info.op(*args, **kwargs)), _tensors(info.op(*args64, **kwargs))):
         if o64.dtype == mg.float64:
-            assert o.dtype == mg.float32, f"{info}: float32 inputs gave {o.dtype}"
+            assert o.dtype == mg.float32, f"{info} ({s.name}): float32 inputs gave {o.dtype}"
 
 
-@pytest.mark.parametrize("info,i", _cases([o for o in OPS if any(d not in ("float32", "float64") for d in o.dtypes)]))
-def test_other_dtypes_forward(info, i):
-    s = _sample(info, i)
+def _check_other_dtypes(info, s):
+    """Each other declared dtype (ints, bools, float16) against the reference in that dtype."""
     for dt in info.dtypes:
         if dt in ("float32", "float64"):
             continue
         args, kwargs, _ = make_args(s, _mg_make, False, dtype=dt)
         ref = info.ref(*ref_args(s, dtype=dt), **s.kwargs)
         for o, r in zip(_tensors(info.op(*args, **kwargs)), [ref] if not isinstance(ref, tuple) else ref):
-            np.testing.assert_allclose(o.numpy(), np.asarray(r), rtol=1e-6)
+            np.testing.assert_allclose(o.numpy(), np.asarray(r), rtol=1e-6, err_msg=f"{info} ({s.name}, {dt})")
+
+
+def _check_dispatch(info, s):
+    """Every op goes through Function.apply (where levels interpret and observers watch), with and
+    without inputs requiring grad; an op that is not differentiable gives outputs without a graph."""
+    for grad in (False, True):
+        args, kwargs, _ = make_args(s, _mg_make, grad and info.supports_grad)
+        inputs = {id(a) for a in args}
+        with ops_seen() as seen:
+            out = info.op(*args, **kwargs)
+        outs = _tensors(out)
+        if not outs or all(id(o) in inputs for o in outs):
+            continue  # a Python value, or the input itself (an identity)
+        assert seen, f"{info} ({s.name}): computed its result without Function.apply (grad={grad})"
+    if not info.supports_grad:
+        args, kwargs, _ = make_args(s, lambda a, r: mg.tensor(np.array(a), requires_grad=r and a.dtype.kind == "f"), True)
+        for o in _tensors(info.op(*args, **kwargs)):
+            assert not o.requires_grad and o.grad_fn is None, f"{info} ({s.name}): output requires grad"
+
+
+@pytest.mark.parametrize("info", OPS, ids=str)
+def test_forward_dtypes_and_dispatch(info):
+    """Per sample: the forward against its NumPy reference, float32 in -> float32 out, the other
+    declared dtypes, the dispatch through Function.apply, no graph from a non-differentiable op.
+    (Before 2026-12-06 these were five tests with one item per sample: test_forward_matches_reference,
+    test_float32_stays_float32, test_other_dtypes_forward, test_op_goes_through_function_apply,
+    test_non_differentiable_output_has_no_grad; the checks are the same, per op.)"""
+    skipped = set()
+    for s in info.samples():
+        if info.ref is not None:
+            _check_forward(info, s, skipped)
+            if any(d not in ("float32", "float64") for d in info.dtypes):
+                _check_other_dtypes(info, s)
+        if "float32" in info.dtypes:
+            _check_float32(info, s, skipped)
+        _check_dispatch(info, s)
+    if skipped:  # the rest ran; say what did not
+        pytest.skip("; ".join(sorted(skipped)) + " (the other checks passed)")
 
 
 # -- gradients -------------------------------------------------------------------------------------
@@ -127,14 +167,6 @@ def test_gradgradcheck(info, i):
     assert gradgradcheck(fn, tuple(leaves), atol=info.atol, rtol=info.rtol)
 
 
-@pytest.mark.parametrize("info,i", _cases(OPS, lambda info, s: not info.supports_grad))
-def test_non_differentiable_output_has_no_grad(info, i):
-    s = _sample(info, i)
-    args, kwargs, _ = make_args(s, lambda a, r: mg.tensor(np.array(a), requires_grad=r and a.dtype.kind == "f"), True)
-    for o in _tensors(info.op(*args, **kwargs)):
-        assert not o.requires_grad and o.grad_fn is None, f"{info}: output requires grad"
-
-
 @pytest.mark.parametrize("info", [o for o in OPS if o.supports_grad and o.grad_fn is not None], ids=str)
 def test_grad_fn_name(info):
     """The node name is PyTorch's for the op (AminBackward0 for amin; the overload number aside)."""
@@ -143,21 +175,6 @@ def test_grad_fn_name(info):
         for o in _tensors(fn(*leaves)):
             if o.grad_fn is not None:
                 assert grad_fn_base(o.grad_fn.name()) == info.grad_fn, f"{info} ({s.name}): {o.grad_fn.name()}"
-
-
-# -- every op goes through Function.apply (where levels interpret and observers watch) -------------
-@pytest.mark.parametrize("info,i", _cases(OPS))
-def test_op_goes_through_function_apply(info, i):
-    s = _sample(info, i)
-    for grad in (False, True):
-        args, kwargs, _ = make_args(s, _mg_make, grad and info.supports_grad)
-        inputs = {id(a) for a in args}
-        with ops_seen() as seen:
-            out = info.op(*args, **kwargs)
-        outs = _tensors(out)
-        if not outs or all(id(o) in inputs for o in outs):
-            continue  # a Python value, or the input itself (an identity)
-        assert seen, f"{info}: computed its result without Function.apply (grad={grad})"
 
 
 # -- PyTorch parity ---------------------------------------------------------------------------------
