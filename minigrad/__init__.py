@@ -11,6 +11,8 @@ from .tensor import Tensor  # noqa: F401
 from ._typeinfo import (finfo, iinfo, promote_types, result_type, can_cast, is_tensor,  # noqa: F401
                         is_floating_point, numel)
 from ._size import Size  # noqa: F401
+from ._memory_format import (memory_format, contiguous_format, preserve_format, channels_last,  # noqa: F401
+                             channels_last_3d)
 from ._printing import set_printoptions, get_printoptions  # noqa: F401
 from .random import (Generator, manual_seed, default_generator, initial_seed, seed, get_rng_state,  # noqa: F401
                      set_rng_state)
