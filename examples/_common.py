@@ -85,9 +85,12 @@ def load_data(dataset_cls, args):
 
     Prints where the data came from and which training set it is (subset or full).
     """
-    try:
+    try:  # a missing or offline dataset names every missing file of both splits at once
         train = dataset_cls(args.data, train=True, download=args.download)
         test = dataset_cls(args.data, train=False, download=args.download)
+    except mg.data.datasets.DatasetNotFoundError as e:  # --no-download: this CLI's switch, not download=True
+        sys.exit(f"error: {e.message('Run without --no-download to download them')}\n"
+                 f"(or point --data or $MINIGRAD_DATA at a folder that holds them)")
     except RuntimeError as e:
         sys.exit(f"error: {e}\n(point --data or $MINIGRAD_DATA at the data folder)")
     print(describe_training_set(train, args.limit))
