@@ -40,6 +40,8 @@ from .graph.serialize import load_graph  # noqa: F401,E402
 from .compiler.jit import jit, compile  # noqa: F401,E402,A001
 from . import onnx  # noqa: F401,E402  (imports the onnx package only when exporting)
 from . import viz  # noqa: F401,E402
+from . import _config as __config__  # noqa: F401,E402  (mg.__config__.show(), as torch.__config__)
+from ._config import show_config  # noqa: F401,E402
 from . import _docs  # noqa: F401,E402  (docstrings for the one-line definitions; last, after every export)
 
 import os as _os  # noqa: E402
