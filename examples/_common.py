@@ -25,8 +25,9 @@ hands them to :func:`fit`, which owns everything else:
   learning rates they had, so the result is not that of a fresh 4-epoch run. The learning rate of
   each epoch is in the checkpoint's history (``"lr"``).
 
-tqdm and matplotlib are optional: without tqdm progress is printed plainly, without matplotlib
-the plot is skipped with a message.
+tqdm and matplotlib are optional: tqdm's bars are drawn only on a terminal; without tqdm, or
+when the output is redirected, progress is a plain line every ~10% of an epoch (``--no-progress``:
+none); without matplotlib the plot is skipped with a message naming the pip extra.
 """
 import argparse
 import copy
@@ -46,6 +47,7 @@ if str(REPO) not in sys.path:
 
 import minigrad as mg  # noqa: E402
 import minigrad.nn.functional as F  # noqa: E402
+from minigrad._optional import install_hint  # noqa: E402  (the pip extra that installs a package)
 
 try:
     from tqdm import tqdm
@@ -81,11 +83,22 @@ def make_parser(name, description, *, epochs, batch_size, lr, shift=0, seed=0):
                    help="stop after epoch K as if interrupted (the run can then be --resume'd)")
     p.add_argument("--download", action=argparse.BooleanOptionalAction, default=True,
                    help="download the official files when no data folder holds them")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--no-progress", action="store_true", help="no progress display (tqdm bars on a terminal, a line per ~10%% otherwise)")
     p.add_argument("--jit", action="store_true",
                    help="compile the training step with mg.jit and the evaluation with mg.compile "
                         "(same results as eager; the first epoch includes tracing)")
     return p
+
+
+def require(module, feature):
+    """Import an optional package, or exit naming the pip extra that installs it (no traceback)."""
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name is None or e.name.partition(".")[0] != module.partition(".")[0]:
+            raise
+        sys.exit(f"error: {feature} needs {module}, which is not installed: {install_hint(module)}")
 
 
 def config_line():
@@ -190,9 +203,12 @@ class _PlainProgress:
 
 
 def progress(iterable, total, desc, enabled=True):
+    """A progress display for the loop: tqdm's bar on a terminal; a line every ~10% when tqdm is
+    missing or the output is not a terminal (a redirected log gets no bar redraws); None when
+    ``enabled`` is False (``--no-progress``)."""
     if not enabled:
         return None
-    if tqdm is not None:
+    if tqdm is not None and sys.stderr.isatty():  # tqdm draws on stderr
         return tqdm(iterable, total=total, desc=desc, leave=False, dynamic_ncols=True)
     return _PlainProgress(iterable, total, desc)
 
@@ -318,7 +334,7 @@ def plot_history(history, path, title):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib is not installed: skipping the plot")
+        print(f"matplotlib is not installed: skipping the plot ({install_hint('matplotlib')})")
         return False
     epochs = np.arange(1, len(history["train_loss"]) + 1)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))

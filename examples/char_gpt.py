@@ -43,6 +43,7 @@ for p in (str(REPO), str(HERE)):
         sys.path.insert(0, p)
 
 import minigrad as mg  # noqa: E402
+from minigrad._optional import install_hint  # noqa: E402  (the pip extra that installs a package)
 from gpt_model import GPT  # noqa: E402
 
 CORPUS = "shakespeare.txt.gz"
@@ -136,7 +137,7 @@ def plot(history, path):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib not installed: no plot (pip install matplotlib)")
+        print(f"matplotlib not installed: no plot ({install_hint('matplotlib')})")
         return
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(history["step"], history["train"], label="train")
