@@ -124,6 +124,7 @@ class Tensor:
     # hot fields live in slots; rarely-set ones default at class level and go to the instance
     # __dict__ only when set (a tensor is created per op, so creation cost is the per-op overhead)
     __slots__ = ("_data", "requires_grad", "grad_fn", "_output_nr", "_vc", "__dict__", "__weakref__")
+    _wrapped_number = False  # True for the constants minigrad makes of Python numbers (autograd/function.py)
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected operators
     _grad = None          # the accumulated gradient (read through .grad)
     _hooks = None         # hooks of a leaf (a non-leaf's hooks live on its grad_fn)
