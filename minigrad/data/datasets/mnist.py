@@ -123,10 +123,9 @@ class MNIST(Dataset):
             :mod:`minigrad.data.datasets.paths`).
         train (bool): the training split (``train-*``) or the test split (``t10k-*``).
         download (bool): fetch missing files into ``root/<ClassName>/raw`` from ``base_url``,
-            verifying the published MD5 of each file: this split's and, as torchvision does, the
-            other split's when no folder holds it. Without it (or offline) the error names every
-            missing file, the folder, the MD5s and a ``curl`` command to fetch them elsewhere
-            (:class:`DatasetNotFoundError`, :class:`DownloadError`).
+            verifying the published MD5 of each file. Without it (or offline) the error names every
+            missing file of both splits, the folder, the MD5s and a ``curl`` command that fetches
+            them elsewhere (:class:`DatasetNotFoundError`, :class:`DownloadError`).
         transform (callable, optional): applied to the image, which it receives as a float32
             Tensor of shape (1, 28, 28) with values in [0, 1].
         target_transform (callable, optional): applied to the label (a Python int).
@@ -226,9 +225,9 @@ class MNIST(Dataset):
         return None
 
     def _missing(self):
-        """``(name.gz, MD5)`` of each file to fetch into :attr:`raw_folder`: this split's and, as
-        torchvision's download does, the other split's when no folder holds it either (so an
-        offline user is told every file at once and a download is one step)."""
+        """``(name.gz, MD5)`` of each file missing from :attr:`raw_folder`: this split's and the
+        other split's when no folder holds it either, so that an offline user is told every file
+        at once (the download itself fetches this split's only)."""
         out = []
         for split in (self.train, not self.train):
             if split == self.train or self._find_folder(split) is None:
@@ -248,9 +247,10 @@ class MNIST(Dataset):
         mirrors = self._mirrors()
         folder = self.raw_folder
         missing = self._missing()
+        mine = {name + ".gz" for name, _ in self.resources[self.train]}
         for name, md5 in missing:
-            if self._file_in(folder, name[:-len(".gz")]) is not None:
-                continue  # fetched meanwhile
+            if name not in mine or self._file_in(folder, name[:-len(".gz")]) is not None:
+                continue  # the other split's (named in an error only), or fetched meanwhile
             errors = []
             for mirror in mirrors:
                 url = mirror.rstrip("/") + "/" + name
