@@ -16,15 +16,24 @@ hands them to :func:`fit`, which owns everything else:
   ``curves.png`` (train loss and test accuracy per epoch) go.
 - ``--resume``: reload ``DIR/checkpoint.mg`` and continue. The checkpoint holds the model,
   optimizer and scheduler state dicts plus the state of both random generators (the loader's
-  shuffling generator and the default one, which Dropout draws from), so ``--epochs 2`` then
-  ``--epochs 4 --resume`` follows exactly the trajectory of ``--epochs 4``.
+  shuffling generator and the default one, which Dropout draws from), so a run interrupted
+  (``--stop-after``, or killed) and resumed with the same ``--epochs`` follows exactly the
+  trajectory of the uninterrupted run. Resuming to another length (``--epochs 2`` then
+  ``--epochs 4 --resume``) rebuilds the learning-rate schedule for the new length: the remaining
+  epochs use exactly the learning rates an uninterrupted ``--epochs 4`` run uses for them (not the
+  2-epoch schedule's, which has reached 0), and the run says so; the epochs already done keep the
+  learning rates they had, so the result is not that of a fresh 4-epoch run. The learning rate of
+  each epoch is in the checkpoint's history (``"lr"``).
 
-tqdm and matplotlib are optional: without tqdm progress is printed plainly, without matplotlib
-the plot is skipped with a message.
+tqdm and matplotlib are optional: tqdm's bars are drawn only on a terminal; without tqdm, or
+when the output is redirected, progress is a plain line every ~10% of an epoch (``--no-progress``:
+none); without matplotlib the plot is skipped with a message naming the pip extra.
 """
 import argparse
+import copy
 import json
 import sys
+import warnings
 import time
 from pathlib import Path
 
@@ -38,6 +47,7 @@ if str(REPO) not in sys.path:
 
 import minigrad as mg  # noqa: E402
 import minigrad.nn.functional as F  # noqa: E402
+from minigrad._optional import install_hint  # noqa: E402  (the pip extra that installs a package)
 
 try:
     from tqdm import tqdm
@@ -73,24 +83,46 @@ def make_parser(name, description, *, epochs, batch_size, lr, shift=0, seed=0):
                    help="stop after epoch K as if interrupted (the run can then be --resume'd)")
     p.add_argument("--download", action=argparse.BooleanOptionalAction, default=True,
                    help="download the official files when no data folder holds them")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--no-progress", action="store_true", help="no progress display (tqdm bars on a terminal, a line per ~10%% otherwise)")
     p.add_argument("--jit", action="store_true",
                    help="compile the training step with mg.jit and the evaluation with mg.compile "
                         "(same results as eager; the first epoch includes tracing)")
     return p
 
 
-def load_data(dataset_cls, args):
+def require(module, feature):
+    """Import an optional package, or exit naming the pip extra that installs it (no traceback)."""
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name is None or e.name.partition(".")[0] != module.partition(".")[0]:
+            raise
+        sys.exit(f"error: {feature} needs {module}, which is not installed: {install_hint(module)}")
+
+
+def config_line():
+    """One line saying what this process computes with (versions, numba on/off, BLAS and its
+    threads, cores); ``mg.show_config()`` prints the whole report."""
+    return "config: " + mg.__config__.summary()
+
+
+def load_data(dataset_cls, args, log=print):
     """(train, test) datasets; ``train`` cut to the first ``args.limit`` images if given.
 
-    Prints where the data came from and which training set it is (subset or full).
+    Prints (with ``log``: rank 0's print in a distributed run, nothing elsewhere) the config line
+    and where the data came from and which training set it is (subset or full).
     """
-    try:
+    log(config_line())
+    try:  # a missing or offline dataset names every missing file of both splits at once
         train = dataset_cls(args.data, train=True, download=args.download)
         test = dataset_cls(args.data, train=False, download=args.download)
+    except mg.data.datasets.DatasetNotFoundError as e:  # --no-download: this CLI's switch, not download=True
+        sys.exit(f"error: {e.message('Run without --no-download to download them')}\n"
+                 f"(or point --data or $MINIGRAD_DATA at a folder that holds them)")
     except RuntimeError as e:
         sys.exit(f"error: {e}\n(point --data or $MINIGRAD_DATA at the data folder)")
-    print(describe_training_set(train, args.limit))
+    log(describe_training_set(train, args.limit))
     if args.limit is not None:
         if args.limit <= 0:
             sys.exit("error: --limit must be positive")
@@ -171,9 +203,12 @@ class _PlainProgress:
 
 
 def progress(iterable, total, desc, enabled=True):
+    """A progress display for the loop: tqdm's bar on a terminal; a line every ~10% when tqdm is
+    missing or the output is not a terminal (a redirected log gets no bar redraws); None when
+    ``enabled`` is False (``--no-progress``)."""
     if not enabled:
         return None
-    if tqdm is not None:
+    if tqdm is not None and sys.stderr.isatty():  # tqdm draws on stderr
         return tqdm(iterable, total=total, desc=desc, leave=False, dynamic_ncols=True)
     return _PlainProgress(iterable, total, desc)
 
@@ -265,6 +300,33 @@ def load_checkpoint(path, model, opt, scheduler, loader_gen, aug_gen):
     return ckpt["epoch"], ckpt["epochs"], {k: list(v) for k, v in ckpt["history"].items()}
 
 
+def rebuild_schedule(scheduler, fresh_state, start):
+    """Put ``scheduler`` (and its optimizer's learning rates) where an uninterrupted run of the
+    length it was built for is after ``start`` epochs.
+
+    ``fresh_state`` is the scheduler's ``state_dict()`` as constructed for the new run (before a
+    checkpoint overwrote it). Used when a run is resumed to another length than it was planned
+    for: the checkpoint's schedule belongs to the old length (a cosine schedule has reached its
+    minimum at the old end), so it is replaced by the new length's, replayed from the start with
+    the same arithmetic as the uninterrupted run (so its learning rates are the same numbers).
+    """
+    scheduler.load_state_dict(copy.deepcopy(fresh_state))
+    for group, base_lr in zip(scheduler.optimizer.param_groups, scheduler.base_lrs):
+        group["lr"] = group["initial_lr"] = base_lr
+    with warnings.catch_warnings():  # stepping without optimizer steps between: a replay
+        warnings.simplefilter("ignore")
+        for _ in range(start):
+            scheduler.step()
+
+
+def resume_note(planned, epochs, start):
+    """What a resume to another length than planned does (printed by the examples)."""
+    return (f"note: the checkpoint's run was planned for {planned} epochs; its learning-rate schedule is "
+            f"rebuilt for {epochs}: epochs {start + 1}-{epochs} use the learning rates of an uninterrupted "
+            f"{epochs}-epoch run, while epochs 1-{start} keep those of the {planned}-epoch schedule, so the "
+            f"result is not that of a fresh {epochs}-epoch run")
+
+
 def plot_history(history, path, title):
     """Train loss and test accuracy per epoch, side by side, to ``path`` (PNG)."""
     try:
@@ -272,7 +334,7 @@ def plot_history(history, path, title):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib is not installed: skipping the plot")
+        print(f"matplotlib is not installed: skipping the plot ({install_hint('matplotlib')})")
         return False
     epochs = np.arange(1, len(history["train_loss"]) + 1)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
@@ -310,17 +372,18 @@ def fit(args, model, opt, train_set, test_set, *, scheduler=None, batch_transfor
     args.out.mkdir(parents=True, exist_ok=True)
     ckpt_path = args.out / CHECKPOINT
 
-    start, history = 0, {"train_loss": [], "test_acc": [], "epoch_time": []}
+    start, history = 0, {"train_loss": [], "test_acc": [], "epoch_time": [], "lr": []}
     if args.resume:
         if not ckpt_path.is_file():
             sys.exit(f"error: --resume: no checkpoint at {ckpt_path}")
+        fresh = copy.deepcopy(scheduler.state_dict()) if scheduler is not None else None
         start, planned, history = load_checkpoint(ckpt_path, model, opt, scheduler, loader_gen,
                                                   aug_gen)
+        history.setdefault("lr", [])
         print(f"resumed from {ckpt_path} after epoch {start}")
-        if planned != args.epochs and scheduler is not None:
-            print(f"warning: the checkpoint's run was planned for {planned} epochs and its "
-                  f"learning-rate schedule (restored from the checkpoint) for that length; "
-                  f"continuing to {args.epochs} epochs will not match a fresh {args.epochs}-epoch run")
+        if planned != args.epochs and scheduler is not None and start < args.epochs:
+            rebuild_schedule(scheduler, fresh, start)
+            print(resume_note(planned, args.epochs, start))
         if start >= args.epochs:
             print(f"nothing to do: the checkpoint already has {start} epochs (--epochs {args.epochs})")
 
@@ -336,6 +399,7 @@ def fit(args, model, opt, train_set, test_set, *, scheduler=None, batch_transfor
         print("mode: mg.jit (compiled training step and evaluation)")
     for epoch in range(start + 1, args.epochs + 1):
         t0 = time.perf_counter()
+        history["lr"].append(opt.param_groups[0]["lr"])  # this epoch's learning rate
         loss = train_epoch(model, train_loader, opt, batch_transform=batch_transform,
                            rng=mg.random.get_rng(aug_gen), desc=f"epoch {epoch}/{args.epochs}",
                            show_progress=not args.no_progress, step=step)

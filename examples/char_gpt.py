@@ -17,8 +17,11 @@ with temperature and top-k through the key/value cache.
   stable address): the error says where to put it.
 - ``--out DIR``: ``checkpoint.mg`` (model, optimizer, step, history and the batch generator's
   state, written at each evaluation with mg.save) and ``curves.png`` (matplotlib, optional).
-- ``--resume``: continue from ``DIR/checkpoint.mg``: ``--steps 200`` then ``--steps 400 --resume``
-  follows the trajectory of ``--steps 400``.
+- ``--resume``: continue from ``DIR/checkpoint.mg``. With the same ``--steps`` an interrupted run
+  continues exactly. With more (``--steps 200`` then ``--steps 400 --resume``) the remaining steps
+  take the learning rates of the 400-step schedule (computed from the step and ``--steps``), but
+  steps 1-200 had the 200-step schedule's (the same only during the warm-up), so the result
+  differs from a fresh ``--steps 400`` run's once the first run decayed; the run says so.
 - ``--jit``: compile the training step with mg.jit (same numbers as eager).
 """
 import argparse
@@ -40,6 +43,7 @@ for p in (str(REPO), str(HERE)):
         sys.path.insert(0, p)
 
 import minigrad as mg  # noqa: E402
+from minigrad._optional import install_hint  # noqa: E402  (the pip extra that installs a package)
 from gpt_model import GPT  # noqa: E402
 
 CORPUS = "shakespeare.txt.gz"
@@ -133,7 +137,7 @@ def plot(history, path):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib not installed: no plot (pip install matplotlib)")
+        print(f"matplotlib not installed: no plot ({install_hint('matplotlib')})")
         return
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(history["step"], history["train"], label="train")
@@ -172,6 +176,7 @@ def main(argv=None):
     p.add_argument("--resume", action="store_true", help=f"continue from OUT/{CHECKPOINT}")
     p.add_argument("--jit", action="store_true", help="compile the training step with mg.jit")
     args = p.parse_args(argv)
+    print("config: " + mg.__config__.summary())  # what this process computes with (mg.show_config())
 
     text, path = load_corpus(args.data)
     corpus = Corpus(text)
@@ -195,6 +200,12 @@ def main(argv=None):
         rng.bit_generator.state = json.loads(ckpt["rng"])
         start, history = ckpt["step"], {k: list(v) for k, v in ckpt["history"].items()}
         print(f"resumed from {ckpt_path} at step {start}")
+        planned = ckpt.get("steps", args.steps)
+        if planned != args.steps and start < args.steps:
+            print(f"note: the checkpoint's run was planned for {planned} steps; steps {start + 1}-{args.steps} "
+                  f"use the {args.steps}-step schedule's learning rates, while steps 1-{start} had the "
+                  f"{planned}-step schedule's (the same only during the warm-up), so the result can "
+                  f"differ from a fresh {args.steps}-step run's")
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model: {args.layers} layers, d_model {args.d_model}, {args.heads} heads, context {args.context}: "
           f"{n_params:,} parameters; {args.steps} steps of batch {args.batch_size}, AdamW lr {args.lr:g}")
@@ -225,7 +236,7 @@ def main(argv=None):
             print(f"step {step + 1:5d}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f} "
                   f"(batch loss {loss.item():.4f}, lr {lr:.2e}, {dt:.0f} s)", flush=True)
             mg.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step + 1,
-                     "history": history, "rng": json.dumps(rng.bit_generator.state)}, ckpt_path)
+                     "steps": args.steps, "history": history, "rng": json.dumps(rng.bit_generator.state)}, ckpt_path)
     if history["step"]:
         plot(history, args.out / PLOT)
         print(f"final validation loss {history['val'][-1]:.4f} nats/char after {history['step'][-1]} steps")

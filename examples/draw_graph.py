@@ -1,14 +1,28 @@
 """Draw the autograd graphs shown in docs/graphs.md (no Graphviz needed: matplotlib only).
 
-    python examples/draw_graph.py            # writes docs/figures/graph_worked_example.png, graph_mlp.png
+    python examples/draw_graph.py                  # writes docs/figures/graph_worked_example.png, graph_mlp.png
+    python examples/draw_graph.py --out /tmp/g     # the same two pictures, elsewhere
 """
+import argparse
+import sys
 from pathlib import Path
 
 import minigrad as mg
 import minigrad.nn as nn
+from minigrad._optional import install_hint
+
+FIGURES = Path(__file__).resolve().parents[1] / "docs" / "figures"
 
 
-def main(out=Path(__file__).resolve().parents[1] / "docs" / "figures"):
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--out", type=Path, default=FIGURES, help="folder for the two PNG files")
+    out = p.parse_args(argv).out
+    try:
+        import matplotlib  # noqa: F401
+    except ModuleNotFoundError:
+        sys.exit(f"error: drawing the graphs needs matplotlib, which is not installed: {install_hint('matplotlib')}")
     out.mkdir(parents=True, exist_ok=True)
     a, b, c = (mg.tensor(v, requires_grad=True) for v in (2.0, 3.0, 4.0))
     y = (a + b) * c

@@ -1,6 +1,6 @@
 """Train the MNIST MLP (or CNN) briefly, export it to ONNX, and run it with onnxruntime on the test set.
 
-    python examples/export_onnx.py --epochs 1 --limit 5000       # needs: pip install "minigrad[onnx]"
+    python examples/export_onnx.py --epochs 1 --limit 5000       # needs: pip install -e ".[onnx]"
     python examples/export_onnx.py --model cnn --epochs 1 --limit 2000
 
 Exported at batch 1 with a dynamic batch axis, run on the whole test set at once. Prints the
@@ -28,7 +28,9 @@ def main(argv=None):
     parser = _common.make_parser("export_onnx", __doc__.splitlines()[0], epochs=1, batch_size=64, lr=0.05)
     parser.add_argument("--model", choices=["mlp", "cnn"], default="mlp", help="which example's model")
     args = parser.parse_args(argv)
-    import onnxruntime as ort
+    # both checked before training: mg.onnx.export needs onnx, running the export onnxruntime
+    _common.require("onnx", "examples/export_onnx.py (mg.onnx.export)")
+    ort = _common.require("onnxruntime", "examples/export_onnx.py (running the exported model)")
     mg.manual_seed(args.seed)
     train_set, test_set = _common.load_data(mg.data.datasets.MNIST, args)
     x, y = _arrays(train_set, args.limit)

@@ -10,8 +10,10 @@ example's recipe. Each rank trains on its DistributedSampler shard; DDP averages
 BatchNorm statistics are per rank (PyTorch's default) unless --sync-bn. Rank 0 alone prints and
 writes the checkpoint (atomically, with mg.save); with --resume every rank loads it. The random
 streams (shuffling, dropout, shifts) are derived from (seed, rank, epoch), so a resumed run follows
-exactly the trajectory of an uninterrupted one.
+exactly the trajectory of an uninterrupted one; resumed to another --epochs, the learning-rate
+schedule is rebuilt for the new length (see _common.py).
 """
+import copy
 import sys
 import time
 
@@ -61,7 +63,7 @@ def main(argv=None):
     log = print if rank == 0 else (lambda *a, **k: None)
 
     mg.manual_seed(args.seed)
-    train_set, test_set = _common.load_data(mg.data.datasets.MNIST, args)
+    train_set, test_set = _common.load_data(mg.data.datasets.MNIST, args, log=log)
     model = build_model(args.dropout)
     if args.sync_bn:
         model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
@@ -69,17 +71,22 @@ def main(argv=None):
     sched = mg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs)
 
     ckpt_path = args.out / _common.CHECKPOINT
-    start, history = 0, {"train_loss": [], "test_acc": [], "epoch_time": []}
+    start, history = 0, {"train_loss": [], "test_acc": [], "epoch_time": [], "lr": []}
     if args.resume:  # every rank loads the same file (on several machines: a shared file system)
         if not ckpt_path.is_file():
             sys.exit(f"error: --resume: no checkpoint at {ckpt_path}")
+        fresh = copy.deepcopy(sched.state_dict())  # the schedule built for this run's --epochs
         ckpt = mg.load(ckpt_path)
         model.load_state_dict(ckpt["model"])
         opt.load_state_dict(ckpt["optimizer"])
         sched.load_state_dict(ckpt["scheduler"])
         start = ckpt["epoch"]
         history = {k: list(v) for k, v in ckpt["history"].items()}
+        history.setdefault("lr", [])
         log(f"resumed from {ckpt_path} after epoch {start}")
+        if ckpt["epochs"] != args.epochs and start < args.epochs:  # the schedule of the new length
+            _common.rebuild_schedule(sched, fresh, start)
+            log(_common.resume_note(ckpt["epochs"], args.epochs, start))
     ddp = nn.parallel.DistributedDataParallel(model)  # after loading: rank 0's weights win anyway
 
     sampler = mg.data.DistributedSampler(train_set, shuffle=True, seed=args.seed)
@@ -96,6 +103,7 @@ def main(argv=None):
         t0 = time.perf_counter()
         sampler.set_epoch(epoch)
         rng = epoch_streams(args.seed, rank, epoch)
+        history["lr"].append(opt.param_groups[0]["lr"])  # this epoch's learning rate
         loss = _common.train_epoch(ddp, loader, opt, batch_transform=transform, rng=rng,
                                    desc=f"epoch {epoch}/{args.epochs}",
                                    show_progress=rank == 0 and not args.no_progress)

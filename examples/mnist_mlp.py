@@ -2,7 +2,8 @@
 
     python examples/mnist_mlp.py                      # ../shared/data/mnist-10k, default settings
     python examples/mnist_mlp.py --epochs 1 --limit 2000 --out /tmp/mlp   # a quick smoke run
-    python examples/mnist_mlp.py --epochs 20 --resume # continue the last run to 20 epochs
+    python examples/mnist_mlp.py --epochs 20 --resume # continue the last run to 20 epochs (the lr
+                                                      # schedule is rebuilt for 20: see _common.py)
     python examples/mnist_mlp.py --jit                # the training step compiled with mg.jit
 
 Trains on the 10,000-image training subset (../shared/data/mnist-10k) and reports accuracy on

@@ -11,6 +11,8 @@ from .tensor import Tensor  # noqa: F401
 from ._typeinfo import (finfo, iinfo, promote_types, result_type, can_cast, is_tensor,  # noqa: F401
                         is_floating_point, numel)
 from ._size import Size  # noqa: F401
+from ._memory_format import (memory_format, contiguous_format, preserve_format, channels_last,  # noqa: F401
+                             channels_last_3d)
 from ._printing import set_printoptions, get_printoptions  # noqa: F401
 from .random import (Generator, manual_seed, default_generator, initial_seed, seed, get_rng_state,  # noqa: F401
                      set_rng_state)
@@ -38,6 +40,8 @@ from .graph.serialize import load_graph  # noqa: F401,E402
 from .compiler.jit import jit, compile  # noqa: F401,E402,A001
 from . import onnx  # noqa: F401,E402  (imports the onnx package only when exporting)
 from . import viz  # noqa: F401,E402
+from . import _config as __config__  # noqa: F401,E402  (mg.__config__.show(), as torch.__config__)
+from ._config import show_config  # noqa: F401,E402
 from . import _docs  # noqa: F401,E402  (docstrings for the one-line definitions; last, after every export)
 
 import os as _os  # noqa: E402

@@ -122,6 +122,12 @@ def _encode(obj, arrays, path="obj", depth=0):
     if isinstance(obj, (list, tuple)):
         return {"t": "list" if isinstance(obj, list) else "tuple",
                 "v": [_encode(v, arrays, f"{path}[{i}]", depth + 1) for i, v in enumerate(obj)]}
+    if callable(getattr(obj, "state_dict", None)):  # a Module, an optimizer, a scheduler...
+        kind = type(obj).__name__
+        raise TypeError(
+            f"mg.save: cannot save a whole {kind} (at {path}): checkpoints hold data, never code; save "
+            f"its state_dict() instead, e.g. mg.save(model.state_dict(), 'model.mg'), and restore it "
+            f"into a newly built {kind} with .load_state_dict(mg.load('model.mg')), as PyTorch recommends")
     raise TypeError(f"mg.save: cannot save an object of type {type(obj).__name__} (at {path}); "
                     "supported: dict, list, tuple, Tensor, numpy array/scalar, bool, int, float, "
                     "complex, str, bytes, None")

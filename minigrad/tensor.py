@@ -8,6 +8,7 @@ import numpy as np
 from . import _dtype, _printing
 from .device import device as _device, check_device
 from ._size import Size as _Size
+from . import _memory_format
 
 _tuple_new = tuple.__new__  # Size from a numpy shape (already a tuple of ints): no checks
 
@@ -40,6 +41,72 @@ def _check_cpu(device, op):
     check_device(device, op)
 
 
+_TO_SIGNATURES = (
+    " * (device device = None, dtype dtype = None, bool non_blocking = False, bool copy = False, "
+    "*, memory_format memory_format = None)\n"
+    " * (dtype dtype, bool non_blocking = False, bool copy = False, *, memory_format memory_format = None)\n"
+    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, memory_format memory_format = None)")
+# dtype names Module.to has always taken as strings (NumPy's spellings and PyTorch's aliases)
+_TO_DTYPE_NAMES = {"float": "float32", "float32": "float32", "double": "float64", "float64": "float64",
+                   "half": "float16", "float16": "float16"}
+
+
+def _is_to_device(a):
+    return isinstance(a, _device) or (isinstance(a, str) and a not in _TO_DTYPE_NAMES) or (
+        isinstance(a, int) and not isinstance(a, bool))
+
+
+def _is_to_dtype(a):
+    return isinstance(a, np.dtype) or (isinstance(a, str) and a in _TO_DTYPE_NAMES) or (
+        isinstance(a, type) and (issubclass(a, np.generic) or a in (float, int, bool)))
+
+
+def _parse_to(args, kwargs, op):
+    """(device, dtype, non_blocking, copy (None if not given), memory_format) from the arguments of Tensor.to / Module.to,
+    by PyTorch's three signatures (torch._C._nn._parse_to); any other combination is a TypeError
+    listing them, as PyTorch's."""
+    def invalid():
+        got = ", ".join([_to_type_name(a) for a in args] + [f"{k}={_to_type_name(v)}" for k, v in kwargs.items()])
+        return TypeError(f"{op}() received an invalid combination of arguments - got ({got}), "
+                         f"but expected one of:\n{_TO_SIGNATURES}")
+    first = args[0] if args else None
+    if isinstance(first, Tensor):
+        names, given = ("non_blocking", "copy"), {"device": first.device, "dtype": first.dtype}
+        rest = args[1:]
+    elif args and _is_to_dtype(first):
+        names, given, rest = ("dtype", "non_blocking", "copy"), {}, args
+    elif first is None or _is_to_device(first):
+        names, given, rest = ("device", "dtype", "non_blocking", "copy"), {}, args
+    else:
+        raise invalid()
+    if len(rest) > len(names):
+        raise invalid()
+    given.update(zip(names, rest))
+    for k, v in kwargs.items():
+        # a keyword must belong to the signature the first argument chose, and come once
+        if (k not in names and k != "memory_format") or k in given:
+            raise invalid()
+        given[k] = v
+    device, dtype = given.get("device"), given.get("dtype")
+    non_blocking, copy = given.get("non_blocking", False), given.get("copy")  # copy: None when not given
+    fmt = given.get("memory_format")
+    if (device is not None and not _is_to_device(device)) or (dtype is not None and not _is_to_dtype(dtype)) \
+            or not isinstance(non_blocking, bool) or not isinstance(copy, (bool, type(None))) \
+            or (fmt is not None and not isinstance(fmt, _memory_format.memory_format)):
+        raise invalid()
+    if isinstance(dtype, str):
+        dtype = _TO_DTYPE_NAMES[dtype]
+    return device, (None if dtype is None else np.dtype(dtype)), non_blocking, copy, fmt
+
+
+def _to_type_name(a):
+    if isinstance(a, np.dtype):
+        return "dtype"
+    if isinstance(a, _memory_format.memory_format):
+        return "memory_format"
+    return type(a).__name__
+
+
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it.
 
@@ -57,6 +124,7 @@ class Tensor:
     # hot fields live in slots; rarely-set ones default at class level and go to the instance
     # __dict__ only when set (a tensor is created per op, so creation cost is the per-op overhead)
     __slots__ = ("_data", "requires_grad", "grad_fn", "_output_nr", "_vc", "__dict__", "__weakref__")
+    _wrapped_number = False  # True for the constants minigrad makes of Python numbers (autograd/function.py)
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected operators
     _grad = None          # the accumulated gradient (read through .grad)
     _hooks = None         # hooks of a leaf (a non-leaf's hooks live on its grad_fn)
@@ -370,20 +438,24 @@ class Tensor:
         return arr.copy() if copy else arr
 
     def to(self, *args, **kwargs):
-        """to(dtype), to(device, dtype=None), to(other): cast to dtype (differentiable). The device
-        'cpu' changes nothing; any other device is refused (minigrad runs on the CPU only)."""
-        dtype, device = kwargs.get("dtype"), kwargs.get("device")
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype = a.dtype
-            elif isinstance(a, (str, _device)) or (isinstance(a, int) and not isinstance(a, bool)):
-                device = a  # a device name, or an int (a CUDA device index in PyTorch)
-            elif a is not None and not isinstance(a, bool):  # bools: non_blocking / copy
-                dtype = a
+        """to(dtype, non_blocking=False, copy=False, *, memory_format=None),
+        to(device=None, dtype=None, non_blocking=False, copy=False, *, memory_format=None),
+        to(other, non_blocking=False, copy=False, *, memory_format=None): PyTorch's three forms.
+
+        Casts to ``dtype`` (differentiable); returns self when nothing changes and ``copy`` is
+        False, else a new tensor. The device 'cpu' (a string, ``mg.device`` or ``other.device``)
+        changes nothing and any other device is refused (minigrad runs on the CPU only);
+        ``non_blocking`` is accepted and has no effect; ``memory_format=mg.contiguous_format`` gives
+        C-contiguous data when a copy is made.
+        """
+        device, dtype, _non_blocking, copy, fmt = _parse_to(args, kwargs, "Tensor.to")
         _check_cpu(device, "Tensor.to")
-        if dtype is None:
-            return self
-        return _ops.cast(self, dtype)
+        _memory_format.check_rank(fmt, self.ndim)
+        dtype = self.dtype if dtype is None else np.dtype(dtype)
+        if dtype == self.dtype and not copy:
+            return self  # PyTorch's to() aliases whenever dtype and device are unchanged and copy is False
+        out = _ops.elementwise.ToCopy.apply(self, dtype)  # NumPy's astype keeps the layout: preserve_format
+        return _ops.contiguous(out) if fmt is _memory_format.contiguous_format else out
 
     def type_as(self, other):
         return _ops.cast(self, other.dtype)

@@ -9,6 +9,7 @@ label boxes' measured widths so that no two labels overlap.
 import numpy as np
 
 from .autograd.function import AccumulateGrad
+from ._optional import require
 
 __all__ = ["draw", "Drawing"]
 
@@ -66,7 +67,7 @@ class Drawing:
         return self._layout
 
     def _figure(self):
-        import matplotlib
+        matplotlib = require("matplotlib", feature="drawing a graph (mg.viz: .svg(), .png(), .save())")
         matplotlib.use("Agg", force=False)
         from matplotlib.figure import Figure
         from matplotlib.patches import FancyArrowPatch, Rectangle
@@ -118,11 +119,7 @@ class Drawing:
             return path
         if not (path.endswith(".png") or path.endswith(".svg")):
             raise ValueError(f"viz.save: unsupported file type {path!r} (use .dot, .png or .svg)")
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise ImportError("viz.save: drawing PNG/SVG needs matplotlib (pip install matplotlib); "
-                              ".dot files need nothing") from None
+        require("matplotlib", feature="viz.save: drawing PNG/SVG (.dot files need nothing)")
         self._figure().savefig(path)
         return path
 

@@ -5,6 +5,7 @@ the tests check the exit status, the checkpoint and the PNG, and that ``--resume
 interrupted run (``--stop-after``) follows exactly the trajectory of an uninterrupted one.
 Skipped when the shared data folder (``$MINIGRAD_DATA`` or ``<repo>/../shared/data``) is absent.
 """
+import copy
 import os
 import subprocess
 import sys
@@ -67,6 +68,64 @@ def test_mnist_mlp_runs_and_resumes_identically(tmp_path):
 def test_mnist_cnn_runs_and_resumes_identically(tmp_path):
     # BatchNorm running stats and the Dropout RNG must both come back from the checkpoint
     check_resume(tmp_path, "mnist_cnn.py", "--limit", 256, "--test-limit", 500)
+
+
+def _common():
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import _common
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    return _common
+
+
+def _epoch_lrs(sched, opt, epochs):
+    lrs = []
+    for _ in range(epochs):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    return lrs
+
+
+def test_resume_to_a_longer_run_rebuilds_the_schedule():
+    # issue 32 item 7: --epochs 2 then --epochs 4 --resume ran epoch 3 at lr 0 (the 2-epoch cosine's end)
+    common = _common()
+
+    def make(epochs):
+        opt = mg.optim.Adam([mg.nn.Parameter(mg.ones(2))], lr=2e-3)
+        return opt, mg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
+
+    opt, sched = make(4)
+    uninterrupted = _epoch_lrs(sched, opt, 4)
+    opt, sched = make(2)
+    first = _epoch_lrs(sched, opt, 2)
+    saved_opt, saved_sched = opt.state_dict(), sched.state_dict()
+    assert opt.param_groups[0]["lr"] == 0.0  # where the short schedule ends
+    opt, sched = make(4)  # the resumed process: built for 4 epochs, then the checkpoint loaded
+    fresh = copy.deepcopy(sched.state_dict())
+    opt.load_state_dict(saved_opt)
+    sched.load_state_dict(saved_sched)
+    common.rebuild_schedule(sched, fresh, 2)
+    assert sched.T_max == 4 and sched.last_epoch == 2
+    rest = _epoch_lrs(sched, opt, 2)
+    assert rest == uninterrupted[2:] and min(rest) > 0  # the same numbers, bit for bit
+    assert first != uninterrupted[:2]  # why the result is not a fresh 4-epoch run's (the note says so)
+    assert "epochs 3-4 use the learning rates of an uninterrupted 4-epoch run" in common.resume_note(2, 4, 2)
+
+
+@needs_mnist
+def test_example_resume_to_more_epochs_uses_the_new_schedule(tmp_path):
+    common = ("--data", DATA, "--limit", 128, "--test-limit", 100, "--no-progress")
+    run("mnist_mlp.py", *common, "--epochs", 1, "--out", tmp_path / "split")
+    out = run("mnist_mlp.py", *common, "--epochs", 3, "--resume", "--out", tmp_path / "split")
+    assert out.startswith("config: minigrad ")  # the one-line config first (issue 32 item 6)
+    assert "learning-rate schedule is rebuilt for 3: epochs 2-3 use" in out
+    # an uninterrupted --epochs 3 run's learning rates (mnist_mlp: Adam, lr 1e-3, cosine over the epochs)
+    opt = mg.optim.Adam([mg.nn.Parameter(mg.ones(2))], lr=1e-3)
+    full = _epoch_lrs(mg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=3), opt, 3)
+    split = history(tmp_path / "split")["lr"]
+    assert split[0] == 1e-3 and split[1:] == full[1:] and min(split) > 0
 
 
 def _final_acc(out):

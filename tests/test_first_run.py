@@ -169,14 +169,26 @@ def _closed_port_url():
     return f"http://127.0.0.1:{port}/"  # nothing listens there now: connection refused
 
 
+def _assert_names_every_file_once(msg, raw, cls=MNIST):
+    # issue 32 item 4: all four files (both splits) in one message, the cache folder to put them
+    # in, their MD5s, and one command that fetches them on a machine with network access
+    assert f"put these 4 files into {raw}:" in msg
+    for split in (True, False):
+        for name, md5 in cls.resources[split]:
+            assert f"{name}.gz (MD5 {md5})" in msg
+    command = msg[msg.index("curl -fL --remote-name-all "):].splitlines()[0].split()
+    assert sorted(command[3:]) == sorted(cls.mirrors[0] + n + ".gz" for s in (True, False)
+                                         for n, _ in cls.resources[s])
+    assert "shared" not in msg
+
+
 def test_offline_error_says_which_files_go_where(fresh_machine):
     with pytest.raises(DownloadError) as info:
         MNIST(train=True, download=True, base_url=_closed_port_url())
     msg = str(info.value)
     raw = fresh_machine / "MNIST" / "raw"
-    assert "Offline?" in msg and f"into {raw}:" in msg
-    for name, md5 in MNIST.resources[True]:
-        assert f"{name}.gz (MD5 {md5})" in msg
+    assert "Offline?" in msg
+    assert f"put these 4 files into {raw}:" in msg and "train-images-idx3-ubyte.gz" in msg and "t10k-labels" in msg
     assert not any(raw.glob("*")) if raw.exists() else True  # nothing half-written
 
 
@@ -184,9 +196,36 @@ def test_not_found_without_download_says_which_files_go_where(fresh_machine):
     with pytest.raises(RuntimeError, match="dataset not found") as info:
         FashionMNIST(train=False)
     msg = str(info.value)
-    assert "download=True" in msg and str(fresh_machine / "FashionMNIST" / "raw") in msg
-    for name, md5 in FashionMNIST.resources[False]:
-        assert f"{name}.gz (MD5 {md5})" in msg
+    assert isinstance(info.value, mnist_mod.DatasetNotFoundError)
+    assert "download=True" in msg
+    _assert_names_every_file_once(msg, fresh_machine / "FashionMNIST" / "raw", FashionMNIST)
+
+
+def test_not_found_names_only_what_is_missing(fresh_machine, tmp_path):
+    # the training split placed (e.g. after a first message): only the test files are asked for
+    write_fake_mnist(fresh_machine / "MNIST" / "raw")
+    for name, _ in MNIST.resources[False]:
+        (fresh_machine / "MNIST" / "raw" / (name + ".gz")).unlink()
+    assert len(MNIST(train=True)) == N_TRAIN
+    with pytest.raises(mnist_mod.DatasetNotFoundError) as info:
+        MNIST(train=False)
+    assert [n for n, _ in info.value.missing] == [n + ".gz" for n, _ in MNIST.resources[False]]
+    assert "put these 2 files into" in str(info.value)
+
+
+def test_example_offline_names_every_file_at_once(tmp_path):
+    # README's main example on a fresh machine with --no-download: one message, every file, and
+    # no "download=True" (the example's switch is --no-download)
+    env = {k: v for k, v in os.environ.items() if k not in ("MINIGRAD_DATA", "XDG_CACHE_HOME")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    proc = subprocess.run(
+        [sys.executable, "-c", DRIVER, "MNIST", repr(MNIST.resources), str(REPO / "examples" / "mnist_mlp.py"),
+         "--no-download", "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120,
+        cwd=REPO, env=env)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+    msg = proc.stderr
+    assert "download=True" not in msg and "Run without --no-download to download them" in msg
+    _assert_names_every_file_once(msg, tmp_path / "cache" / "minigrad" / "MNIST" / "raw")
 
 
 # ---- README's main command on a fresh machine

@@ -47,7 +47,9 @@ def test_char_gpt_trains_resumes_on_the_same_trajectory_and_samples(tmp_path):
     assert full["step"] == [2, 4] and full["val"][1] < full["val"][0] < np.log(84) + 0.5
     run("char_gpt.py", *common, "--steps", 2, "--out", tmp_path / "split")
     out = run("char_gpt.py", *common, "--steps", 4, "--out", tmp_path / "split", "--resume")
-    assert "resumed from" in out
+    assert "resumed from" in out and "planned for 2 steps; steps 3-4 use the 4-step schedule's" in out
+    assert out.startswith("config: minigrad ")
+    # the same trajectory here: all 4 steps are inside the warm-up, where --steps does not matter
     assert mg.load(tmp_path / "split" / "checkpoint.mg")["history"] == full
 
 

@@ -4,6 +4,7 @@ import io
 import json
 import os
 import pickle
+import re
 import signal
 import stat
 import subprocess
@@ -477,3 +478,15 @@ def test_killed_save_leaves_a_temp_that_the_next_save_removes(tmp_path):
     os.utime(live, (old, old))
     save({"epoch": 3}, path)
     assert not live.exists() and sorted(os.listdir(tmp_path)) == sorted(["ckpt.mg"] + others[:-1])
+
+
+def test_saving_a_whole_module_suggests_its_state_dict(tmp_path):
+    # issue 32 item 9: a PyTorch habit, torch.save(model, path), gets the way that works here
+    model = mg.nn.Linear(2, 2)
+    for obj, where, kind in ((model, "obj", "Linear"), ({"model": model}, "obj['model']", "Linear"),
+                             (mg.optim.SGD(model.parameters(), lr=0.1), "obj", "SGD")):
+        with pytest.raises(TypeError, match=rf"mg.save: cannot save a whole {kind} \(at {re.escape(where)}\).*"
+                                            r"save its state_dict\(\) instead.*load_state_dict\(mg.load"):
+            mg.save(obj, tmp_path / "m.mg")
+    mg.save(model.state_dict(), tmp_path / "m.mg")  # the suggestion works
+    assert mg.nn.Linear(2, 2).load_state_dict(mg.load(tmp_path / "m.mg")) is not None

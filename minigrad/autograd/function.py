@@ -45,9 +45,21 @@ class Node:
     def name(self):
         return type(self).__name__ + "Backward0"
 
+    # PyTorch's next_functions has one edge per tensor input of the op (None for one that needs no
+    # gradient), none for a Python number, a dim or a shape. The engine's _edges has a slot per
+    # argument; a slot that is not a tensor input is _NO_EDGE (a tensor not needing grad is
+    # _NO_EDGE_T), and next_functions leaves those out. An op whose PyTorch signature differs names
+    # the argument positions that are its tensor inputs (`_torch_edges`: e.g. mul's Python number,
+    # which PyTorch wraps as a tensor; conv's bias given as None, still an edge there).
+    _torch_edges = None
+
     @property
     def next_functions(self):
-        return tuple((e[0], e[1]) for e in self._edges)
+        edges = self._edges
+        keep = self._torch_edges
+        if keep is None:
+            return tuple((e[0], e[1]) for e in edges if e is not _NO_EDGE)
+        return tuple((edges[i][0], edges[i][1]) if i < len(edges) else (None, 0) for i in keep)
 
     def register_prehook(self, output_nr, fn):
         if self._pre_hooks is None:
@@ -260,9 +272,9 @@ class Function(Node):
                     arrays.append(a._data)
                 else:
                     arrays.append(a)
-                edges.append(_NO_EDGE)
+                edges.append(_no_edge(a))
             if record:
-                return cls._apply_recorded(args, arrays, edges, tuple([e is not _NO_EDGE for e in edges]))
+                return cls._apply_recorded(args, arrays, edges, tuple([e[0] is not None for e in edges]))
         return cls._apply_plain(args, arrays)
 
     @classmethod
@@ -280,7 +292,7 @@ class Function(Node):
         else:
             y, rb = b, False
         if (ra or rb) and _state.enabled:  # edges only when recording (_edge may re-slice a view)
-            edges = (_edge(a) if ra else _NO_EDGE, _edge(b) if rb else _NO_EDGE)
+            edges = (_edge(a) if ra else _no_edge(a), _edge(b) if rb else _no_edge(b))
             return cls._apply_recorded((a, b), (x, y), edges, (ra, rb))
         f = cls._fast
         if f is None or cls._is_view:
@@ -509,12 +521,12 @@ def _binary(cls, a, b):
         fn = a.grad_fn
         ea = (fn if fn is not None else _accumulator(a), a._output_nr, x.shape, d)
     else:
-        ea = _NO_EDGE
+        ea = _no_edge(a)
     if rb:
         fn = b.grad_fn
         ctx._edges = (ea, (fn if fn is not None else _accumulator(b), b._output_nr, y.shape, d))
     else:
-        ctx._edges = (ea, _NO_EDGE)
+        ctx._edges = (ea, _no_edge(b))
     ctx._seq = next(_seq)
     sx, sy = cls._saves
     if sx or sy:  # (0, input, its version counter, the version now), as _pack keeps an input
@@ -664,7 +676,7 @@ def _fast_apply(cls, inputs, saves):
             edges.append((fn if fn is not None else _accumulator(a), a._output_nr, d.shape, d.dtype))
             need.append(True)
         else:
-            edges.append(_NO_EDGE)
+            edges.append(_no_edge(a))
             need.append(False)
     ctx.needs_input_grad = tuple(need)
     ctx._edges = edges
@@ -704,12 +716,27 @@ def _scalar(v, dtype):
         arr = np.array(v, dtype=dtype)
         arr.flags.writeable = False
         t = _scalars[key] = Tensor._make(arr)
+        t._wrapped_number = True  # a Python number, not a tensor input (next_functions: no edge)
     return t
 
 
 _MIN_BYTES = _buffers.MIN_BYTES
 
-_NO_EDGE = (None, 0, None, None)
+_NO_EDGE = (None, 0, None, None)  # an argument that is not a tensor input (a number, a dim, None)
+_NO_EDGE_T = tuple([None, 0, None, None])  # a tensor input that needs no gradient (a distinct object)
+
+
+def _no_edge(a):
+    """The edge slot of an argument that needs no gradient: _NO_EDGE_T for a floating tensor the
+    caller passed (PyTorch's next_functions shows it as (None, 0)), else _NO_EDGE (a Python number
+    or a constant minigrad made of one, an integer or bool tensor such as an index or a mask, None,
+    anything else), which next_functions leaves out."""
+    if isinstance(a, Tensor) and not a._wrapped_number and getattr(a._data, "dtype", _OBJ).kind in "fc":
+        return _NO_EDGE_T
+    return _NO_EDGE
+
+
+_OBJ = np.dtype(object)
 _TRUE1 = (True,)
 # True while a transform level is open in any thread or an observer is registered (levels.py sets
 # it): then every op goes through _dispatch. The one check on the hot path.

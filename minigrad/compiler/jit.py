@@ -25,7 +25,6 @@ end eagerly (its results are real); that key then always runs eagerly, with one 
 user's line. `fullgraph=True` raises GraphBreak at the line instead.
 """
 import functools
-import sys
 import time
 import types
 import warnings
@@ -397,10 +396,12 @@ class JitFunction:
         return {"traces": self.traces, "retraces": self.retraces, "entries": len(self._cache),
                 "eager_entries": sum(e.eager for e in self._cache.values())}
 
-    def explain(self, *args, file=sys.stdout, **kwargs):
-        """Print (to `file`; None: don't) and return an Explanation of the program for these
-        arguments: the graph before and after each pass with op counts and intermediate bytes,
-        the pass table, fused groups, the memory plan and any graph breaks with their lines.
+    def explain(self, *args, file=None, **kwargs):
+        """Return an Explanation of the program for these arguments: the graph before and after
+        each pass with op counts and intermediate bytes, the pass table, fused groups, the memory
+        plan and any graph breaks with their lines. Its repr is the report, so a prompt shows it
+        once; ``print(...)`` it in a script, or pass ``file`` (e.g. ``sys.stdout``) to have it
+        printed there too (as torch._dynamo.explain, nothing is printed by default).
         Traces (running the function once) if no program is cached for these arguments yet."""
         key, _, _ = self._key(args, kwargs)
         entry = self._cache.get(key)
@@ -538,9 +539,10 @@ def _compile_traced(graph, passes):
     return compile_graph(optimize(graph, passes)[0])
 
 
-def explain(fn, *args, file=sys.stdout, **kwargs):
-    """mg.jit.explain(fn, *args): print and return what mg.jit makes of fn for these arguments
-    (runs fn once to trace it); see JitFunction.explain."""
+def explain(fn, *args, file=None, **kwargs):
+    """mg.jit.explain(fn, *args): what mg.jit makes of fn for these arguments, as an Explanation
+    whose repr is the report (shown once at a prompt; ``print`` it in a script, or pass
+    ``file=sys.stdout``). Runs fn once to trace it; see JitFunction.explain."""
     j = fn if isinstance(fn, JitFunction) else JitFunction(fn)
     return j.explain(*args, file=file, **kwargs)
 

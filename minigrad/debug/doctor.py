@@ -395,7 +395,8 @@ def warn_retrace(fn_name, count, changing, site=None):
 
 # -- explain ---------------------------------------------------------------------------------------
 class Finding:
-    """The diagnosis of one parameter: status 'missing' (grad is None), 'zero' (exactly zero) or 'ok'."""
+    """The diagnosis of one parameter: status 'missing' (grad is None), 'zero' (exactly zero),
+    'stale' (a .grad left by an earlier backward that this loss does not reach) or 'ok'."""
 
     def __init__(self, name, status, cause, site=None, mistake=None):
         self.name, self.status, self.cause, self.site, self.mistake = name, status, cause, site, mistake
@@ -405,7 +406,8 @@ class Finding:
 
     def line(self):
         """This finding as one line: ``name: STATUS - cause`` (e.g. ``fc.bias: NO GRADIENT (None) - ...``)."""
-        head = {"missing": "NO GRADIENT (None)", "zero": "ZERO GRADIENT", "ok": "ok"}[self.status]
+        head = {"missing": "NO GRADIENT (None)", "zero": "ZERO GRADIENT", "ok": "ok",
+                "stale": "STALE GRADIENT (from an earlier backward)"}[self.status]
         return f"{self.name}: {head} - {self.cause}"
 
 
@@ -461,19 +463,57 @@ def explain(loss, model_or_params):
 
     The causes come from what mg.debug.watch() recorded during the forward; without a watch the
     report still separates missing from zero gradients and says to run under a watch for the cause.
+    A parameter whose ``.grad`` this loss cannot have written (its graph does not reach it: the
+    gradient was left by an earlier backward with no zero_grad since) is reported 'stale', with why
+    this loss does not reach it, rather than 'ok'.
     """
     w = _last[0]
     findings = []
+    reached = _reached_leaves(loss)
     for name, p in _named(model_or_params):
         g = p._grad
+        if g is not None and id(p) not in reached and p.requires_grad:
+            # a .grad this loss cannot have written: left by an earlier backward (no zero_grad since)
+            why = _why_missing(w, name, p, loss)
+            findings.append(Finding(
+                name, "stale", f"its .grad ({'nonzero' if np.any(g._data) else 'zero'}) was left by an earlier "
+                f"backward(): this loss does not reach it ({why.cause}); call optimizer.zero_grad() (or "
+                f"set .grad = None) before each backward", why.site, why.mistake))
+            continue
         if g is not None and np.any(g._data):
-            findings.append(Finding(name, "ok", "nonzero gradient"))
+            many = w.accum.get(id(p), 0) if w is not None else 0
+            findings.append(Finding(name, "ok", "nonzero gradient" + (
+                f" (summed over {many} backward passes since the last zero_grad())" if many >= 2 else "")))
             continue
         if g is None:
             findings.append(_why_missing(w, name, p, loss))
         else:
             findings.append(_why_zero(w, name, p))
     return Report(findings)
+
+
+def _reached_leaves(loss):
+    """ids of the leaves whose .grad a backward from `loss` writes (its graph's AccumulateGrad nodes)."""
+    out = set()
+    roots = [t for t in (loss if isinstance(loss, (list, tuple)) else [loss]) if isinstance(t, Tensor)]
+    stack, seen = [], set()
+    for t in roots:
+        if t.grad_fn is not None:
+            stack.append(t.grad_fn)
+        elif t.requires_grad:
+            out.add(id(t))
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if type(n) is _function.AccumulateGrad:
+            v = n.variable
+            if v is not None:
+                out.add(id(v))
+            continue
+        stack.extend(e[0] for e in getattr(n, "_edges", ()) if e[0] is not None)
+    return out
 
 
 def _why_missing(w, name, p, loss):

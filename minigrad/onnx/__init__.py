@@ -18,6 +18,7 @@ from .._atomic import atomic_write
 from ..autograd.function import Function, NoRule
 from ..graph.ir import Var
 from .context import Ctx, Unmapped
+from .._optional import require
 
 __all__ = ["export", "to_model", "mapped", "OPSET", "Ctx", "Unmapped", "NoRule"]
 
@@ -25,12 +26,8 @@ OPSET = 18
 
 
 def _onnx():
-    try:
-        import onnx
-        from onnx import helper
-    except ImportError:
-        raise ImportError("mg.onnx.export needs the onnx package: pip install 'minigrad[onnx]' "
-                          "(onnx, onnxruntime)") from None
+    onnx = require("onnx", feature="mg.onnx.export")
+    from onnx import helper
     return onnx, helper
 
 

@@ -528,6 +528,7 @@ _BIAS_IN_GEMM = 128
 class Convolution(Function):
     """out[n, o] = b[o] + W2[o] @ cols[:, n] with cols = im2col(x);
     (dx, dw, db) = ConvolutionBackward(g, x, w)"""
+    _torch_edges = (0, 1, 2)  # input, weight, bias (an edge in PyTorch even when None)
     batching = "convolution"
 
     op_name = "conv2d"

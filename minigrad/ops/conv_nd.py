@@ -144,6 +144,7 @@ def _onnx_pads(geo):
 class ConvolutionNd(Function):
     """out[n, o] = b[o] + W2[o] @ cols[:, n] with cols = im2col(x) (per group);
     dx = ConvTransposeNd(g, w),  dw = ConvWeightNd(x, g),  db = sum of g over all but channels"""
+    _torch_edges = (0, 1, 2)  # input, weight, bias (an edge in PyTorch even when None)
     batching = "convolution"
 
     op_name = "convolution"
@@ -194,6 +195,7 @@ class ConvTransposeNd(Function):
     """out = col2im(W2^T @ g) + b: the input gradient of the convolution of geometry geo (a transposed
     convolution);  dg = ConvolutionNd(gout, w),  dw = ConvWeightNd(gout, g),  db = sum of gout"""
     batching = "conv_transpose"
+    _torch_edges = (0, 1, 2)  # input, weight, bias (an edge in PyTorch even when None)
 
     op_name = "conv_transpose"
 

@@ -66,7 +66,15 @@ _ufunc = _buffers.ufunc  # f(x[, y]), a large result in a recycled array
 def _cast_to(v, dtype):
     if isinstance(v, Tensor):
         return v if v.dtype == dtype else cast(v, dtype)
-    return Tensor._make(np.asarray(v, dtype=dtype))
+    return _wrap_number(v, dtype)
+
+
+def _wrap_number(v, dtype):
+    """A Python number as a 0-d tensor operand: not a tensor input of the op (grad_fn.next_functions
+    has no edge for it, as in PyTorch's Scalar overloads), unless the op says (`_torch_edges`)."""
+    t = Tensor._make(np.asarray(v, dtype=dtype))
+    t._wrapped_number = True
+    return t
 
 
 class ToCopy(Function):
@@ -102,6 +110,7 @@ def cast(x, dtype):
 
 class Add(BinaryUfunc):
     """out = x + y;  dx = g,  dy = g"""
+    _torch_edges = (0, 1)  # PyTorch wraps a Python number as a tensor input: x * 2 has 2 edges
     _fast = staticmethod(np.add)
     fusion = Kernel("{0} + {1}", "{0}+{1}")
     onnx = "Add"
@@ -127,6 +136,7 @@ def add(input, other, *, alpha=1):
 
 class Sub(BinaryUfunc):
     """out = x - y;  dx = g,  dy = -g"""
+    _torch_edges = (0, 1)  # PyTorch wraps a Python number as a tensor input: x * 2 has 2 edges
     _fast = staticmethod(np.subtract)
     fusion = Kernel("{0} - {1}", "{0}-{1}")
     onnx = "Sub"
@@ -177,6 +187,7 @@ def sub(input, other, *, alpha=1):
 
 class Mul(BinaryUfunc):
     """out = x * y;  dx = g * y,  dy = g * x"""
+    _torch_edges = (0, 1)  # PyTorch wraps a Python number as a tensor input: x * 2 has 2 edges
     _fast = staticmethod(np.multiply)
     _saves = (IF_OTHER, IF_OTHER)  # x for dy, y for dx
     fusion = Kernel("{0} * {1}", "{0}*{1}")
@@ -207,6 +218,7 @@ def mul(input, other):
 class Div(BinaryUfunc):
     """out = x / y;  dx = g / y,  dy = -g * (x / y) / y  (PyTorch's order: y * y underflows to 0 for
     |y| < 1e-154, and overflows for |y| > 1e154, where (x / y) / y is finite)"""
+    _torch_edges = (0, 1)  # PyTorch wraps a Python number as a tensor input: x * 2 has 2 edges
     _fast = staticmethod(np.true_divide)
     _saves = (IF_OTHER, ALWAYS)  # x for dy; y for both
     fusion = Kernel("{0} / {1}", "{0}/{1}")
@@ -451,7 +463,7 @@ def pow(input, exponent):
         return Pow.apply(input, exponent)
     input, exponent = _promote(input, exponent)
     if not isinstance(input, Tensor):
-        input = Tensor._make(np.asarray(input, dtype=exponent.dtype))
+        input = _wrap_number(input, exponent.dtype)  # pow(number, tensor): one edge, as PyTorch's
     return Pow.apply(input, exponent)
 
 
@@ -1062,6 +1074,7 @@ def minimum(input, other): return Minimum.apply(*_promote(input, other))
 
 class Where(Function):
     """out = cond ? x : y;  dx = g where cond,  dy = g where not cond"""
+    _torch_edges = (1, 2)  # input and other, a number too; the condition is no edge (PyTorch)
     batching = "elementwise"
     fusion = Kernel("({1} if {0} else {2})", "where({0},{1},{2})", cast=(0, 1, 1))
 

@@ -28,6 +28,7 @@ class EmbeddingBag(Function):
     or 1), mean (c = 1 / bag size) or max (per column; c = 1); entries equal to padding_idx are left
     out, empty bags give zeros.  dweight = the rows of g[bag(n)] * c[n] added at idx[n] (max: g at each
     column's maximising row);  dper_sample_weights[n] = g[bag(n)] . weight[idx[n]] (0 at padding)."""
+    _torch_edges = (0, 1)  # weight, per_sample_weights (an edge in PyTorch even when None)
     batching = NoRule("embedding_bag has no vmap rule yet: vmap runs it once per sample")
     onnx = NoRule("embedding_bag has no ONNX mapping yet (ONNX has no EmbeddingBag operator; it would be "
                   "Gather then a segment reduction)")

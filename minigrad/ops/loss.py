@@ -453,6 +453,7 @@ class BinaryCrossEntropy(Function):
 class BinaryCrossEntropyWithLogits(Function):
     """loss = (1-y) x + L softplus(-x), L = 1 + (pw-1) y;  dx = g (L sigmoid(x) - L + 1 - y),
     dy = g ((pw-1) softplus(-x) - x), dpw = g y softplus(-x)"""
+    _torch_edges = (0, 1)  # input, target: pos_weight is no edge in PyTorch
     batching = "elementwise"
     fusion = NoRule("a loss: its reduction argument is static")
     onnx = _NO_ONNX

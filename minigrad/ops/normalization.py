@@ -340,6 +340,7 @@ class NativeBatchNorm(_Normalize):
 
 class NativeLayerNorm(_Normalize):
     """layer_norm: statistics over the trailing normalized_shape dimensions"""
+    _torch_edges = (0, 1, 2)  # input, weight, bias (edges in PyTorch even when None)
     batching = "layer_norm"
 
     op_name = "layer_norm"

@@ -341,6 +341,17 @@ def test_code_and_explain_show_the_program_and_the_passes():
     assert "graph breaks (1)" in str(ex)
 
 
+def test_explain_shows_its_report_once(capsys):
+    # issue 32 item 9: at a prompt, mg.jit.explain(...) printed the report and then its repr again
+    def f(x):
+        return (x * 2).exp().sum()
+    ex = mg.jit.explain(f, mg.ones(3))
+    assert capsys.readouterr().out == ""  # nothing printed: the prompt shows the repr, once
+    assert repr(ex) == str(ex) and str(ex).startswith("mg.jit.explain(") and "graph breaks: none" in str(ex)
+    print(mg.jit(f).explain(mg.ones(3)))  # a script prints it: once
+    assert capsys.readouterr().out.count("mg.jit.explain(") == 1
+
+
 def test_decorator_forms_and_nesting_inside_a_trace():
     @mg.jit
     def f(x):

@@ -69,6 +69,29 @@ def test_1_detach_named_in_error_and_explain():
         ((w.detach().exp() * 2 + 1).sum()).backward()  # MARK-detach-chain
 
 
+def test_explain_says_when_a_grad_is_left_by_an_earlier_backward():
+    # issue 32 item 9: the first layer's .grad came from the previous step's backward; this loss is
+    # cut by detach() and cannot have written it, yet explain() reported it 'ok'
+    model, (x, y) = mlp(), data()
+    ((model(x) - y) ** 2).mean().backward()  # an earlier step: every parameter gets a gradient
+    with mg.debug.watch():
+        out = model[2](model[1](model[0](x)).detach())  # MARK-stale-detach
+        loss = ((out - y) ** 2).mean()
+        loss.backward()
+    report = mg.debug.explain(loss, model)
+    f = report["0.weight"]
+    assert model[0].weight.grad is not None and f.status == "stale"
+    assert "left by an earlier backward()" in f.cause and "zero_grad()" in f.cause
+    assert "detach()" in f.cause and where("MARK-stale-detach") in f.cause
+    assert report["2.weight"].status == "ok"
+    assert "0.weight: STALE GRADIENT (from an earlier backward)" in str(report)
+    # cleared as it should be: the same cut is reported missing, as before
+    model.zero_grad()
+    loss = ((model[2](model[1](model[0](x)).detach()) - y) ** 2).mean()
+    loss.backward()
+    assert mg.debug.explain(loss, model)["0.weight"].status == "missing"
+
+
 def test_2_no_grad_named_in_error_and_explain():
     model, (x, y) = mlp(), data()
     with mg.no_grad():  # MARK-nograd

@@ -25,6 +25,7 @@ def run(out, *extra):
 def test_mnist_ddp_runs_and_resumes_exactly(tmp_path):
     out = run(tmp_path / "full")
     assert out.count("MNIST CNN, DDP on 2 ranks") == 1  # only rank 0 prints
+    assert out.count("data: ") == 1 and out.count("config: minigrad ") == 1  # not once per rank
     assert "16 per rank" in out and "final test accuracy" in out
     full = mg.load(tmp_path / "full" / "checkpoint.mg")
     assert full["world_size"] == 2 and full["epoch"] == 2

@@ -55,7 +55,8 @@ def download_url(url, dest, md5=None, timeout=60.0, progress=True, chunk_size=1 
                 bar = None
                 if progress and _tqdm is not None:
                     bar = _tqdm(total=total, unit="B", unit_scale=True,
-                                unit_divisor=1024, desc=dest.name, leave=False)
+                                unit_divisor=1024, desc=dest.name, leave=False,
+                                disable=None)  # None: no bar when stderr is not a terminal (a log)
                 try:
                     for chunk in iter(lambda: resp.read(chunk_size), b""):
                         out.write(chunk)

@@ -11,7 +11,7 @@ from ..dataset import Dataset
 from .download import DownloadError, download_url
 from .paths import default_roots, download_root
 
-__all__ = ["IDXError", "read_idx", "MNIST", "FashionMNIST"]
+__all__ = ["IDXError", "DatasetNotFoundError", "read_idx", "MNIST", "FashionMNIST"]
 
 IMAGES_MAGIC = 2051
 LABELS_MAGIC = 2049
@@ -22,6 +22,40 @@ _IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">
 
 class IDXError(ValueError):
     """An IDX file is malformed: bad magic number, header, payload size, or gzip stream."""
+
+
+class DatasetNotFoundError(RuntimeError):
+    """No folder holds a dataset's files and ``download`` was False.
+
+    The message names every missing file (both splits: one round trip), the folder to put them in,
+    their MD5s and a command that fetches them on another machine. [`message()`][minigrad.data.datasets.DatasetNotFoundError.message] rebuilds it with
+    another first hint, for a caller whose switch is not ``download=True`` (the examples'
+    ``--no-download``).
+
+    Attributes:
+        dataset (str): the class name.  missing (list): ``(file name, MD5)`` pairs.
+        folder (Path): where to put the files.  searched (list): the folders looked in.
+    """
+
+    def __init__(self, dataset, searched, wanted, missing, folder, urls):
+        self.dataset, self.searched, self.wanted = dataset, searched, wanted
+        self.missing, self.folder, self.urls = missing, folder, urls
+        super().__init__(self.message())
+
+    def message(self, hint="You can use download=True to download them"):
+        """The error's text, with ``hint`` (how this caller turns downloading on) before the
+        offline instructions."""
+        return (f"{self.dataset}: dataset not found: no folder among {[str(p) for p in self.searched]} "
+                f"holds {self.wanted} (plain or .gz). {hint}, or "
+                + _offline_instructions(self.missing, self.folder, self.urls))
+
+
+def _offline_instructions(missing, folder, urls):
+    # every missing file with its MD5, the one folder to put them in, one command to fetch them
+    files = "".join(f"\n    {name} (MD5 {md5})" for name, md5 in missing)
+    return (f"put these {len(missing)} files into {folder}:{files}\n"
+            f"To fetch them on a machine with network access (then copy them into that folder):\n"
+            f"    curl -fL --remote-name-all {' '.join(urls)}")
 
 
 def _read_bytes(path):
@@ -89,7 +123,9 @@ class MNIST(Dataset):
             `minigrad.data.datasets.paths`).
         train (bool): the training split (``train-*``) or the test split (``t10k-*``).
         download (bool): fetch missing files into ``root/<ClassName>/raw`` from ``base_url``,
-            verifying the published MD5 of each file.
+            verifying the published MD5 of each file. Without it (or offline) the error names every
+            missing file of both splits, the folder, the MD5s and a ``curl`` command that fetches
+            them elsewhere ([`DatasetNotFoundError`][minigrad.data.datasets.DatasetNotFoundError], [`DownloadError`][minigrad.data.datasets.DownloadError]).
         transform (callable, optional): applied to the image, which it receives as a float32
             Tensor of shape (1, 28, 28) with values in [0, 1].
         target_transform (callable, optional): applied to the label (a Python int).
@@ -131,11 +167,9 @@ class MNIST(Dataset):
         folder = self._find_folder()
         if folder is None:
             if not download:
-                raise RuntimeError(
-                    f"{type(self).__name__}: dataset not found: no folder among "
-                    f"{[str(p) for p in self._search_dirs()]} holds {self._split_names()} "
-                    f"(plain or .gz). You can use download=True to download it, or "
-                    + self._where_to_put())
+                missing = self._missing()
+                raise DatasetNotFoundError(type(self).__name__, self._search_dirs(), self._split_names(),
+                                           missing, self.raw_folder, self._urls(missing, self._mirrors()))
             folder = self._download()
         self.folder = folder
         images_path, labels_path = (self._file_in(folder, name) for name, _ in self.resources[self.train])
@@ -166,8 +200,8 @@ class MNIST(Dataset):
         """The folder the IDX files are read from: ``root/<class name>/raw``, as torchvision."""
         return self.root / type(self).__name__ / "raw"
 
-    def _split_names(self):
-        return [name for name, _ in self.resources[self.train]]
+    def _split_names(self, train=None):
+        return [name for name, _ in self.resources[self.train if train is None else train]]
 
     def _search_dirs(self):
         roots = [self.root] if self._root_given else default_roots()
@@ -186,39 +220,55 @@ class MNIST(Dataset):
                 return candidate
         return None
 
-    def _find_folder(self):
+    def _find_folder(self, train=None):
         for d in self._search_dirs():
-            if all(self._file_in(d, name) is not None for name in self._split_names()):
+            if all(self._file_in(d, name) is not None for name in self._split_names(train)):
                 return d
         return None
 
-    def _download(self):
+    def _missing(self):
+        """``(name.gz, MD5)`` of each file missing from [`raw_folder`][minigrad.data.datasets.MNIST.raw_folder]: this split's and the
+        other split's when no folder holds it either, so that an offline user is told every file
+        at once (the download itself fetches this split's only)."""
+        out = []
+        for split in (self.train, not self.train):
+            if split == self.train or self._find_folder(split) is None:
+                out += [(name + ".gz", md5) for name, md5 in self.resources[split]
+                        if self._file_in(self.raw_folder, name) is None]
+        return out
+
+    def _mirrors(self):
         base = self.base_url or os.environ.get(self.url_env)
-        mirrors = [base] if base else list(self.mirrors)
+        return [base] if base else list(self.mirrors)
+
+    @staticmethod
+    def _urls(missing, mirrors):
+        return [mirrors[0].rstrip("/") + "/" + name for name, _ in missing]
+
+    def _download(self):
+        mirrors = self._mirrors()
         folder = self.raw_folder
-        for name, md5 in self.resources[self.train]:
-            if self._file_in(folder, name) is not None:
-                continue
+        missing = self._missing()
+        mine = {name + ".gz" for name, _ in self.resources[self.train]}
+        for name, md5 in missing:
+            if name not in mine or self._file_in(folder, name[:-len(".gz")]) is not None:
+                continue  # the other split's (named in an error only), or fetched meanwhile
             errors = []
             for mirror in mirrors:
-                url = mirror.rstrip("/") + "/" + name + ".gz"
+                url = mirror.rstrip("/") + "/" + name
                 try:
-                    download_url(url, folder / (name + ".gz"), md5=md5)
+                    download_url(url, folder / name, md5=md5)
                     break
                 except DownloadError as e:
                     if type(e) is not DownloadError:  # a checksum mismatch: do not hide it
                         raise
                     errors.append(str(e))
             else:
-                raise DownloadError(f"{type(self).__name__}: could not download {name}.gz: "
-                                    + "; ".join(errors) + ". Offline? " + self._where_to_put(mirrors))
+                left = [(n, m) for n, m in missing if self._file_in(folder, n[:-len(".gz")]) is None]
+                raise DownloadError(f"{type(self).__name__}: could not download {name}: "
+                                    + "; ".join(errors) + ". Offline? "
+                                    + _offline_instructions(left, folder, self._urls(left, mirrors)))
         return folder
-
-    def _where_to_put(self, mirrors=None):
-        # the offline instructions: which files, where, with which checksums
-        files = "; ".join(f"{name}.gz (MD5 {md5})" for name, md5 in self.resources[self.train])
-        return (f"put these files, fetched from {(mirrors or self.mirrors)[0]}, into {self.raw_folder}: "
-                f"{files}")
 
     # ---- items
     def __len__(self):

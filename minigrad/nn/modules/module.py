@@ -8,7 +8,8 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
-from ...tensor import Tensor
+from ...tensor import Tensor, _parse_to as _parse_to_args
+from ...device import check_device
 from ...autograd.grad_mode import no_grad
 from ...autograd import observers as _observers
 from ..parameter import Parameter
@@ -60,31 +61,14 @@ class RemovableHandle:
         self.remove()
 
 
-_DTYPE_ALIASES = {"float": np.float32, "float32": np.float32, "double": np.float64,
-                  "float64": np.float64, "half": np.float16, "float16": np.float16}
-
-
 def _parse_to(args: tuple, kwargs: dict):
-    """The dtype (or None) named by Module.to's arguments; devices other than the CPU are refused."""
-    dtype = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-    for a in args:
-        if isinstance(a, Tensor):
-            dtype = a.dtype
-        elif isinstance(a, str) and a not in _DTYPE_ALIASES:
-            device = a
-        elif a is not None:
-            dtype = a
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise RuntimeError(f"to(): minigrad runs on the CPU only; got device {device!r}")
-    if dtype is None:
-        return None
-    dtype = np.dtype(_DTYPE_ALIASES.get(dtype, dtype) if isinstance(dtype, str) else dtype)
-    if dtype.kind != "f":
+    """The dtype (or None) named by Module.to's arguments (PyTorch's forms, parsed as Tensor.to's);
+    devices other than the CPU are refused, and so are copy=True and non-floating dtypes, as in PyTorch."""
+    device, dtype, _non_blocking, copy, _fmt = _parse_to_args(args, kwargs, "Module.to")
+    check_device(device, "Module.to")
+    if copy is not None:  # given at all, even False
+        raise RuntimeError(".to() does not accept copy argument")
+    if dtype is not None and dtype.kind != "f":
         raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
     return dtype
 
@@ -554,12 +538,16 @@ class Module:
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """Cast floating-point parameters and buffers to ``dtype`` in place; returns self.
 
-        Accepts ``to(dtype)``, ``to(tensor)`` (its dtype), ``to(dtype=...)`` and, for ported code, a
-        CPU device (``to("cpu")``), which changes nothing. Integer buffers (e.g. BatchNorm's
-        ``num_batches_tracked``) are left alone. Parameters stay the same objects.
+        Takes PyTorch's forms: ``to(device=None, dtype=None, non_blocking=False)``,
+        ``to(dtype, non_blocking=False)``, ``to(tensor, non_blocking=False)`` (its dtype) and
+        ``to(memory_format=...)``, positional or by keyword. A CPU device (``"cpu"``,
+        ``mg.device("cpu")``) changes nothing; any other device is refused, as are ``copy=True`` and
+        non-floating dtypes (PyTorch's errors). ``non_blocking`` and ``memory_format`` have no effect
+        (NumPy arrays on the CPU). Integer buffers (e.g. BatchNorm's ``num_batches_tracked``) are left
+        alone. Parameters stay the same objects.
 
         Example:
-            >>> net = nn.Linear(2, 2).to(mg.float64)
+            >>> net = nn.Linear(2, 2).to(mg.device("cpu"), mg.float64)
             >>> net.weight.dtype
             dtype('float64')
         """
