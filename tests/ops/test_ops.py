@@ -1,5 +1,5 @@
-"""Tests generated from the op registry (minigrad/testing/opinfo/, `op_db`): for every entry and
-sample, the forward against its NumPy reference, float32 in -> float32 out, gradcheck and
+"""Tests generated from the op registry (minigrad/testing/opinfo/, `op_db`), one item per entry
+running over its samples: the forward against its NumPy reference, float32 in -> float32 out, gradcheck and
 gradgradcheck (float64), PyTorch parity of values, gradients and grad_fn names (when torch is
 installed), and "every public op has an entry" (public names derived from the package)."""
 import numpy as np
@@ -12,19 +12,6 @@ from minigrad.testing.opinfo import grad_fn_base, make_args, ref_args, rebuild
 from helpers import ops_seen
 
 OPS = [o for o in op_db]
-
-
-def _cases(ops, keep=lambda info, s: True):
-    out = []
-    for info in ops:
-        for i, s in enumerate(info.samples()):
-            if keep(info, s):
-                out.append(pytest.param(info, i, id=f"{info.full_name}-{s.name}-{i}"))
-    return out
-
-
-def _sample(info, i):
-    return info.samples()[i]
 
 
 def _mg_make(arr, requires_grad):
@@ -144,27 +131,29 @@ def _diff_fn(info, s):
     return fn, leaves
 
 
-def _smooth(info, s):
-    return info.supports_grad and not s.kink
-
-
-@pytest.mark.parametrize("info,i", _cases(OPS, _smooth))
-def test_gradcheck(info, i):
-    _skip(info, "gradcheck")
-    fn, leaves = _diff_fn(info, _sample(info, i))
-    if not leaves:
-        pytest.skip("no float input")
-    assert gradcheck(fn, tuple(leaves), atol=info.atol, rtol=info.rtol)
-    assert all(x.grad is None for x in leaves)  # gradcheck must not touch .grad
-
-
-@pytest.mark.parametrize("info,i", _cases(OPS, lambda info, s: info.supports_gradgrad and not s.kink))
-def test_gradgradcheck(info, i):
-    _skip(info, "gradgradcheck")
-    fn, leaves = _diff_fn(info, _sample(info, i))
-    if not leaves:
-        pytest.skip("no float input")
-    assert gradgradcheck(fn, tuple(leaves), atol=info.atol, rtol=info.rtol)
+@pytest.mark.parametrize("info", [o for o in OPS if o.supports_grad], ids=str)
+def test_gradcheck_and_gradgradcheck(info):
+    """Every sample that is not a kink: gradcheck (float64 finite differences; it must not touch
+    .grad), and gradgradcheck where the op is twice differentiable. (Before 2026-12-06: one item
+    per sample for each; the same checks, per op.)"""
+    skipped = {f"{t}: {info.skips[t]}" for t in ("gradcheck", "gradgradcheck") if t in info.skips}
+    ran = False
+    for s in info.samples():
+        if s.kink:
+            continue
+        fn, leaves = _diff_fn(info, s)
+        if not leaves:
+            continue
+        ran = True
+        if "gradcheck" not in info.skips:
+            assert gradcheck(fn, tuple(leaves), atol=info.atol, rtol=info.rtol), f"{info} ({s.name})"
+            assert all(x.grad is None for x in leaves)  # gradcheck must not touch .grad
+        if info.supports_gradgrad and "gradgradcheck" not in info.skips:
+            assert gradgradcheck(fn, tuple(leaves), atol=info.atol, rtol=info.rtol), f"{info} ({s.name})"
+    if not ran:
+        pytest.skip(f"{info}: no smooth sample with a float input")
+    if skipped:
+        pytest.skip("; ".join(sorted(skipped)) + " (the rest passed)")
 
 
 @pytest.mark.parametrize("info", [o for o in OPS if o.supports_grad and o.grad_fn is not None], ids=str)
@@ -198,11 +187,8 @@ def _torch_tensors(torch, out):
     return []
 
 
-@pytest.mark.parametrize("info,i", _cases([o for o in OPS if o.torch_op is not None]))
-def test_matches_torch(info, i):
-    torch = pytest.importorskip("torch")
-    _skip(info, "torch")
-    s = _sample(info, i)
+def _values_and_grads_match(torch, info, s):
+    """Values, dtypes, shapes and the VJP of one sample equal PyTorch's."""
     out_mg, leaves_mg = _mg_run(info, s)
     out_t, leaves_t = _torch_run(torch, info, s)
     outs_mg, outs_t = _tensors(out_mg), _torch_tensors(torch, out_t)
@@ -213,7 +199,8 @@ def test_matches_torch(info, i):
     for a, b in zip(outs_mg, outs_t):
         assert a.shape == tuple(b.shape), f"{info}: shape {a.shape} != torch's {tuple(b.shape)}"
         assert str(a.dtype) == str(b.dtype).replace("torch.", ""), f"{info}: dtype {a.dtype} vs {b.dtype}"
-        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-10, atol=1e-12,
+                                   err_msg=f"{info} ({s.name})")
     if not info.supports_grad or not leaves_mg:
         return
     rng = np.random.default_rng(1)
@@ -227,16 +214,11 @@ def test_matches_torch(info, i):
     for k, (a, b) in enumerate(zip(g_mg, g_t)):
         a = np.zeros(leaves_mg[k].shape) if a is None else a.numpy()
         b = np.zeros(leaves_mg[k].shape) if b is None else b.numpy()
-        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12, err_msg=f"{info}: gradient of input {k}")
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12, err_msg=f"{info} ({s.name}): gradient of input {k}")
 
 
-@pytest.mark.parametrize("info,i", _cases([o for o in OPS if o.torch_op is not None and o.supports_gradgrad]))
-def test_double_backward_matches_torch(info, i):
+def _double_backward_matches(torch, info, s):
     """Second derivatives (the Hessian-vector product) equal PyTorch's, kinks and ties included."""
-    torch = pytest.importorskip("torch")
-    _skip(info, "torch")
-    _skip(info, "torch_double_backward")
-    s = _sample(info, i)
     res = []
     for lib, run in ((mg, lambda: _mg_run(info, s)), (torch, lambda: _torch_run(torch, info, s))):
         out, leaves = run()
@@ -258,9 +240,26 @@ def test_double_backward_matches_torch(info, i):
     if a and b:
         for k, (x, y) in enumerate(zip(a, b)):
             if s.kink:  # at a kink PyTorch's second derivative may be nan (0 ** y); minigrad's is finite
-                assert np.isfinite(x).all(), f"{info}: Hv of input {k} not finite: {x}"
+                assert np.isfinite(x).all(), f"{info} ({s.name}): Hv of input {k} not finite: {x}"
                 x, y = x[np.isfinite(y)], y[np.isfinite(y)]
-            np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12, err_msg=f"{info}: Hv of input {k}")
+            np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12, err_msg=f"{info} ({s.name}): Hv of input {k}")
+
+
+@pytest.mark.parametrize("info", [o for o in OPS if o.torch_op is not None], ids=str)
+def test_matches_torch(info):
+    """Every sample: values, shapes, dtypes and gradients equal PyTorch's; for a twice-differentiable
+    op, the Hessian-vector product too. (Before 2026-12-06: test_matches_torch and
+    test_double_backward_matches_torch, one item per sample each; the same checks, per op.)"""
+    torch = pytest.importorskip("torch")
+    _skip(info, "torch")
+    second = info.supports_gradgrad and "torch_double_backward" not in info.skips
+    for s in info.samples():
+        _values_and_grads_match(torch, info, s)
+        if second:
+            _double_backward_matches(torch, info, s)
+    if info.supports_gradgrad and not second:
+        pytest.skip(f"{info}: values and gradients match PyTorch's; double backward not compared: "
+                    f"{info.skips['torch_double_backward']}")
 
 
 def _np(t):
