@@ -249,6 +249,8 @@ def main(bench):
     for config in configs:
         bench, _, skip = top.settings(config)
         cnames = [n for n in names if n not in skip]
+        # a config's own ratios replace the file's: keep the --before comparison in them too
+        bench.ratios = bench.ratios + [r for r in top.ratios if r[1].endswith(BEFORE) and r not in bench.ratios]
         print(f"\n[{config}] " if config else "", end="")
         print(f"{args.repeats or bench.repeats} timed steps per process after {bench.warmup} warm-up"
               + (f" (a step is {bench.per} {bench.per_name}s)" if bench.per > 1 else "")
