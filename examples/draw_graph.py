@@ -1,7 +1,6 @@
 """Draw the autograd graphs shown in docs/graphs.md (no Graphviz needed: matplotlib only).
 
-    python examples/draw_graph.py   # writes docs/figures/graph_worked_example.png, graph_mlp.png,
-                                    # graph_lstm_unrolled.png (docs/sequence-models.md)
+    python examples/draw_graph.py            # writes docs/figures/graph_worked_example.png, graph_mlp.png
 """
 from pathlib import Path
 
@@ -19,16 +18,7 @@ def main(out=Path(__file__).resolve().parents[1] / "docs" / "figures"):
                           nn.Linear(128, 10))
     loss = nn.functional.cross_entropy(model(mg.randn(32, 1, 28, 28)), mg.randint(0, 10, (32,)))
     mg.viz.draw(loss, params=dict(model.named_parameters())).save(out / "graph_mlp.png")
-    # a recurrence is drawn unrolled: one LSTMCell applied 3 times, its weights one node each
-    mg.manual_seed(0)
-    cell = nn.LSTMCell(4, 5)
-    x = mg.randn(3, 2, 4)
-    h, c = mg.zeros(2, 5), mg.zeros(2, 5)
-    for t in range(3):
-        h, c = cell(x[t], (h, c))
-    mg.viz.draw(h.sum(), params=dict(cell.named_parameters())).save(out / "graph_lstm_unrolled.png")
-    print("wrote", out / "graph_worked_example.png,", out / "graph_mlp.png", "and",
-          out / "graph_lstm_unrolled.png")
+    print("wrote", out / "graph_worked_example.png", "and", out / "graph_mlp.png")
 
 
 if __name__ == "__main__":

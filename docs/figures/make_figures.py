@@ -212,8 +212,21 @@ def gradient_flow_rnn_lstm(path):
     plt.close(fig)
 
 
+def lstm_unrolled(path):
+    """docs/sequence-models.md: nn.LSTMCell applied 3 times, drawn by mg.viz.draw (each weight one node)."""
+    nn = mg.nn
+    mg.manual_seed(0)
+    cell = nn.LSTMCell(4, 5)
+    x = mg.randn(3, 2, 4)
+    h, c = mg.zeros(2, 5), mg.zeros(2, 5)
+    for t in range(3):
+        h, c = cell(x[t], (h, c))
+    mg.viz.draw(h.sum(), params=dict(cell.named_parameters())).save(str(path))
+
+
 FIGURES = {"worked-example.png": worked_example, "layer-diagram.png": layer_diagram,
-           "accumulation.png": accumulation, "gradient-flow-rnn-lstm.png": gradient_flow_rnn_lstm}
+           "accumulation.png": accumulation, "gradient-flow-rnn-lstm.png": gradient_flow_rnn_lstm,
+           "graph_lstm_unrolled.png": lstm_unrolled}
 
 if __name__ == "__main__":
     for name, make in FIGURES.items():
