@@ -73,6 +73,7 @@ class Bench:
     tol: float = 1e-4
     ratios: list = field(default_factory=list)  # (a, b, target or None)
     self_timed: bool = False               # step() returns the seconds to count (e.g. backward only)
+    rate_name: str = None                  # also print the throughput, 1 / (seconds per item), as this
 
     def settings(self, config):
         """This bench's settings with the config's overrides: a config dict may carry any field
@@ -248,6 +249,8 @@ def main(bench):
     for config in configs:
         bench, _, skip = top.settings(config)
         cnames = [n for n in names if n not in skip]
+        # a config's own ratios replace the file's: keep the --before comparison in them too
+        bench.ratios = bench.ratios + [r for r in top.ratios if r[1].endswith(BEFORE) and r not in bench.ratios]
         print(f"\n[{config}] " if config else "", end="")
         print(f"{args.repeats or bench.repeats} timed steps per process after {bench.warmup} warm-up"
               + (f" (a step is {bench.per} {bench.per_name}s)" if bench.per > 1 else "")
@@ -307,6 +310,12 @@ def main(bench):
             results.setdefault(config, {})[n] = {"median": med, "runs": per_run, "p95_over_median": p95,
                                                  "faults_per_step": flt, "cpu_median": statistics.median(c),
                                                  "cpu_runs": c}
+        if bench.rate_name and meds:
+            rates = {n: bench.scale / statistics.median(m) for n, m in meds.items()}
+            print("  throughput (from the medians): "
+                  + ", ".join(f"{n} {_fmt(r)} {bench.rate_name}" for n, r in rates.items()))
+            for n, r in rates.items():
+                results[config][n]["rate"] = r
         for a, b, target in bench.ratios:
             if a in meds and b in meds:
                 per = [x / y for x, y in zip(meds[a], meds[b])]

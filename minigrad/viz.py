@@ -6,6 +6,8 @@ The picture is laid out here (no Graphviz binary needed), Sugiyama-style: longes
 span several layers, barycentre ordering sweeps to reduce crossings, then x positions from the
 label boxes' measured widths so that no two labels overlap.
 """
+import functools
+
 import numpy as np
 
 from .autograd.function import AccumulateGrad
@@ -73,10 +75,12 @@ class Drawing:
         from matplotlib.patches import FancyArrowPatch, Rectangle
         boxes = self.layout()
         routes = boxes.routes
-        x0 = min(x - w / 2 for x, y, w, h in boxes.values()) - 10
-        x1 = max(x + w / 2 for x, y, w, h in boxes.values()) + 10
-        y0 = min(y - h / 2 for x, y, w, h in boxes.values()) - 10
-        y1 = max(y + h / 2 for x, y, w, h in boxes.values()) + 10
+        # the frame holds every box and every edge (a long edge may bend outside the boxes)
+        pts = [p for route in routes.values() for p in route]
+        x0 = min([x - w / 2 for x, y, w, h in boxes.values()] + [p[0] for p in pts]) - 10
+        x1 = max([x + w / 2 for x, y, w, h in boxes.values()] + [p[0] for p in pts]) + 10
+        y0 = min([y - h / 2 for x, y, w, h in boxes.values()] + [p[1] for p in pts]) - 10
+        y1 = max([y + h / 2 for x, y, w, h in boxes.values()] + [p[1] for p in pts]) + 10
         fig = Figure(figsize=((x1 - x0) / 72, (y1 - y0) / 72), dpi=110)
         ax = fig.add_axes((0, 0, 1, 1))
         ax.set_xlim(x0, x1)
@@ -202,14 +206,25 @@ def draw(roots, params=None, show_saved=False):
 
 # -- Sugiyama-style layout ----------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=4096)
+def _line_width(line):
+    """Width in points of one line of label text (matplotlib's own metrics; op names and shapes
+    repeat, so each distinct line is measured once)."""
+    from matplotlib.textpath import TextPath
+    return TextPath((0, 0), line or " ", prop=_font()).get_extents().width
+
+
+@functools.lru_cache(maxsize=1)
+def _font():
+    from matplotlib.font_manager import FontProperties
+    return FontProperties(family="DejaVu Sans", size=_FONT)
+
+
 def _text_size(label):
     """Width and height in points of `label` at the drawing's font size (matplotlib's own metrics)."""
     try:
-        from matplotlib.textpath import TextPath
-        from matplotlib.font_manager import FontProperties
-        fp = FontProperties(family="DejaVu Sans", size=_FONT)
         lines = label.split("\n")
-        w = max(TextPath((0, 0), ln or " ", prop=fp).get_extents().width for ln in lines)
+        w = max(_line_width(ln) for ln in lines)
         h = _FONT * 1.25 * len(lines)
     except ImportError:  # DOT only: a character-count estimate is enough
         lines = label.split("\n")
@@ -258,7 +273,10 @@ def _layout(nodes, edges):
     rows = [[] for _ in range(nl)]
     for n in list(nodes) + [n for n in vlayer if n not in nodes]:
         rows[vlayer[n]].append(n)
-    # barycentre sweeps, down and up
+    # barycentre sweeps, down and up, then adjacent swaps; the ordering with the fewest edge
+    # crossings seen is kept (a later sweep can undo a good one: shared parameters feeding many
+    # layers, as in an unrolled recurrence, pull their consumers back and forth)
+    best, best_x = [list(r) for r in rows], _crossings(rows, vouts)
     for it in range(12):
         rng = range(1, nl) if it % 2 == 0 else range(nl - 2, -1, -1)
         for r in rng:
@@ -270,6 +288,11 @@ def _layout(nodes, edges):
                 ps = [pos[m] for m in nbrs[n] if m in pos]
                 return sum(ps) / len(ps) if ps else cur[n]
             rows[r].sort(key=lambda n: (bary(n), cur[n]))
+        _transpose(rows, vins, vouts)
+        c = _crossings(rows, vouts)
+        if c < best_x:
+            best, best_x = [list(r) for r in rows], c
+    rows = best
     size = {n: _text_size(nodes[n][1]) if n in nodes else (2.0, 2.0) for n in vlayer}
     # x: pack each row left to right, then relax toward neighbours' centres keeping the order
     x = {}
@@ -314,13 +337,67 @@ def _layout(nodes, edges):
         pts += [(x[m], y[m]) for m in chain[1:-1]]
         pts.append((x[d], y[d] + size[d][1] / 2))
         routes[(s, d)] = pts
-    return _Boxes(boxes, routes)
+    return _Boxes(boxes, routes, best_x)
+
+
+def _inversions(seq):
+    """Pairs i < j with seq[i] > seq[j] (a Fenwick tree over the values 0..max)."""
+    if not seq:
+        return 0
+    tree = [0] * (max(seq) + 2)
+    inv = 0
+    for k, v in enumerate(seq):
+        i, below = v + 1, 0          # how many earlier values are <= v
+        while i > 0:
+            below += tree[i]
+            i -= i & -i
+        inv += k - below
+        i = v + 1
+        while i < len(tree):
+            tree[i] += 1
+            i += i & -i
+    return inv
+
+
+def _layer_crossings(upper, lower, vouts):
+    pos = {n: i for i, n in enumerate(lower)}
+    ends = sorted((i, pos[d]) for i, n in enumerate(upper) for d in vouts[n] if d in pos)
+    return _inversions([d for _, d in ends])
+
+
+def _crossings(rows, vouts):
+    """Edge crossings of the layered drawing: between each pair of adjacent rows, edge pairs whose
+    ends are in opposite orders."""
+    return sum(_layer_crossings(rows[r], rows[r + 1], vouts) for r in range(len(rows) - 1))
+
+
+def _transpose(rows, vins, vouts, rounds=4):
+    """Swap neighbours within a row while that lowers the crossings with the rows above and below."""
+    def local(r):
+        c = _layer_crossings(rows[r - 1], rows[r], vouts) if r > 0 else 0
+        return c + (_layer_crossings(rows[r], rows[r + 1], vouts) if r + 1 < len(rows) else 0)
+    for _ in range(rounds):
+        improved = False
+        for r, row in enumerate(rows):
+            if len(row) < 2 or len(row) > 200:  # wide rows: the barycentre order is enough
+                continue
+            c = local(r)
+            for i in range(len(row) - 1):
+                row[i], row[i + 1] = row[i + 1], row[i]
+                c2 = local(r)
+                if c2 < c:
+                    c, improved = c2, True
+                else:
+                    row[i], row[i + 1] = row[i + 1], row[i]
+        if not improved:
+            break
 
 
 class _Boxes(dict):
-    def __init__(self, boxes, routes):
+    def __init__(self, boxes, routes, crossings):
         super().__init__(boxes)
         self.routes = routes
+        self.crossings = crossings  # edge crossings between adjacent rows (dummies included)
 
 
 def _topo(nodes, ins, outs):

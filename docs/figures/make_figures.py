@@ -166,8 +166,67 @@ def accumulation(path):
     plt.close(fig)
 
 
+def recurrent_flow(forget_bias=None, cell="LSTM", steps=100, hidden=32):
+    """|d loss / d x_t| per time step (mg.debug.gradient_flow) for a recurrent layer read out at the
+    last step: docs/sequence-models.md's comparison (the same sequence for every layer)."""
+    import warnings
+    nn = mg.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = getattr(nn, cell)(8, hidden)
+            self.head = nn.Linear(hidden, 1)
+
+        def forward(self, x):
+            out, _ = self.rnn(x)
+            return self.head(out[-1])
+
+    mg.manual_seed(0)
+    x = mg.randn(steps, 4, 8)
+    mg.manual_seed(0)                        # the same initial weights as the page's runs
+    net = Net()
+    if forget_bias is not None:  # LSTM gates are (input, forget, cell, output) along bias_hh
+        with mg.no_grad():
+            net.rnn.bias_hh_l0[hidden:2 * hidden] = forget_bias
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the vanishing ones warn: the figure shows it
+        with mg.debug.gradient_flow(net) as flow:
+            net(x).sum().backward()
+    return flow.layers[id(net.rnn)].step_norms
+
+
+def gradient_flow_rnn_lstm(path):
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for label, kw in (("nn.RNN (tanh)", dict(cell="RNN")), ("nn.LSTM, default init", dict()),
+                      ("nn.LSTM, forget-gate bias 3", dict(forget_bias=3.0))):
+        s = recurrent_flow(**kw)
+        ax.plot(range(len(s)), s, label=label)
+    ax.set_yscale("log")
+    ax.set_xlabel("time step t (the loss reads the last step, t = 99)")
+    ax.set_ylabel("|d loss / d x_t|")
+    ax.set_title("gradient reaching each input step (mg.debug.gradient_flow)", fontsize=11)
+    ax.legend(fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def lstm_unrolled(path):
+    """docs/sequence-models.md: nn.LSTMCell applied 3 times, drawn by mg.viz.draw (each weight one node)."""
+    nn = mg.nn
+    mg.manual_seed(0)
+    cell = nn.LSTMCell(4, 5)
+    x = mg.randn(3, 2, 4)
+    h, c = mg.zeros(2, 5), mg.zeros(2, 5)
+    for t in range(3):
+        h, c = cell(x[t], (h, c))
+    mg.viz.draw(h.sum(), params=dict(cell.named_parameters())).save(str(path))
+
+
 FIGURES = {"worked-example.png": worked_example, "layer-diagram.png": layer_diagram,
-           "accumulation.png": accumulation}
+           "accumulation.png": accumulation, "gradient-flow-rnn-lstm.png": gradient_flow_rnn_lstm,
+           "graph_lstm_unrolled.png": lstm_unrolled}
 
 if __name__ == "__main__":
     for name, make in FIGURES.items():

@@ -223,6 +223,15 @@ def getitem(x, index):
     return out
 
 
+def basic_slice(x, idx):
+    """x[idx] for a tuple of slices already in range (narrow, split, chunk): what getitem does for
+    such an index (a Slice view that in-place ops write through), without normalising the index."""
+    out = Slice.apply(x, idx)
+    if x._base is None:
+        out._view_idx = idx
+    return out
+
+
 class SetItem(Function):
     """out = x with out[index] = v;  dx = g with g[index] = 0,  dv = g[index]"""
     batching = NoRule("an in-place write through a per-sample index: one write per sample")

@@ -4,6 +4,8 @@ Both normalise over `axes` and then scale and shift: they differ only in the axe
 (grad_fn, errors). Each backward is itself an op (NativeBatchNormBackward, NativeLayerNormBackward):
 its forward is the NumPy gradient, its backward the second derivative.
 """
+import math
+
 import numpy as np
 
 from .. import kernels
@@ -81,7 +83,7 @@ def _rows_ok(x, axes, *params):
 
 def _rows(a, k):
     """a as the (rows, D) view the row kernels take, D the product of its last k dims."""
-    return a.reshape(-1, int(np.prod(a.shape[a.ndim - k:])))
+    return a.reshape(-1, math.prod(a.shape[a.ndim - k:]))
 
 
 def _rows_forward(ctx, x, w, b, axes, eps):

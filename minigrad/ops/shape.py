@@ -1,4 +1,5 @@
 """Shape ops: views (reshape, permute, expand, ...) and joins/splits. Their gradients only move data."""
+import itertools
 import math
 
 import numpy as np
@@ -386,7 +387,7 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, dim, *xs):
         ctx.dim = dim
-        ctx.bounds = np.cumsum([0] + [x.shape[dim] for x in xs]).tolist()
+        ctx.bounds = list(itertools.accumulate((x.shape[dim] for x in xs), initial=0))
         return np.concatenate(xs, axis=dim)
 
     @staticmethod
@@ -426,6 +427,9 @@ def cat(tensors, dim=0, *, axis=None):
                           or any(a != b for j, (a, b) in enumerate(zip(x.shape, ref.shape)) if j != d)):
             raise RuntimeError(f"cat: Sizes of tensors must match except in dimension {d}: tensor 0 has "
                                f"shape {ref.shape} but tensor {i} has shape {x.shape}")
+    dt = tensors[0]._data.dtype
+    if all(x._data.dtype == dt for x in tensors):  # nothing to promote (the common case: a KV cache)
+        return Cat.apply(d, *kept)
     from .elementwise import _cast_to
     from .. import _dtype
     dt = tensors[0].dtype
@@ -494,7 +498,8 @@ def narrow(input, dim, start, length):
     if not (0 <= start and start + length <= input.shape[d]):
         raise IndexError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
                          f"({input.shape[d]}) of a tensor of shape {input.shape}")
-    return input[(slice(None),) * d + (slice(start, start + length),)]
+    from .indexing import basic_slice
+    return basic_slice(input, (slice(None),) * d + (slice(start, start + length),))
 
 
 def split(tensor, split_size_or_sections, dim=0):

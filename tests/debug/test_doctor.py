@@ -335,6 +335,43 @@ def test_no_false_alarm_on_a_normal_training_loop():
     assert msgs == []
 
 
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_truncated_bptt_detach_of_the_carried_state_is_not_a_mistake(kind):
+    # truncated backpropagation through time: the hidden state is carried from chunk to chunk and
+    # detached at the boundary, on purpose. No warning, and explain() finds every gradient; without
+    # the detach the doctor warns (mistake 7) before the freed-graph error.
+    mg.manual_seed(0)
+    rnn = getattr(nn, kind)(3, 5)
+    head = nn.Linear(5, 1)
+    params = list(rnn.parameters()) + list(head.parameters())
+    opt = mg.optim.SGD(params, lr=0.1)
+    stream = mg.randn(24, 2, 3)
+
+    def train(detach):
+        state = None
+        for start in range(0, 24, 8):
+            if state is not None and detach:
+                state = tuple(s.detach() for s in state) if isinstance(state, tuple) else state.detach()
+            out, state = rnn(stream[start:start + 8], state)
+            loss = head(out).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return loss
+
+    box = {}
+    msgs, _ = watched_warnings(lambda: box.setdefault("loss", train(detach=True)))
+    assert msgs == []
+    report = mg.debug.explain(box["loss"], dict(rnn.named_parameters()))
+    assert report.problems == [] and len(report.findings) == 4
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            with mg.debug.watch():
+                train(detach=False)
+    assert any("mistake 7" in str(r.message) for r in rec)
+
+
 def test_idle_doctor_adds_no_calls_to_the_op_path():
     import minigrad.autograd.function as F
     assert "apply" in F.Function.__dict__

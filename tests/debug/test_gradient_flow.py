@@ -146,19 +146,73 @@ def test_recurrent_modules_are_found_by_themselves_batch_first():
     np.testing.assert_allclose(lf.step_norms, want, rtol=1e-12)
 
 
-def test_nn_rnn_when_it_exists():
-    if not hasattr(nn, "RNN"):
-        pytest.skip("nn.RNN is not in this tree yet")
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_nn_recurrent_layers_per_time_step(kind, batch_first):
+    # nn.RNN / nn.LSTM / nn.GRU are found without time_dims, their time dimension read from
+    # batch_first; the per-step norms are |d loss / d x_t| as mg.autograd.grad computes them
     mg.manual_seed(0)
-    rnn = nn.RNN(F, H, batch_first=True)
-    x = mg.randn(B, T, F)
+    layer = getattr(nn, kind)(F, H, num_layers=2, batch_first=batch_first, dtype=mg.float64)
+    x = mg.randn(B, T, F, dtype=mg.float64) if batch_first else mg.randn(T, B, F, dtype=mg.float64)
+    td = 1 if batch_first else 0
+
+    def loss_of(out):          # the last step's output only: every path back runs through the recurrence
+        return (out[0][:, -1] if batch_first else out[0][-1]).sum()
     xx = x.detach().requires_grad_(True)
-    (g,) = mg.autograd.grad(rnn(xx)[0][:, -1].sum(), [xx])
-    with gradient_flow(rnn, warn=False) as flow:
-        rnn(x)[0][:, -1].sum().backward()
-    lf = flow.layers[id(rnn)]
-    np.testing.assert_allclose(lf.step_norms, np.sqrt((g.numpy().astype(np.float64) ** 2).sum(axis=(0, 2))),
-                               rtol=1e-5)   # float32 gradients; the norms in float64
+    (g,) = mg.autograd.grad(loss_of(layer(xx)), [xx])
+    want = np.sqrt((np.moveaxis(g.numpy(), td, 0) ** 2).reshape(T, -1).sum(1))
+    with gradient_flow(layer, warn=False) as flow:
+        loss_of(layer(x)).backward()
+    lf = flow.layers[id(layer)]
+    assert lf.time_dim == td and lf.step_norms.shape == (T,)
+    np.testing.assert_allclose(lf.step_norms, want, rtol=1e-12)
+    assert lf.step_norms[0] < lf.step_norms[-1]      # the default initialisation contracts
+
+
+class _Readout(nn.Module):
+    def __init__(self, rnn):
+        super().__init__()
+        self.rnn, self.head = rnn, nn.Linear(rnn.hidden_size, 1)
+
+    def forward(self, x):
+        out, _ = self.rnn(x)  # CALL-nn-rnn
+        return self.head(out[-1])
+
+
+def test_nn_rnn_vanishes_over_a_long_sequence_and_an_open_lstm_does_not():
+    # docs/sequence-models.md's comparison: a tanh nn.RNN over 100 steps, read out at the last step,
+    # loses the gradient toward the early steps (warned, the step named); an LSTM whose forget gate
+    # is open (bias 3) carries it
+    mg.manual_seed(0)
+    x = mg.randn(100, 4, 8)
+    mg.manual_seed(0)
+    net = _Readout(nn.RNN(8, 32))
+    xx = x.detach().requires_grad_(True)
+    (g,) = mg.autograd.grad(net(xx).sum(), [xx])
+    want = np.sqrt((g.numpy().astype(np.float64) ** 2).reshape(100, -1).sum(1))
+    with pytest.warns(GradientFlowWarning) as rec:
+        with gradient_flow(net) as flow:
+            net(x).sum().backward()
+    s = flow.layers[id(net.rnn)].step_norms
+    np.testing.assert_allclose(s, want, rtol=1e-5)    # float32 gradients, norms in float64
+    assert s[0] < 1e-20 * s[-1]
+    f = next(f for f in flow.findings if f.layer == "rnn")
+    assert f.kind == "vanishing" and f.step == np.flatnonzero(want < 1e-3 * want[-1]).max()
+    msg = str(rec[0].message)
+    assert "(RNN, called at" in msg and f"step {f.step}" in msg
+    assert rec[0].lineno == _line("CALL-nn-rnn")
+
+    mg.manual_seed(0)
+    lstm = nn.LSTM(8, 32)
+    with mg.no_grad():
+        lstm.bias_hh_l0[32:64] = 3.0                  # the forget gate's bias
+    net = _Readout(lstm)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GradientFlowWarning)
+        with gradient_flow(net) as flow:
+            net(x).sum().backward()
+    s = flow.layers[id(lstm)].step_norms
+    assert flow.findings == [] and s[0] > 1e-1 * s[-1]
 
 
 def test_mlp_per_layer_norms_match_autograd():
