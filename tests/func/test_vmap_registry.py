@@ -175,17 +175,8 @@ def fallbacks():
     return dict(_FELL_BACK)
 
 
-def _n_tensors(info):
-    p = _picked(info)
-    return len(_build(info, p[0], 0)[1]) if p else 0
-
-
 # -- cases -----------------------------------------------------------------------------------------
 OPS = [o for o in op_db if o.full_name not in UNSUPPORTED]
-
-
-def _cases(pick):
-    return [pytest.param(info, k, id=f"{info.full_name}-{k}") for info in OPS for k in pick(info)]
 
 
 def _per_sample(info, k, n):
@@ -193,20 +184,12 @@ def _per_sample(info, k, n):
     return built[0][0], [a for _, a in built]
 
 
-@pytest.mark.filterwarnings("ignore:There is a performance drop")
-@pytest.mark.parametrize("info,k", _cases(_picked))
-def test_vmap_in_dims_0_matches_a_loop(info, k):
-    fn, per = _per_sample(info, k, B)
-    want = _loop(fn, per)
+def _in_dims_0(info, fn, per, want):
     stacked = [mg.tensor(np.stack(x)) for x in zip(*per)]
     _check(vmap(fn)(*stacked), want, f"{info} in_dims=0")
 
 
-@pytest.mark.filterwarnings("ignore:There is a performance drop")
-@pytest.mark.parametrize("info,k", _cases(_picked))
-def test_vmap_first_argument_batched_at_its_last_dim(info, k):
-    fn, per = _per_sample(info, k, B)
-    want = _loop(fn, per)
+def _first_at_last_dim(info, fn, per, want):
     stacked = [np.stack(x) for x in zip(*per)]
     first = np.moveaxis(stacked[0], 0, -1)
     dims = (first.ndim - 1,) + (0,) * (len(stacked) - 1)
@@ -214,10 +197,7 @@ def test_vmap_first_argument_batched_at_its_last_dim(info, k):
            f"{info} in_dims={dims}")
 
 
-@pytest.mark.filterwarnings("ignore:There is a performance drop")
-@pytest.mark.parametrize("info,k", _cases(lambda info: _picked(info) if _n_tensors(info) > 1 else []))
-def test_vmap_of_the_first_argument_only(info, k):
-    fn, per = _per_sample(info, k, B)
+def _first_argument_only(info, fn, per):
     per = [[p[0]] + per[0][1:] for p in per]   # the other arguments: sample 0's, shared
     want = _loop(fn, per)
     first = mg.tensor(np.stack([p[0] for p in per]))
@@ -225,27 +205,44 @@ def test_vmap_of_the_first_argument_only(info, k):
     _check(vmap(fn, in_dims=dims)(first, *_fresh(per[0][1:])), want, f"{info} in_dims={dims}")
 
 
-@pytest.mark.filterwarnings("ignore:There is a performance drop")
-@pytest.mark.parametrize("info,k", _cases(_one))
-def test_vmap_out_dims_1(info, k):
-    fn, per = _per_sample(info, k, B)
-    want = _loop(fn, per)
+def _out_dims_1(info, fn, per, want):
+    """False when a per-sample output is 0-d (out_dims=1 is out of range for it)."""
+    if not all(np.ndim(w[0]) >= 1 for w in want):
+        return False
     stacked = [mg.tensor(np.stack(x)) for x in zip(*per)]
-    got = _outputs(vmap(fn, out_dims=1)(*stacked)) if all(np.ndim(w[0]) >= 1 for w in want) else None
-    if got is None:
-        pytest.skip("a 0-d output per sample: out_dims=1 is out of range for it")
+    got = _outputs(vmap(fn, out_dims=1)(*stacked))
     _check([mg.tensor(np.moveaxis(g.numpy(), 1, 0)) for g in got], want, f"{info} out_dims=1")
+    return True
 
 
-@pytest.mark.filterwarnings("ignore:There is a performance drop")
-@pytest.mark.parametrize("info,k", _cases(_one))
-def test_nested_vmap_matches_a_double_loop(info, k):
+def _nested(info, k):
     n1, n2 = NESTED
     fn, per = _per_sample(info, k, n1 * n2)
     want = _loop(fn, per)
     want = [[np.stack(w[i * n2:(i + 1) * n2]) for i in range(n1)] for w in want]
     stacked = [mg.tensor(np.stack(x).reshape((n1, n2) + np.shape(x[0]))) for x in zip(*per)]
     _check(vmap(vmap(fn))(*stacked), want, f"{info} vmap(vmap(f))")
+
+
+@pytest.mark.filterwarnings("ignore:There is a performance drop")
+@pytest.mark.parametrize("info", [o for o in OPS if _picked(o)], ids=str)
+def test_vmap_matches_a_loop(info):
+    """On the op's picked samples (the first usable one and the one of highest rank): vmap with
+    in_dims=0, with the first argument batched at its last dim, with only the first argument
+    batched (ops of 2+ tensors), and on the highest-rank sample out_dims=1 and vmap(vmap(f)), each
+    against a Python loop over the batch. (Before 2026-12-06: five tests with one item per sample,
+    each computing the loop again; the same checks, per op, the loop computed once.)"""
+    one = _one(info)
+    for k in _picked(info):
+        fn, per = _per_sample(info, k, B)
+        want = _loop(fn, per)
+        _in_dims_0(info, fn, per, want)
+        _first_at_last_dim(info, fn, per, want)
+        if len(per[0]) > 1:
+            _first_argument_only(info, fn, per)
+        if k in one:
+            _out_dims_1(info, fn, per, want)
+            _nested(info, k)
 
 
 # -- the entries vmap cannot batch ---------------------------------------------------------------------
