@@ -56,7 +56,7 @@ class Trace:
 
     def enter(self):
         tr = _trace_mod.Tracer({}, {}, ())
-        tr.pre = {}
+        tr._pre, tr._pre_arrays = {}, {}  # nothing is "from before"
         self.level = tr.level = _levels.push(_trace_mod.TraceLevel(tr))
 
     def exit(self):
