@@ -12,7 +12,7 @@ def no_onnx(monkeypatch):
 
 
 def test_export_without_onnx_names_the_extra(no_onnx, tmp_path):
-    with pytest.raises(ImportError, match=r"minigrad\[onnx\]"):
+    with pytest.raises(ImportError, match=r"pip install -e \"\.\[onnx\]\""):
         mg.onnx.export(lambda x: x + 1.0, mg.randn(3), tmp_path / "a.onnx")
     assert not (tmp_path / "a.onnx").exists()
 
