@@ -81,6 +81,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             if d.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             g = Tensor._make(np.ones(d.shape, dtype=d.dtype) if d.ndim else np.array(1, dtype=d.dtype))
+            if _function._state.tracer is not None:  # mg.graph.trace: the implicit seed is a constant
+                _function._state.tracer.declare_const(g)
         else:
             if not isinstance(g, Tensor):
                 g = Tensor._make(np.asarray(g, dtype=t.dtype))

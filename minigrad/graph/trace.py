@@ -151,7 +151,7 @@ class Tracer:
         if v is not None:
             return v
         arr = t._data
-        if id(t) in self.declared_consts:
+        if id(t) in self.declared_consts or t._wrapped_number:  # (a Python number made a tensor)
             return self.const(t)
         self.check_not_derived(arr)
         if not arr.flags.writeable:
@@ -169,6 +169,12 @@ class Tracer:
             self.bind(t, v)
             return v
         return self.const(t)
+
+    def declare_const(self, t):
+        """t, made during the trace by the library (the engine's implicit gradient seed), is a
+        constant of the graph: no need to ask whether a tensor from before holds its array."""
+        self.declared_consts.add(id(t))
+        self.keep.append(t)
 
     def check_not_derived(self, arr):
         """An unknown array that is a NumPy view of a traced value (np.broadcast_to, slicing ._data)
