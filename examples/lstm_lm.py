@@ -36,7 +36,8 @@ exp(mean loss per token).
 - ``--resume``: continue from ``DIR/checkpoint.mg``: ``--steps 200`` then ``--steps 300 --resume``
   follows the trajectory of ``--steps 300`` when 200 is a multiple of --eval-interval (a report at
   the last step may anneal the learning rate, and a longer run does not report there).
-- ``--jit``: compile the training step with mg.jit (same numbers as eager).
+- ``--jit``: compile the training step with mg.jit (the eager numbers up to float32 rounding: the compiled
+  program may sum in another order).
 - ``--no-progress``: no per-step progress line between reports.
 """
 import argparse
