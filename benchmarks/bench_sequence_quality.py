@@ -252,7 +252,8 @@ def run_child(framework, model, seed, weights, steps, eval_every, args, tmp):
         env[v] = str(args.threads)
     cmd = [sys.executable, __file__, "--child", framework, "--model", model, "--seed", str(seed),
            "--weights", str(weights), "--steps", str(steps), "--eval-every", str(eval_every),
-           "--result", str(result), "--threads", str(args.threads), "--dropout", str(args.dropout)]
+           "--result", str(result), "--threads", str(args.threads), "--dropout", str(args.dropout),
+           "--lstm-lr", str(args.lstm_lr)]
     if args.data is not None:
         cmd += ["--data", str(args.data)]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -302,6 +303,11 @@ def summarize(model, curves, steps_label):
           f"; difference of the means / its standard error over seeds: "
           f"{(la.mean() - lb.mean()) / se if se == se and se > 0 else float('nan'):+.2f} "
           f"(|z| < 2: within the seed-to-seed noise)")
+    ta = np.array([c["train"][-1] for c in curves["minigrad"]])
+    tb = np.array([c["train"][-1] for c in curves["torch"]])
+    print(f"  mean training loss over the last {steps[-1] - steps[-2]} steps, mean over seeds: minigrad "
+          f"{ta.mean():.4f} vs pytorch {tb.mean():.4f} ({ta.mean() - tb.mean():+.4f} nats; per seed "
+          f"{np.round(ta - tb, 4).tolist()})")
     if metric == "loss":
         diff = a.mean() - b.mean()
         ok = abs(diff) <= tol
@@ -330,6 +336,8 @@ def main():
     p.add_argument("--quick", action="store_true", help="gpt 100 steps, lstm 40 steps (about 2 min idle)")
     p.add_argument("--threads", type=int, default=1, help="BLAS / torch threads of every child")
     p.add_argument("--dropout", type=float, default=0.0)
+    p.add_argument("--lstm-lr", type=float, default=LSTM["lr"],
+                   help="the LSTM's initial SGD learning rate (PyTorch's example: 20)")
     p.add_argument("--json", type=Path, default=None, help="also write every curve here")
     # the child's arguments
     p.add_argument("--child", choices=["minigrad", "torch"], help=argparse.SUPPRESS)
@@ -339,6 +347,7 @@ def main():
     p.add_argument("--steps", type=int, help=argparse.SUPPRESS)
     p.add_argument("--result", help=argparse.SUPPRESS)
     args = p.parse_args()
+    LSTM["lr"] = args.lstm_lr
     if args.child:
         return child(args)
     if args.quick:
