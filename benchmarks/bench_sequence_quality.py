@@ -245,7 +245,7 @@ def vocab_size(model, data):
 
 
 def run_child(framework, model, seed, weights, steps, eval_every, args, tmp):
-    result = Path(tmp) / f"{model}-{framework}-{seed}.json"
+    result = Path(tmp) / f"{model}-{framework}-{Path(weights).stem}-{seed}.json"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -285,6 +285,13 @@ def summarize(model, curves, steps_label):
         print(f"  {f}: final {unit} per seed {np.round(finals[f], 4).tolist()}; seed-to-seed spread "
               f"(max-min) {np.ptp(finals[f]):.4f}, std {finals[f].std(ddof=1) if len(finals[f]) > 1 else 0:.4f}; "
               f"training {np.mean(secs):.0f} s per run (wall, loaded machine)")
+    if curves.get("minigrad-perturbed"):
+        pert = np.array([value(c)[-1] for c in curves["minigrad-perturbed"]])
+        what = "nats" if metric == "loss" else "relative"
+        d = pert - finals["minigrad"] if metric == "loss" else pert / finals["minigrad"] - 1
+        print(f"  rounding-noise floor: minigrad from perturbed weights vs minigrad, final per seed: "
+              f"{np.round(d, 4).tolist()} ({what}; the same-seed pairs below differ by no more than chaos "
+              f"allows when these are as large)")
     if len(fw) < 2:
         print("  (PyTorch not available: no comparison)")
         return None
@@ -338,6 +345,9 @@ def main():
     p.add_argument("--dropout", type=float, default=0.0)
     p.add_argument("--lstm-lr", type=float, default=LSTM["lr"],
                    help="the LSTM's initial SGD learning rate (PyTorch's example: 20)")
+    p.add_argument("--perturb", type=float, default=0.0, metavar="EPS",
+                   help="also train minigrad from the weights times (1 + EPS * N(0, 1)) per seed: the "
+                        "rounding-noise floor (how far a same-seed pair parts without any framework difference)")
     p.add_argument("--json", type=Path, default=None, help="also write every curve here")
     # the child's arguments
     p.add_argument("--child", choices=["minigrad", "torch"], help=argparse.SUPPRESS)
@@ -371,13 +381,21 @@ def main():
             cfg = GPT if model == "gpt" else LSTM
             print(f"\n[{model}] {steps} steps, evaluation every {every}; config {cfg}")
             info = vocab_size(model, args.data)
-            curves = {f: [] for f in frameworks}
+            curves = {f: [] for f in frameworks + (["minigrad-perturbed"] if args.perturb else [])}
             for seed in args.seeds:
                 weights = Path(tmp) / f"{model}-{seed}.npz"
                 initial_weights(model, seed, info, weights)
-                for f in frameworks:
+                runs = [(f, f, weights) for f in frameworks]
+                if args.perturb:
+                    w = dict(np.load(weights))
+                    rng = np.random.default_rng(10_000 + seed)
+                    pw = Path(tmp) / f"{model}-{seed}-perturbed.npz"
+                    np.savez(pw, **{k: (v * (1 + args.perturb * rng.standard_normal(v.shape))).astype(v.dtype)
+                                    if v.dtype.kind == "f" else v for k, v in w.items()})
+                    runs.append(("minigrad-perturbed", "minigrad", pw))
+                for f, fw, wpath in runs:
                     t0 = time.perf_counter()
-                    c = run_child(f, model, seed, weights, steps, every, args, tmp)
+                    c = run_child(fw, model, seed, wpath, steps, every, args, tmp)
                     curves[f].append(c)
                     print(f"  seed {seed} {f:>8}: final val {c['val'][-1]:.4f} "
                           f"({time.perf_counter() - t0:.0f} s with start-up)", flush=True)
