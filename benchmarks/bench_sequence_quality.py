@@ -30,6 +30,7 @@ over the seeds at equal steps.
     python benchmarks/bench_sequence_quality.py                  # default: 3 seeds (about 10-15 min idle)
     python benchmarks/bench_sequence_quality.py --quick          # ~2 min idle: fewer steps
     python benchmarks/bench_sequence_quality.py --gpt-steps 600 --lstm-steps 400 --seeds 0 1 2 3 4
+    python benchmarks/bench_sequence_quality.py --models lstm --perturb 1e-7   # + the rounding-noise floor
 """
 import argparse
 import json
