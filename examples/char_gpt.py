@@ -64,8 +64,9 @@ def data_folders(data=None):
     return out
 
 
-def load_corpus(data=None):
-    """The text of shakespeare.txt.gz from the first folder (or its shakespeare/ subfolder) that has it."""
+def load_corpus(data=None, prog="char_gpt"):
+    """The text of shakespeare.txt.gz from the first folder (or its shakespeare/ subfolder) that has it;
+    ``prog`` names the example in the error when none has it."""
     tried = []
     for folder in data_folders(data):
         for path in (folder / CORPUS, folder / "shakespeare" / CORPUS):
@@ -76,7 +77,7 @@ def load_corpus(data=None):
                     print(f"note: {path} is not the corpus of ../shared/data/README.md (md5 of the text "
                           f"differs); training on it anyway")
                 return raw.decode("ascii", errors="replace"), path
-    raise SystemExit(f"char_gpt: {CORPUS} not found; looked in:\n  " + "\n  ".join(tried)
+    raise SystemExit(f"{prog}: {CORPUS} not found; looked in:\n  " + "\n  ".join(tried)
                      + f"\nPut the corpus there (the complete works, one ASCII text, gzipped; md5 of the text "
                        f"{TEXT_MD5}) or pass --data FOLDER. It is not downloaded: see "
                        f"../shared/data/README.md for its source.")

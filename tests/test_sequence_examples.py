@@ -1,6 +1,7 @@
-"""The sequence examples (issue 36): examples/char_gpt.py trains, resumes on the same trajectory and
-samples; its model file runs under PyTorch by renaming `minigrad` to `torch` and gives the same loss
-from the same weights (the port test)."""
+"""The sequence examples (issue 36): examples/char_gpt.py and examples/lstm_lm.py train, resume on the
+same trajectory (char_gpt also samples); their model files (gpt_model.py, lstm_model.py) run under
+PyTorch by renaming `minigrad` to `torch` and give the same loss from the same weights (the port tests)."""
+import importlib.util
 import os
 import subprocess
 import sys
@@ -17,6 +18,8 @@ EXAMPLES = REPO / "examples"
 DATA = Path(os.environ["MINIGRAD_DATA"]) if os.environ.get("MINIGRAD_DATA") else REPO.parent / "shared" / "data"
 needs_corpus = pytest.mark.skipif(not (DATA / "shakespeare" / "shakespeare.txt.gz").is_file(),
                                   reason=f"shared Shakespeare corpus not found under {DATA}")
+TINY_LSTM = ("--vocab", 50, "--emsize", 8, "--nhid", 8, "--batch-size", 4, "--bptt", 5, "--val-tokens", 200,
+             "--no-progress")
 TINY_GPT = ("--layers", 1, "--d-model", 32, "--heads", 2, "--context", 16, "--batch-size", 4, "--eval-iters", 1)
 
 
@@ -81,3 +84,65 @@ def test_gpt_model_ports_to_pytorch_by_renaming():
         losses.append((loss0.item(), loss1.item()))
     np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
     assert losses[0][1] < losses[0][0]
+
+
+@needs_corpus
+def test_lstm_lm_trains_and_resumes_on_the_same_trajectory(tmp_path):
+    common = ("--data", DATA, "--eval-interval", 2, *TINY_LSTM)
+    out = run("lstm_lm.py", *common, "--steps", 4, "--out", tmp_path / "full")
+    assert "vocabulary 50 (<unk>" in out and "final validation perplexity" in out
+    assert (tmp_path / "full" / "curves.png").is_file() or "matplotlib not installed" in out
+    full = mg.load(tmp_path / "full" / "checkpoint.mg")["history"]
+    assert full["step"] == [2, 4] and np.isfinite(full["val"]).all() and full["val"][1] < np.log(50) + 1
+    run("lstm_lm.py", *common, "--steps", 2, "--out", tmp_path / "split", "--no-plot")
+    out = run("lstm_lm.py", *common, "--steps", 4, "--out", tmp_path / "split", "--resume", "--no-plot")
+    assert "resumed from" in out
+    assert mg.load(tmp_path / "split" / "checkpoint.mg")["history"] == full   # dropout 0.2: the generator too
+
+
+def test_lstm_lm_word_tokens_and_batches():
+    spec = importlib.util.spec_from_file_location("lstm_lm_example", EXAMPLES / "lstm_lm.py")
+    lm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lm)
+    assert lm.tokenize("O'er the hill, my lord!\n\n  -- 'Tis 3 o'clock.") == [
+        "o'er", "the", "hill", ",", "my", "lord", "!", "<eos>", "tis", "o'clock", ".", "<eos>"]
+    corpus = lm.WordCorpus("a b a c.\n" * 9 + "a d\n", vocab=4)
+    assert corpus.itos == ["<unk>", "<eos>", "a", "b"]   # <unk>, <eos>, then by count (ties: first seen)
+    assert corpus.val.tolist() == [2, 0, 1]                 # "a d <eos>": d is out of the vocabulary
+    src = lm.batchify(np.arange(11), 2)                     # two streams of 5; the odd token dropped
+    assert src.tolist() == [[0, 5], [1, 6], [2, 7], [3, 8], [4, 9]]
+    x, y = lm.get_batch(src, 3, 3)                          # the last segment is shorter (seq_len 1)
+    assert x.tolist() == [[3, 8]] and y.tolist() == [4, 9]
+
+
+def test_lstm_model_ports_to_pytorch_by_renaming():
+    """The same file under torch, loaded with minigrad's initial weights: the same loss at step 0 and
+    after one SGD step with clip_grad_norm_ and the hidden state carried over (detached), for the untied
+    and the tied model (float32: within 1e-5 relative; the products' summation orders differ)."""
+    torch = pytest.importorskip("torch")
+    mg_mod, t_mod = load_model_file("lstm_model.py", "minigrad"), load_model_file("lstm_model.py", "torch")
+    rng = np.random.default_rng(0)
+    x0, x1 = rng.integers(0, 30, (6, 3)), rng.integers(0, 30, (6, 3))
+    y0, y1 = rng.integers(0, 30, 18), rng.integers(0, 30, 18)
+    for tied in (False, True):
+        mg.manual_seed(0)
+        m = mg_mod.RNNModel(30, 12, 12, 2, dropout=0.0, tie_weights=tied)
+        t = t_mod.RNNModel(30, 12, 12, 2, dropout=0.0, tie_weights=tied)
+        t.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in m.state_dict().items()})
+        losses = []
+        for model, L, mod in ((m, mg, mg_mod), (t, torch, t_mod)):
+            opt = L.optim.SGD(model.parameters(), lr=5.0)
+            hidden = model.init_hidden(3)
+            out = []
+            for x, y in ((x0, y0), (x1, y1)):
+                hidden = mod.repackage_hidden(hidden)
+                opt.zero_grad()
+                logp, hidden = model(L.from_numpy(x), hidden)
+                loss = L.nn.functional.nll_loss(logp, L.from_numpy(y))
+                loss.backward()
+                L.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+                opt.step()
+                out.append(loss.item())
+            losses.append(out)
+        np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
+        assert (m.decoder.weight is m.encoder.weight) == tied

@@ -345,6 +345,7 @@ class NllLoss(Function):
         ctx.tt, ctx.wt, ctx.reduction, ctx.shape, ctx.dtype = tt, wt, reduction, x.shape, dt
         ctx.valid = valid
         ctx.denom = wt.sum()
+        ctx.denom_arr = np.asarray(ctx.denom, dtype=dt)   # an array: a side output under tracing (see _nll_mask)
         ctx.save_for_backward()
         return _reduce_np(loss, reduction, ctx.denom, dt)
 
@@ -360,21 +361,33 @@ class NllLoss(Function):
                 vals = np.where(ctx.valid, -ctx.wt / ctx.dtype.type(0), ctx.dtype.type(0))
             np.put_along_axis(m, ctx.tt, np.expand_dims(vals, 1), axis=1)
             return g * _make(m), None, None, None, None
-        np.put_along_axis(m, ctx.tt, -ctx.wt[:, None], axis=1)
+        m = _nll_mask(ctx)
         if red == "mean":
-            g = g / float(ctx.denom)
+            g = g / _make(ctx.denom_arr)
         elif red == "none":
             g = g.unsqueeze(1)
-        return g * _make(m), None, None, None, None
+        return g * m, None, None, None, None
 
     @staticmethod
     def jvp(ctx, tx, *_):
         # loss_i' = -w[t_i] tx[i, t_i], reduced as the loss
+        out = (tx * _nll_mask(ctx)).sum(1)
+        red = ctx.reduction
+        return out.sum() / _make(ctx.denom_arr) if red == "mean" else (out.sum() if red == "sum" else out)
+
+
+def _nll_mask(ctx):
+    """-w[t_i] at [i, t_i], zero elsewhere. Under mg.graph.trace / mg.jit: a ScatterAdd op on the forward's
+    arrays (ctx.tt, ctx.wt), which are side outputs of the forward there, so the compiled backward reads
+    each call's targets instead of baking the traced call's into a constant."""
+    from ..autograd import function as _function
+    if _function._state.tracer is None:   # eager: the NumPy scatter (half the time of the op's copy + add.at)
         m = np.zeros(ctx.shape, ctx.dtype)
         np.put_along_axis(m, ctx.tt, -ctx.wt[:, None], axis=1)
-        out = (tx * _make(m)).sum(1)
-        red = ctx.reduction
-        return out.sum() / float(ctx.denom) if red == "mean" else (out.sum() if red == "sum" else out)
+        return _make(m)
+    from .indexing import ScatterAdd
+    zeros = _make(np.zeros(ctx.shape, ctx.dtype))
+    return ScatterAdd.apply(zeros, 1, ctx.tt, (-_make(ctx.wt)).unsqueeze(1))
 
 
 class MseLoss(Function):

@@ -479,3 +479,63 @@ def test_jit_trace_has_torch_jit_trace_signature_and_traces_now():
         mg.jit.trace(lambda x: x, [mg.ones(3)])
     with pytest.raises(TypeError, match="give example_inputs"):
         mg.jit.trace(lambda x: x)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_nll_loss_training_step_reads_each_calls_targets(reduction):
+    """nll_loss's gradient (a scatter of -w[t_i] at the targets) is built from the forward's arrays by
+    an op, so the compiled backward reads each call's targets: bit-equal to eager over calls whose
+    targets differ (it used to bake in the traced call's targets, diverging from the 4th step)."""
+    def run(jit):
+        mg.manual_seed(0)
+        model = nn.Linear(4, 5)
+        opt = mg.optim.SGD(model.parameters(), lr=0.5)
+
+        def step(x, y, w):
+            loss = nn.functional.nll_loss(nn.functional.log_softmax(model(x), 1), y, weight=w,
+                                          ignore_index=2, reduction=reduction)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss
+        fn = mg.jit(step) if jit else step
+        rng = np.random.default_rng(0)
+        w = mg.tensor([1.0, 0.5, 2.0, 1.5, 0.25])
+        losses = [fn(mg.from_numpy(rng.standard_normal((6, 4)).astype(np.float32)),
+                     mg.from_numpy(rng.integers(0, 5, (6,))), w).item() for _ in range(6)]
+        return losses, model.weight.detach().numpy().copy()
+    (eager, w_eager), (jitted, w_jit) = run(False), run(True)
+    assert eager == jitted
+    np.testing.assert_array_equal(w_eager, w_jit)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, float("inf")])
+def test_clip_grad_norm_in_a_jitted_step_reads_each_calls_gradients(norm_type):
+    """clip_grad_norm_ under tracing computes the norm and the coefficient as ops, so the compiled step
+    scales each call's gradients by that call's norm (it used to bake the traced call's coefficient
+    into the program). float32: within 1e-6 relative of eager (the norm's summation order may differ)."""
+    def run(jit):
+        mg.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+        opt = mg.optim.SGD(model.parameters(), lr=0.5)
+
+        def step(x, y):
+            loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            total = nn.utils.clip_grad_norm_(model.parameters(), 0.1, norm_type=norm_type)
+            opt.step()
+            return loss, total
+        fn = mg.jit(step) if jit else step
+        rng = np.random.default_rng(0)
+        out = []
+        for i in range(6):   # the input's scale changes the gradient norm from call to call
+            x = mg.from_numpy((rng.standard_normal((5, 4)) * (1 + 3 * i)).astype(np.float32))
+            loss, total = fn(x, mg.from_numpy(rng.integers(0, 3, (5,))))
+            out.append((loss.item(), total.item()))
+        return np.array(out), model[0].weight.detach().numpy().copy()
+    (eager, w_eager), (jitted, w_jit) = run(False), run(True)
+    assert len(set(np.round(eager[:, 1], 4))) == 6       # the norms differ (and all exceed 0.1: clipped)
+    assert (eager[:, 1] > 0.1).all()
+    np.testing.assert_allclose(jitted, eager, rtol=1e-6)
+    np.testing.assert_allclose(w_jit, w_eager, rtol=1e-6, atol=1e-7)

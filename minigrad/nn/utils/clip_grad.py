@@ -33,6 +33,11 @@ def _norm_of(x: np.ndarray, norm_type: float) -> np.floating:
     return np.sum(np.abs(x) ** norm_type) ** (1.0 / norm_type)
 
 
+_NONFINITE = ("The total norm of order {} for gradients from `parameters` is non-finite, so it cannot be "
+              "clipped. To disable this error and scale the gradients by the non-finite norm anyway, set "
+              "`error_if_nonfinite=False`")
+
+
 def get_total_norm(tensors: _TensorOrTensors, norm_type: float = 2.0, error_if_nonfinite: bool = False,
                    foreach: bool | None = None) -> Tensor:
     r"""The norm of the norms of ``tensors``, as if they were concatenated into one vector.
@@ -51,12 +56,19 @@ def get_total_norm(tensors: _TensorOrTensors, norm_type: float = 2.0, error_if_n
     if not tensors:
         return Tensor(np.array(0.0, dtype=np.float32))
     dtype = tensors[0].dtype
+    if _function._state.tracer is not None:
+        # under mg.graph.trace / mg.jit: the same norms as ops, so a compiled step reads each call's
+        # gradients (NumPy here would bake the traced call's norm into the program as a constant)
+        from ...ops.reduction import norm
+        from ...ops.shape import stack
+        total = norm(stack([norm(t.detach().to(dtype), norm_type) for t in tensors]), norm_type)
+        if error_if_nonfinite and not bool(total.isfinite()):   # a graph break: it needs the value
+            raise RuntimeError(_NONFINITE.format(norm_type))
+        return total
     norms = np.array([_norm_of(t._data, norm_type) for t in tensors], dtype=dtype)
     total = np.asarray(_norm_of(norms, norm_type), dtype=dtype)
     if error_if_nonfinite and not np.isfinite(total):
-        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
-                           "so it cannot be clipped. To disable this error and scale the gradients by the "
-                           "non-finite norm anyway, set `error_if_nonfinite=False`")
+        raise RuntimeError(_NONFINITE.format(norm_type))
     return Tensor(total, dtype=dtype)
 
 
@@ -68,6 +80,13 @@ def clip_grads_with_norm_(parameters: _TensorOrTensors, max_norm: float, total_n
     one NumPy pass over its memory (no op per gradient, no graph), as PyTorch's ``_foreach_mul_``."""
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
+        return
+    if _function._state.tracer is not None and isinstance(total_norm, Tensor) and total_norm.dtype.kind == "f":
+        # under mg.graph.trace / mg.jit: the coefficient as ops on the traced norm (see get_total_norm)
+        with no_grad():
+            coef = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
+            for g in grads:
+                g.mul_(coef)
         return
     total = total_norm._data if isinstance(total_norm, Tensor) else np.asarray(total_norm)
     if total.dtype.kind != "f":
