@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import minigrad as mg
+from test_examples import _common
 from minigrad._optional import install_hint, require
 
 REPO = Path(__file__).resolve().parent.parent
@@ -66,15 +67,6 @@ def test_library_optional_imports_name_the_extra(monkeypatch):
     from minigrad.distributed import distributed_c10d
     with pytest.raises(RuntimeError, match=r'pip install -e "\.\[distributed\]"'):
         distributed_c10d._import_mpi()
-
-
-def _common():
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        import _common
-    finally:
-        sys.path.remove(str(EXAMPLES))
-    return _common
 
 
 class _Stream(io.StringIO):

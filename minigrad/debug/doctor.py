@@ -469,7 +469,7 @@ def explain(loss, model_or_params):
     """
     w = _last[0]
     findings = []
-    reached = _reached_leaves(loss)
+    reached = _leaf_ids(loss if isinstance(loss, (list, tuple)) else [loss])  # the .grads this loss writes
     for name, p in _named(model_or_params):
         g = p._grad
         if g is not None and id(p) not in reached and p.requires_grad:
@@ -490,30 +490,6 @@ def explain(loss, model_or_params):
         else:
             findings.append(_why_zero(w, name, p))
     return Report(findings)
-
-
-def _reached_leaves(loss):
-    """ids of the leaves whose .grad a backward from `loss` writes (its graph's AccumulateGrad nodes)."""
-    out = set()
-    roots = [t for t in (loss if isinstance(loss, (list, tuple)) else [loss]) if isinstance(t, Tensor)]
-    stack, seen = [], set()
-    for t in roots:
-        if t.grad_fn is not None:
-            stack.append(t.grad_fn)
-        elif t.requires_grad:
-            out.add(id(t))
-    while stack:
-        n = stack.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        if type(n) is _function.AccumulateGrad:
-            v = n.variable
-            if v is not None:
-                out.add(id(v))
-            continue
-        stack.extend(e[0] for e in getattr(n, "_edges", ()) if e[0] is not None)
-    return out
 
 
 def _why_missing(w, name, p, loss):
