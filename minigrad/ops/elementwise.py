@@ -1166,14 +1166,50 @@ class FloorDivide(_NonDifferentiable):
         return c.result(e, _floor_divide_onnx(c, *c.operands(e, 2), c.dt(e)))
 
 
-class Remainder(_NonDifferentiable):
-    """out = x - floor(x / y) * y (the sign of y, as Python's %);  not differentiable"""
-    _fast = staticmethod(np.remainder)
+class _Mod(Function):
+    """remainder and fmod: out = x - q * y with q the rounded quotient;  dx = g,  dy = -g * q
+    (PyTorch's derivatives; q is piecewise constant, so the second derivative is 0). Integer and
+    bool inputs give outputs without a gradient."""
+    batching = "elementwise"
     fusion = NoRule("NumPy's floor division and remainder (signs, zeros, inf): no loop body checked against it yet")
 
     @staticmethod
+    def _mod(x, y):
+        raise NotImplementedError
+
+    @classmethod
+    def _forward(cls, ctx, x, y):
+        out, q = cls._mod(x, y)
+        if np.asarray(out).dtype.kind not in "fc":
+            return _no_grad_out(ctx, out)
+        ctx.save_for_backward(q)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        q, = ctx.saved_tensors
+        nx, ny = ctx.needs_input_grad
+        return (g if nx else None), (-(g * q) if ny else None)
+
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        q, = ctx.saved_tensors
+        b = None if ty is None else -(ty * q)
+        return b if tx is None else (tx if b is None else tx + b)
+
+
+class Remainder(_Mod):
+    """out = x - floor(x / y) * y (the sign of y, as Python's %);  dx = g,  dy = -g * floor(x / y)"""
+    _fast = staticmethod(np.remainder)
+
+    @staticmethod
+    def _mod(x, y):
+        q, out = np.divmod(x, y)  # (NumPy's floor division: Python's, the quotient PyTorch's 'floor' mode gives)
+        return out, q
+
+    @staticmethod
     def forward(ctx, x, y):
-        return _no_grad_out(ctx, np.remainder(x, y))
+        return Remainder._forward(ctx, x, y)
 
     @staticmethod
     def onnx(e, c):
@@ -1184,14 +1220,19 @@ class Remainder(_NonDifferentiable):
         return c.add("Sub", [a, c.add("Mul", [q, b])], c.out(e))
 
 
-class Fmod(_NonDifferentiable):
-    """out = x - trunc(x / y) * y (the sign of x, as C's fmod);  not differentiable"""
+class Fmod(_Mod):
+    """out = x - trunc(x / y) * y (the sign of x, as C's fmod);  dx = g,  dy = -g * trunc(x / y)"""
     _fast = staticmethod(np.fmod)
-    fusion = NoRule("NumPy's floor division and remainder (signs, zeros, inf): no loop body checked against it yet")
+
+    @staticmethod
+    def _mod(x, y):
+        out = np.fmod(x, y)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return out, np.trunc(np.true_divide(x, y)).astype(np.result_type(out), copy=False)
 
     @staticmethod
     def forward(ctx, x, y):
-        return _no_grad_out(ctx, np.fmod(x, y))
+        return Fmod._forward(ctx, x, y)
 
     @staticmethod
     def onnx(e, c):

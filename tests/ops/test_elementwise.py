@@ -373,14 +373,21 @@ def test_isnan_isinf_isfinite_any_all():
     assert mg.any(m).dtype == mg.bool
 
 
-# -- // and % : forward as PyTorch (floor semantics), no gradient ----------------------------------
+# -- // and % : forward as PyTorch (floor semantics); // has no gradient, % has PyTorch's ----------
 @pytest.mark.parametrize("op,npop", [("floordiv", np.floor_divide), ("mod", np.remainder)])
-def test_floordiv_mod_no_gradient(op, npop):
+def test_floordiv_mod_forward_and_gradient(op, npop):
     x = mg.tensor([-7.0, -3.5, 2.0, 7.5], requires_grad=True)
     y = mg.tensor([2.0, 2.0, -3.0, 2.0], requires_grad=True)
     out = x // y if op == "floordiv" else x % y
     np.testing.assert_array_equal(out.data.numpy(), npop(x.data.numpy(), y.data.numpy()))
-    assert not out.requires_grad and out.grad_fn is None
+    if op == "floordiv":
+        assert not out.requires_grad and out.grad_fn is None
+    else:  # issue 33: d/dx = 1, d/dy = -floor(x / y); (x*x + x % .3)' at .7 is 2.4, as PyTorch
+        out.sum().backward()
+        assert x.grad.tolist() == [1.0] * 4 and y.grad.tolist() == [4.0, 2.0, 1.0, -3.0]
+        x7 = mg.tensor(0.7, dtype=mg.float64, requires_grad=True)
+        (x7 * x7 + x7 % 0.3).backward()
+        assert abs(x7.grad.item() - 2.4) < 1e-12
     out_s = x // 2 if op == "floordiv" else x % 2
     np.testing.assert_array_equal(out_s.data.numpy(), npop(x.data.numpy(), 2))
     assert out_s.dtype == mg.float32

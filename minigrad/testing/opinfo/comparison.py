@@ -1,5 +1,5 @@
-"""Registry entries of the ops without a gradient in ops/elementwise.py: integer division and
-remainder, comparisons, logic, the isnan/isinf/isfinite tests, equal, allclose and isclose.
+"""Registry entries of integer division and remainder (remainder and fmod are differentiable, as in
+PyTorch), comparisons, logic, the isnan/isinf/isfinite tests, equal, allclose and isclose.
 """
 import numpy as np
 
@@ -29,11 +29,27 @@ def _div_samples(rng):
             SampleInput((sample((2, 3), rng), nonzero((3,), rng)))]
 
 
+def _mod_samples(rng):
+    """Quotients away from integers (remainder and fmod jump there: finite differences do not apply)."""
+    return [SampleInput((np.array([-7.0, -3.5, 2.5, 7.5]), np.array([2.0, 2.0, -3.0, 2.0]))),
+            SampleInput((np.array([-7.0, -3.5, 2.5, 7.5]), 2), name="scalar"),
+            SampleInput((sample((2, 3), rng), nonzero((3,), rng)))]
+
+
+def _mod_rscalar(rng):
+    return [SampleInput((7, np.array([2.0, 2.5, -3.0, 2.0])), name="rscalar")]
+
+
 ops = [
-    OpInfo(n, getattr(mg, n), getattr(np, f), _div_samples, supports_grad=False, dtypes=ALL_NUMERIC,
-           skips={"torch": "PyTorch differentiates remainder/fmod (minigrad does not yet)"} if n != "floor_divide"
-           else None)
-    for n, f in [("floor_divide", "floor_divide"), ("remainder", "remainder"), ("fmod", "fmod")]] + [
+    OpInfo("floor_divide", mg.floor_divide, np.floor_divide, _div_samples, supports_grad=False, dtypes=ALL_NUMERIC)] + [
+    # d/dx = 1, d/dy = -floor(x / y) (remainder) or -trunc(x / y) (fmod), as PyTorch's
+    OpInfo(n, getattr(mg, n), getattr(np, n), _mod_samples, dtypes=ALL_NUMERIC, grad_fn=g)
+    for n, g in [("remainder", "Remainder"), ("fmod", "Fmod")]] + [
+    OpInfo(n, getattr(mg, n), getattr(np, n), _mod_rscalar, variant="rscalar", dtypes=ALL_NUMERIC, grad_fn=g,
+           skips={"torch": why})
+    for n, g, why in [("remainder", "Remainder", "PyTorch has no derivative for remainder(Scalar, Tensor) "
+                       "(it raises at backward); minigrad's is -floor(x / y), as for two tensors"),
+                      ("fmod", "Fmod", "PyTorch's fmod takes no Python number as its first argument")]] + [
     OpInfo(n, getattr(mg, n), getattr(np, f), _cmp_samples, supports_grad=False, dtypes=ALL_NUMERIC)
     for n, f in [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
                  ("ge", "greater_equal")]] + [
