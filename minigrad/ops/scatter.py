@@ -4,7 +4,8 @@ index_fill, masked_select, nonzero (gather and scatter_add live in indexing.py).
 index_add is IndexAdd (indexing.py's getitem gradient) on a full index tuple, so it is
 differentiable to any order; scatter / index_copy / index_fill are `where` over a constant mask of the
 written positions. Duplicate indices in scatter / index_copy are undefined in PyTorch (one write
-wins, which one is unspecified); here the written values are summed.
+wins, which one is unspecified); here the last write in index order wins, and, as PyTorch's
+backward, every src element gets the gradient gathered at its index, the losing duplicates too.
 """
 import numpy as np
 
@@ -62,13 +63,53 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):  # noqa: A
             # every write is the same number, so a duplicated index gives it once, as PyTorch (the
             # sum below gave k * value: scatter(1, [[3, 3]], 2.5) wrote 5.0)
             return where(mask, Tensor._make(np.full(input.shape, value, dtype=input.dtype)), input)
-        zeros = Tensor._make(np.zeros(input.shape, dtype=input.dtype))
-        return where(mask, scatter_add(zeros, d, idx, src), input)
+        return Scatter.apply(input, d, idx, src)
     if reduce == "add":
         return scatter_add(input, d, idx, src)
     if reduce == "multiply":
         return scatter_reduce(input, d, idx, src, "prod")
     raise RuntimeError(f"scatter(): reduce argument must be either 'add' or 'multiply', got {reduce!r}")
+
+
+class Scatter(Function):
+    """out = input with out[index[i][j]][j] = src[i][j] along dim (dim 0 shown); a duplicated index
+    keeps the last write (PyTorch leaves which one unspecified; never a sum). dx = g where nothing was
+    written, 0 where something was; dsrc = g gathered at index (every duplicate included), as PyTorch"""
+    batching = NoRule("the index arrays are per sample: one scatter per sample")
+    onnx = NoRule("writes at indices (ScatterElements/ScatterND are not mapped yet)")
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        full = _along_index(x.shape, index, dim)
+        ext = tuple(slice(0, s) for s in index.shape)
+        out = x.copy()
+        out[full] = src[ext]  # (NumPy: with repeated indices the last value is assigned)
+        written = np.zeros(x.shape, dtype=bool)
+        written[full] = True
+        ctx.full, ctx.ext, ctx.src_shape, ctx.written = full, ext, src.shape, written
+        ctx.dim, ctx.index = dim, index
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        from .elementwise import where
+        nx, _, _, nsrc = ctx.needs_input_grad
+        dx = where(Tensor._make(ctx.written), 0.0, g) if nx else None
+        dsrc = None
+        if nsrc:
+            dsrc = g[ctx.full]
+            if dsrc.shape != ctx.src_shape:  # index-shaped back to src's shape (0 beyond index's extent)
+                dsrc = IndexAdd.apply(dsrc, ctx.ext, ctx.src_shape)
+        return dx, None, None, dsrc
+
+    @staticmethod
+    def jvp(ctx, tx, _dim, _index, tsrc):
+        # linear in (x, src): the same writes applied to the tangents (last write wins there too)
+        x_shape = ctx.written.shape
+        dt = (tx if tx is not None else tsrc).dtype
+        tx = tx if tx is not None else Tensor._make(np.zeros(x_shape, dt))
+        tsrc = tsrc if tsrc is not None else Tensor._make(np.zeros(ctx.src_shape, dt))
+        return Scatter.apply(tx, ctx.dim, ctx.index, tsrc)
 
 
 class ScatterReduce(Function):

@@ -303,3 +303,15 @@ def test_take_along_dim_with_argmax_picks_max():
     x = leaf(sample((3, 5), np.random.default_rng(2)))
     idx = x.argmax(1, keepdim=True)
     np.testing.assert_array_equal(mg.take_along_dim(x, idx, 1).data.numpy()[:, 0], x.data.numpy().max(1))
+
+
+def test_scatter_with_duplicate_indices_writes_once_and_every_src_gets_its_gradient():
+    # issue 33 item 2: the duplicate writes were summed ([3, 2, 3, 4]); PyTorch writes one of them
+    assert mg.tensor([1., 2., 3., 4.]).scatter(0, mg.tensor([0, 0]), mg.tensor([1., 2.])).tolist() == [2., 2., 3., 4.]
+    x = mg.tensor([1., 2., 3., 4.], requires_grad=True)
+    s = mg.tensor([1., 2., 5.], requires_grad=True)
+    out = x.scatter(0, mg.tensor([0, 0, 2]), s)
+    (out * mg.tensor([1., 2., 3., 4.])).sum().backward()
+    # PyTorch 2.13: out [2, 2, 5, 4], x.grad [0, 2, 0, 4], src.grad [1, 1, 3] (gathered at every index)
+    assert out.tolist() == [2., 2., 5., 4.] and out.grad_fn.name() == "ScatterBackward0"
+    assert x.grad.tolist() == [0., 2., 0., 4.] and s.grad.tolist() == [1., 1., 3.]
