@@ -25,8 +25,8 @@ def _np_index(index):
 def _np_index_item(i):
     if isinstance(i, Tensor):
         return i._data
-    if isinstance(i, list):
-        return np.asarray(i)
+    if isinstance(i, (list, tuple)):  # a sequence inside the index tuple is an integer/bool array (NumPy, PyTorch)
+        return np.asarray([_np_index_item(j) for j in i]) if any(isinstance(j, Tensor) for j in i) else np.asarray(i)
     return i
 
 

@@ -315,3 +315,13 @@ def test_scatter_with_duplicate_indices_writes_once_and_every_src_gets_its_gradi
     # PyTorch 2.13: out [2, 2, 5, 4], x.grad [0, 2, 0, 4], src.grad [1, 1, 3] (gathered at every index)
     assert out.tolist() == [2., 2., 5., 4.] and out.grad_fn.name() == "ScatterBackward0"
     assert x.grad.tolist() == [0., 2., 0., 4.] and s.grad.tolist() == [1., 1., 3.]
+
+
+def test_a_tuple_inside_a_multi_index_is_an_index_array():
+    # issue 33 item 4: the tuple gave shape (2, 1, 2); NumPy and PyTorch (2, 1)
+    a = mg.arange(24.).reshape(2, 3, 4).requires_grad_()
+    out = a[0, (0, 1), None, [0, 1]]
+    assert out.shape == (2, 1)
+    np.testing.assert_array_equal(out.detach().numpy(), np.arange(24.).reshape(2, 3, 4)[0, [0, 1], None, [0, 1]])
+    out.sum().backward()
+    assert a.grad.numpy()[0, 0, 0] == 1 and a.grad.numpy()[0, 1, 1] == 1 and a.grad.numpy().sum() == 2
