@@ -153,3 +153,22 @@ def test_nll_loss_on_1d_input_names_the_users_shapes():
     assert "(1, 3)" not in str(e.value)
     with pytest.raises(ValueError, match=r"cross_entropy: for a 1-D input"):
         F.cross_entropy(logp, mg.tensor([[1]]))
+
+
+@pytest.mark.parametrize("what,call", [
+    ("conv2d input smaller than the kernel", lambda: mg.nn.functional.conv2d(mg.ones(1, 1, 2, 2), mg.ones(1, 1, 3, 3))),
+    ("avg_pool2d padding too large", lambda: mg.nn.functional.avg_pool2d(mg.ones(1, 1, 4, 4), 2, padding=2)),
+    ("max_pool2d padding too large", lambda: mg.nn.functional.max_pool2d(mg.ones(1, 1, 4, 4), 2, padding=2)),
+    ("div rounding_mode typo", lambda: mg.div(mg.ones(2), mg.ones(2), rounding_mode="typo")),
+    ("integer ** -2", lambda: mg.tensor([2, 3]) ** -2),
+])
+def test_error_types_are_pytorchs(what, call):
+    # issue 33 item 7: each raised ValueError where PyTorch 2.13 raises RuntimeError
+    with pytest.raises(RuntimeError):
+        call()
+
+
+def test_integer_tensor_to_negative_integer_tensor_powers_as_pytorch():
+    # PyTorch computes these elementwise (1 ** -n = 1, (-1) ** -n = +-1, other bases 0); NumPy raised
+    got = mg.tensor([2, 3, 1, -1, -1, 5]) ** mg.tensor([-1, 2, -3, -3, -2, 0])
+    assert got.tolist() == [0, 9, 1, -1, 1, 1]  # PyTorch 2.13's result

@@ -758,7 +758,7 @@ def _pool_args(op, input, kernel_size, stride, padding, dilation, ceil_mode):
     ph, pw = _pair(padding, "padding", op)
     dil = _pair(dilation, "dilation", op)
     if ph * 2 > kernel[0] or pw * 2 > kernel[1]:
-        raise ValueError(f"{op}: pad should be at most half of effective kernel size, but got padding "
+        raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got padding "
                          f"{(ph, pw)} and kernel_size {kernel}")
     geo = _make_geom(op, x.shape, kernel, stride, dil, (ph, ph, pw, pw), ceil_mode)
     return x, unb, geo
@@ -1469,7 +1469,7 @@ def _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode
     for k, p, d in zip(kernel, pad, dil):
         half = (d * (k - 1) + 1) / 2 if effective else k / 2
         if p > half:
-            raise ValueError(f"{op}: pad should be at most half of effective kernel size, but got padding "
+            raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got padding "
                              f"{pad}, kernel_size {kernel} and dilation {dil}")
     geo = _geom_nd(op, x.shape, kernel, stride, dil, tuple((p, p) for p in pad), ceil_mode)
     return x, unb, geo, pad

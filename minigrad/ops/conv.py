@@ -118,7 +118,7 @@ def _new_geom(op, shape, kernel, stride, dilation, pads, ceil_mode):
     else:
         OH, OW = span_h // sh + 1, span_w // sw + 1
     if span_h < 0 or span_w < 0 or OH <= 0 or OW <= 0:
-        raise ValueError(f"{op}: input of spatial size ({H}, {W}) with padding {pads} is smaller than the "
+        raise RuntimeError(f"{op}: input of spatial size ({H}, {W}) with padding {pads} is smaller than the "
                          f"(dilated) kernel ({dh * (kh - 1) + 1}, {dw * (kw - 1) + 1})")
     return _Geom(N, C, H, W, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, OH, OW)
 

@@ -295,7 +295,7 @@ def div(input, other, rounding_mode=None):
         return out
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
-            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                              f"'{rounding_mode}'")
         if not isinstance(input, Tensor) and isinstance(other, Tensor):
             input = Tensor._make(np.asarray(input, dtype=other.dtype if isinstance(input, int) or other.dtype.kind == "f"
@@ -407,6 +407,16 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, x, y):
+        if np.asarray(x).dtype.kind in "iu" and np.asarray(y).dtype.kind in "iu" and (np.asarray(y) < 0).any():
+            if np.ndim(y) == 0:  # a negative integer exponent (PyTorch raises a RuntimeError for it)
+                raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
+            # per element (PyTorch computes these): 1 ** -n = 1, (-1) ** -n = +-1, other bases 0
+            xb, yb = np.broadcast_arrays(x, y)
+            out = np.power(xb, np.abs(yb))
+            neg = yb < 0
+            out[neg] = np.where(xb[neg] == 1, 1, np.where(xb[neg] == -1, np.where(yb[neg] % 2 == 0, 1, -1), 0))
+            ctx.save_for_backward(x, y, out)
+            return out
         with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 = inf, silently, as PyTorch
             out = np.power(x, y)
         ctx.save_for_backward(x, y, out)
