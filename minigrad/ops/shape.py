@@ -690,3 +690,114 @@ def unfold(input, dimension, size, step):  # noqa: A002
     win = win.reshape(*x.shape[:d], count, size, *x.shape[d + 1:])
     out = win.permute(*range(d + 1), *range(d + 2, win.ndim), d + 1)
     return out.reshape(size) if input.ndim == 0 else out
+
+
+# -- NumPy-style composites: movedim, tensor_split and the h/v/d splits and stacks (composites of
+# permute, narrow and cat, so every rule is theirs) ------------------------------------------------
+__all__ += ["movedim", "moveaxis", "tensor_split", "hsplit", "vsplit", "dsplit",
+            "hstack", "vstack", "row_stack", "dstack", "column_stack"]
+__methods__ += ["movedim", "moveaxis", "tensor_split", "hsplit", "vsplit", "dsplit"]
+
+
+def movedim(input, source, destination):  # noqa: A002
+    """The dims `source` moved to the positions `destination`, the others kept in order
+    (torch.movedim; moveaxis is its NumPy name)."""
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain "
+                           f"the same number of dims as destination ({dst} dims)")
+    n = input.ndim
+    src = [_dim(s, max(n, 1), "movedim") for s in src]
+    dst = [_dim(d, max(n, 1), "movedim") for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in source {src} or destination {dst}")
+    if n == 0:
+        return input
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(n) if i not in src)
+    return permute(input, [o if o is not None else next(rest) for o in order])
+
+
+moveaxis = movedim
+
+
+def tensor_split(input, indices_or_sections, dim=0):  # noqa: A002
+    """Views of input split along dim (torch.tensor_split): an int n gives n parts, the first
+    size % n of them one longer; a list of indices splits before each index (clamped to the size)."""
+    d = _dim(dim, input.ndim, "tensor_split")
+    n = input.shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        indices_or_sections = indices_or_sections.tolist()
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"tensor_split: number of sections must be larger than 0, got {k}")
+        q, r = divmod(n, k)
+        bounds = [0]
+        for i in range(k):
+            bounds.append(bounds[-1] + q + (1 if i < r else 0))
+    else:
+        bounds = [0] + [min(max(int(i) if i >= 0 else int(i) + n, 0), n) for i in indices_or_sections] + [n]
+    return tuple(narrow(input, d, a, max(b - a, 0)) if b > a else narrow(input, d, min(a, n), 0)
+                 for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def _split_like_numpy(name, input, sections, dim, min_ndim):  # noqa: A002
+    if input.ndim < min_ndim:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_ndim} dimension, but got a "
+                           f"tensor with {input.ndim} dimensions!")
+    if isinstance(sections, int) and input.shape[dim] % sections:
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the "
+                           f"dimension {input.shape[dim]} is not divisible by the split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input, indices_or_sections):  # noqa: A002
+    """tensor_split along dim 1 (dim 0 for a 1-D tensor); an int must divide the size (torch.hsplit)."""
+    return _split_like_numpy("hsplit", input, indices_or_sections, 0 if input.ndim == 1 else 1, 1)
+
+
+def vsplit(input, indices_or_sections):  # noqa: A002
+    """tensor_split along dim 0 of a tensor of 2+ dims; an int must divide the size (torch.vsplit)."""
+    return _split_like_numpy("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections):  # noqa: A002
+    """tensor_split along dim 2 of a tensor of 3+ dims; an int must divide the size (torch.dsplit)."""
+    return _split_like_numpy("dsplit", input, indices_or_sections, 2, 3)
+
+
+def _at_least(t, n):
+    if t.ndim >= n:
+        return t
+    if n == 2:
+        return t.reshape(1, -1) if t.ndim == 1 else t.reshape(1, 1)
+    # n == 3: (k,) -> (1, k, 1), (a, b) -> (a, b, 1), () -> (1, 1, 1)
+    return t.reshape(1, -1, 1) if t.ndim == 1 else (t.unsqueeze(-1) if t.ndim == 2 else t.reshape(1, 1, 1))
+
+
+def hstack(tensors):
+    """cat along dim 1 (dim 0 for 1-D tensors) (torch.hstack)."""
+    ts = [t.reshape(1) if t.ndim == 0 else t for t in tensors]
+    return cat(ts, 0 if ts and ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    """cat along dim 0 of the tensors made at least 2-D (torch.vstack; row_stack is its alias)."""
+    return cat([_at_least(t, 2) for t in tensors], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    """cat along dim 2 of the tensors made at least 3-D (torch.dstack)."""
+    return cat([_at_least(t, 3) for t in tensors], 2)
+
+
+def column_stack(tensors):
+    """cat along dim 1 of the tensors, 0-D and 1-D ones made columns (torch.column_stack)."""
+    return cat([t.reshape(-1, 1) if t.ndim <= 1 else t for t in tensors], 1)

@@ -176,3 +176,37 @@ ops += [
     case("unfold", "dim0_overlap", [(5, 3)], lambda L, x: x.unfold(0, 3, 1), lambda x: _np_unfold(x, 0, 3, 1),
          grad_fn=None, kind="method"),
 ]
+
+
+# -- NumPy-style composites: movedim/moveaxis, tensor_split and h/v/d splits and stacks ------------
+def _np_parts(split):
+    def ref(a):
+        return np.concatenate([p.reshape(-1) * (i + 1.0) for i, p in enumerate(split(a))])
+    return ref
+
+
+ops += [
+    case("movedim", "", [(2, 3, 4)], lambda L, x: L.movedim(x, 0, 2), lambda x: np.moveaxis(x, 0, 2), grad_fn="Permute",
+         aliases=("moveaxis",)),
+    case("movedim", "seq", [(2, 3, 4)], lambda L, x: L.movedim(x, (0, 1), (2, 0)),
+         lambda x: np.moveaxis(x, (0, 1), (2, 0)), grad_fn="Permute"),
+    case("moveaxis", "", [(2, 3, 4)], lambda L, x: x.moveaxis(-1, 0), lambda x: np.moveaxis(x, -1, 0), grad_fn="Permute"),
+    case("tensor_split", "sections", [(2, 7)], lambda L, x: _all_parts(L, L.tensor_split(x, 3, 1)),
+         _np_parts(lambda a: np.array_split(a, 3, axis=1)), grad_fn="Cat"),
+    case("tensor_split", "indices", [(5, 2)], lambda L, x: _all_parts(L, L.tensor_split(x, [1, 4, 9])),
+         _np_parts(lambda a: np.array_split(a, [1, 4, 9])), grad_fn="Cat"),
+    case("hsplit", "", [(2, 6)], lambda L, x: _all_parts(L, L.hsplit(x, 3)), _np_parts(lambda a: np.hsplit(a, 3)),
+         grad_fn="Cat"),
+    case("vsplit", "", [(4, 3)], lambda L, x: _all_parts(L, L.vsplit(x, [1, 3])),
+         _np_parts(lambda a: np.vsplit(a, [1, 3])), grad_fn="Cat"),
+    case("dsplit", "", [(2, 2, 4)], lambda L, x: _all_parts(L, L.dsplit(x, 2)), _np_parts(lambda a: np.dsplit(a, 2)),
+         grad_fn="Cat"),
+    case("hstack", "", [[(2, 3), (2, 1)]], lambda L, xs: L.hstack(xs), lambda xs: np.hstack(xs), grad_fn="Cat"),
+    case("hstack", "1d", [[(3,), (2,)]], lambda L, xs: L.hstack(xs), lambda xs: np.hstack(xs), grad_fn="Cat"),
+    case("vstack", "", [[(3,), (1, 3)]], lambda L, xs: L.vstack(xs), lambda xs: np.vstack(xs), grad_fn="Cat",
+         aliases=("row_stack",)),
+    case("row_stack", "", [[(2, 3), (2, 3)]], lambda L, xs: L.row_stack(xs), lambda xs: np.vstack(xs), grad_fn="Cat"),
+    case("dstack", "", [[(3,), (1, 3, 2)]], lambda L, xs: L.dstack(xs), lambda xs: np.dstack(xs), grad_fn="Cat"),
+    case("column_stack", "", [[(3,), (3, 2)]], lambda L, xs: L.column_stack(xs), lambda xs: np.column_stack(xs),
+         grad_fn="Cat"),
+]
