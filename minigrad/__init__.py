@@ -30,7 +30,7 @@ __version__ = "0.1.0"
 from .serialization import save, load  # noqa: F401,E402
 from . import nn, optim, data, linalg, debug, utils, func, profiler  # noqa: F401,E402
 from .func import vmap  # noqa: F401,E402  (torch.vmap: the same as mg.func.vmap)
-from .device import (device, cuda, accelerator, backends, set_default_device, get_default_device,  # noqa: F401,E402
+from .device import (device, cuda, xpu, accelerator, backends, set_default_device, get_default_device,  # noqa: F401,E402
                      use_deterministic_algorithms, are_deterministic_algorithms_enabled)
 from . import graph  # noqa: F401,E402  (the tracer: mg.graph.trace(fn, *args))
 from .graph.trace import GraphBreak  # noqa: F401,E402
@@ -39,6 +39,10 @@ from .graph.trace import GraphBreak  # noqa: F401,E402
 from ._deprecated import trace  # noqa: F401,E402
 from .graph.serialize import load_graph  # noqa: F401,E402
 from .compiler.jit import jit, compile  # noqa: F401,E402,A001
+from . import compiler  # noqa: F401,E402  (mg.compiler.reset(), as torch.compiler.reset())
+import types as _types  # noqa: E402
+_dynamo = _types.ModuleType("minigrad._dynamo", "torch._dynamo's reset(), for scripts that call it: mg.compiler.reset.")
+_dynamo.reset = compiler.reset
 from . import onnx  # noqa: F401,E402  (imports the onnx package only when exporting)
 from . import viz  # noqa: F401,E402
 from . import _config as __config__  # noqa: F401,E402  (mg.__config__.show(), as torch.__config__)

@@ -4,9 +4,10 @@ and any other device is refused with a clear error.
 
     device = mg.device("cuda" if mg.cuda.is_available() else "cpu")   # -> device(type='cpu')
 """
+import sys
 import types
 
-__all__ = ["device", "set_default_device", "get_default_device", "cuda", "accelerator", "backends", "check_device",
+__all__ = ["device", "set_default_device", "get_default_device", "cuda", "xpu", "accelerator", "backends", "check_device",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled"]
 
 
@@ -94,6 +95,10 @@ cuda.manual_seed = lambda seed: None      # as PyTorch: silently ignored without
 cuda.manual_seed_all = lambda seed: None
 cuda.synchronize = lambda device=None: None
 
+xpu = types.ModuleType("minigrad.xpu", "Intel XPU: not available in minigrad (CPU only).")
+xpu.is_available = _no
+xpu.device_count = lambda: 0
+
 accelerator = types.ModuleType("minigrad.accelerator", "Accelerators: none in minigrad (CPU only).")
 accelerator.is_available = _no
 accelerator.current_accelerator = lambda check_available=False: None
@@ -114,6 +119,9 @@ backends.mps.is_built = _no
 backends.cuda = types.ModuleType("minigrad.backends.cuda")
 backends.cuda.is_built = _no
 backends.cuda.matmul = types.SimpleNamespace(allow_tf32=False)
+# importable by their module paths too (`import minigrad.backends.cudnn as cudnn`, as scripts do with torch)
+for _m in (cuda, xpu, accelerator, backends, backends.cudnn, backends.mps, backends.cuda):
+    sys.modules.setdefault(_m.__name__, _m)
 
 _deterministic = [False]
 

@@ -310,6 +310,9 @@ class Tensor:
         from .device import CPU
         return CPU
 
+    is_cpu = True   # PyTorch's device tests, for scripts that branch on them: always on the CPU here
+    is_cuda = is_xpu = is_mps = is_meta = False
+
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
 

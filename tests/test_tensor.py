@@ -473,3 +473,20 @@ def test_device_api_is_cpu_only():
         mg.device("gpu")
     dev = mg.device("cuda" if mg.cuda.is_available() else "cpu")
     assert x.to(dev) is x
+
+
+def test_cpu_only_boilerplate_imports_and_answers_honestly():
+    # issue 33: lines real scripts carry over from CUDA-era tutorials must run, inert
+    import minigrad.backends.cudnn as cudnn  # the module path, not only the attribute
+    cudnn.benchmark = True
+    assert cudnn.is_available() is False and mg.xpu.is_available() is False and mg.xpu.device_count() == 0
+    x = mg.ones(2)
+    assert x.is_cpu and not (x.is_cuda or x.is_xpu or x.is_mps or x.is_meta)
+    f = mg.jit(lambda t: t * 2)
+    f(x)
+    assert f.traces == 1
+    mg._dynamo.reset()          # torch._dynamo.reset(): every compiled program dropped ...
+    assert f.traces == 0 and f.cache_info()["entries"] == 0
+    assert f(x).tolist() == [2.0, 2.0] and f.traces == 1  # ... and traced again on the next call
+    mg.compiler.reset()
+    assert f.traces == 0

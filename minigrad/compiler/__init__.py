@@ -8,4 +8,4 @@
 """
 from .codegen import CompiledGraph, compile_graph  # noqa: F401
 from .pipeline import PASSES, PassReport, format_reports, optimize, stats  # noqa: F401
-from .jit import CompiledModule, Explanation, JitFunction, JitWarning, compile, explain, jit, mark_dynamic  # noqa: F401,E402
+from .jit import CompiledModule, Explanation, JitFunction, JitWarning, compile, explain, jit, mark_dynamic, reset  # noqa: F401,E402,E501

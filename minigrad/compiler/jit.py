@@ -28,6 +28,7 @@ import functools
 import time
 import types
 import warnings
+import weakref
 from collections import OrderedDict
 from contextlib import nullcontext
 
@@ -186,6 +187,20 @@ def _fn_name(fn):
     return getattr(fn, "__qualname__", None) or type(fn).__name__
 
 
+_LIVE = weakref.WeakSet()  # every JitFunction alive, for reset()
+
+
+def reset():
+    """Drop every compiled program of every mg.jit function (torch.compiler.reset / torch._dynamo.reset):
+    the next call of each traces again. The trace and retrace counts start over too."""
+    for jf in list(_LIVE):
+        jf._cache.clear()
+        jf._erased_seen.clear()
+        jf._history.clear()
+        jf.traces = jf.retraces = 0
+        jf._warned_retrace = False
+
+
 class JitFunction:
     """A function compiled by mg.jit: call it like the function. Attributes: `fn`, `cache_info()`,
     `traces` (how many times it traced), `code` (the generated source of the last program run),
@@ -202,6 +217,7 @@ class JitFunction:
             raise TypeError(f"mg.jit: dynamic must be None, a bool, a dim (int) or a dict "
                             f"{{argument name or index: dim or dims}}, got {type(dynamic).__name__}")
         self._cache = OrderedDict()
+        _LIVE.add(self)
         self._erased_seen = set()
         self._history = []       # (per-argument signatures, rest of the key) of each counted trace
         self.traces = 0
