@@ -490,3 +490,13 @@ def test_cpu_only_boilerplate_imports_and_answers_honestly():
     assert f(x).tolist() == [2.0, 2.0] and f.traces == 1  # ... and traced again on the next call
     mg.compiler.reset()
     assert f.traces == 0
+
+
+def test_legacy_typed_constructors_as_pytorch():
+    # issue 33: tutorials still write torch.LongTensor(...) / torch.FloatTensor(2, 3)
+    assert mg.LongTensor([1, 2]).dtype == mg.int64 and mg.LongTensor([1, 2]).tolist() == [1, 2]
+    assert mg.FloatTensor(2, 3).shape == (2, 3) and mg.FloatTensor(2, 3).dtype == mg.float32
+    assert mg.FloatTensor([2, 3]).tolist() == [2.0, 3.0]  # a list is data, never sizes
+    assert mg.DoubleTensor(mg.ones(2)).dtype == mg.float64 and mg.BoolTensor([True]).dtype == mg.bool
+    assert isinstance(mg.ones(2), mg.FloatTensor) and not isinstance(mg.ones(2), mg.LongTensor)
+    assert mg.ByteTensor().shape == (0,)
