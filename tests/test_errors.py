@@ -172,3 +172,22 @@ def test_integer_tensor_to_negative_integer_tensor_powers_as_pytorch():
     # PyTorch computes these elementwise (1 ** -n = 1, (-1) ** -n = +-1, other bases 0); NumPy raised
     got = mg.tensor([2, 3, 1, -1, -1, 5]) ** mg.tensor([-1, 2, -3, -3, -2, 0])
     assert got.tolist() == [0, 9, 1, -1, 1, 1]  # PyTorch 2.13's result
+
+
+def test_a_python_int_beyond_an_integer_dtype_wraps_as_pytorch():
+    # issue 33 item 5: int32 | 0xFFFFFFFF raised OverflowError; PyTorch computes int32 | -1
+    x = mg.tensor([1, 2], dtype=mg.int32)
+    assert (x | 0xFFFFFFFF).tolist() == [-1, -1] and (0xFFFFFFFF ^ x).tolist() == [-2, -3]
+    assert (x & 0x1FFFFFFFF).tolist() == [1, 2] and (x | 0xFFFFFFFF).dtype == mg.int32
+
+
+def test_cross_entropy_of_one_sample_with_class_probabilities():
+    # issue 33 item 5: a 1-D input with a (C,) float target is one sample's class probabilities
+    x = mg.tensor([1.0, 2.0, 3.0], dtype=mg.float64, requires_grad=True)
+    q = mg.tensor([0.2, 0.3, 0.5], dtype=mg.float64)
+    loss = F.cross_entropy(x, q)
+    want = -(q.numpy() * (x.detach().numpy() - np.log(np.exp(x.detach().numpy()).sum()))).sum()
+    assert loss.shape == () and abs(loss.item() - want) < 1e-12
+    loss.backward()
+    p = np.exp(x.detach().numpy()) / np.exp(x.detach().numpy()).sum()
+    np.testing.assert_allclose(x.grad.numpy(), p - q.numpy(), rtol=1e-12)

@@ -432,11 +432,14 @@ def _unbatched(input, target, op):
     if input.ndim == 0:
         raise ValueError(f"{op}: input must have at least 1 dimension (C,) or (N, C, ...), got a scalar")
     if input.ndim == 1:
+        if target.ndim == 1 and target.dtype.kind == "f" and target.shape == input.shape:
+            return input.unsqueeze(0), target.unsqueeze(0), True  # class probabilities of one sample
         if target.ndim == 1 and target.shape[0] == 1:  # PyTorch also takes a size-1 target here
             return input.unsqueeze(0), target, False
         if target.ndim != 0:  # named in the user's shapes, before the batch dimension is added
             raise ValueError(f"{op}: for a 1-D input (shape {tuple(input.shape)}) the target must be a "
-                             f"class index of shape () or (1,), got target of shape {tuple(target.shape)}")
+                             f"class index of shape () or (1,) or class probabilities of shape "
+                             f"{tuple(input.shape)}, got target of shape {tuple(target.shape)}")
         return input.unsqueeze(0), target.unsqueeze(0), True
     return input, target, False
 

@@ -127,6 +127,9 @@ def _operands(op, x, y, bool_ok=True):
     if dt.kind not in ("iu" + ("b" if bool_ok else "")):
         raise NotImplementedError(f"{op}: not implemented for {dt} tensors (integer"
                                   f"{' or bool' if bool_ok else ''} only)")
+    if dt.kind in "iu":  # a Python int beyond the dtype wraps (two's complement), as PyTorch's
+        from .elementwise import _wrap_number
+        x, y = (_wrap_number(v, dt) if isinstance(v, int) and not isinstance(v, bool) else v for v in (x, y))
     return x, y
 
 

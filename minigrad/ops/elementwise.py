@@ -72,7 +72,11 @@ def _cast_to(v, dtype):
 def _wrap_number(v, dtype):
     """A Python number as a 0-d tensor operand: not a tensor input of the op (grad_fn.next_functions
     has no edge for it, as in PyTorch's Scalar overloads), unless the op says (`_torch_edges`)."""
-    t = Tensor._make(np.asarray(v, dtype=dtype))
+    try:
+        arr = np.asarray(v, dtype=dtype)
+    except OverflowError:  # an int beyond the integer dtype: two's complement wrap, as PyTorch
+        arr = np.asarray(v).astype(dtype)            # (int32 | 0xFFFFFFFF is int32 | -1)
+    t = Tensor._make(arr)
     t._wrapped_number = True
     return t
 
