@@ -361,6 +361,60 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return _inplace_result(input, input * _arr(scale), inplace)
 
 
+def _feature_dropout(name, input, p, training, inplace, generator, rank):
+    """Zero whole channels: one draw per (sample, channel) for a batched input of rank + 2 dims,
+    per channel for an unbatched one of rank + 1 (PyTorch's dropout1d/2d/3d)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (rank + 1, rank + 2):
+        raise RuntimeError(f"{name}: Expected {'3D or 4D' if rank == 2 else f'{rank + 1}D or {rank + 2}D'} input, "
+                           f"but received input of shape {tuple(input.shape)}")
+    if not training or p == 0.0:
+        return input
+    lead = 2 if input.ndim == rank + 2 or rank == 2 else 1  # dropout2d's 3-D input is (N, C, L), as PyTorch's
+    shape = tuple(input.shape[:lead]) + (1,) * (input.ndim - lead)
+    dt = input.dtype if input.dtype.kind == "f" else mg.get_default_dtype()
+    if p == 1.0:
+        return _inplace_result(input, input * _arr(np.zeros(shape, dtype=dt)), inplace)
+    return _inplace_result(input, input * DropoutMask.apply(shape, dt, float(p), generator), inplace)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    r"""Zero whole channels of (N, C, L) or (C, L) input with probability p, the rest scaled by 1/(1-p).
+
+    Args:
+        input (Tensor): the input.
+        p (float): the probability of zeroing a channel. Default: 0.5.
+        training (bool): apply dropout only when True. Default: True.
+        inplace (bool): write the result into `input`.
+    """
+    return _feature_dropout("dropout1d", input, p, training, inplace, None, 1)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    r"""Zero whole channels of (N, C, H, W) input (3-D input as (N, C, L)) with probability p.
+
+    Args:
+        input (Tensor): the input.
+        p (float): the probability of zeroing a channel. Default: 0.5.
+        training (bool): apply dropout only when True. Default: True.
+        inplace (bool): write the result into `input`.
+    """
+    return _feature_dropout("dropout2d", input, p, training, inplace, None, 2)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    r"""Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p.
+
+    Args:
+        input (Tensor): the input.
+        p (float): the probability of zeroing a channel. Default: 0.5.
+        training (bool): apply dropout only when True. Default: True.
+        inplace (bool): write the result into `input`.
+    """
+    return _feature_dropout("dropout3d", input, p, training, inplace, None, 3)
+
+
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     r"""out[..., c] = 1 if tensor[...] == c else 0, an int64 tensor of shape tensor.shape + (num_classes,).
 

@@ -745,3 +745,22 @@ def test_mse_loss_of_nothing_is_nan_without_error():
         loss = F.mse_loss(x, mg.tensor(np.zeros(0)))
         loss.backward()  # was a ZeroDivisionError
     assert np.isnan(loss.item()) and x.grad.shape == (0,)
+
+
+@pytest.mark.parametrize("name,shape,lead", [("dropout1d", (4, 6, 5), 2), ("dropout1d", (6, 5), 1),
+                                             ("dropout2d", (4, 6, 3, 3), 2), ("dropout2d", (4, 6, 5), 2),
+                                             ("dropout3d", (4, 6, 2, 2, 2), 2), ("dropout3d", (6, 2, 2, 2), 1)])
+def test_feature_dropout_zeroes_whole_channels(name, shape, lead):
+    # issue 33: nn.Dropout1d/2d/3d; PyTorch draws one keep/zero per (sample, channel), per channel unbatched
+    mg.manual_seed(0)
+    x = mg.ones(*shape, requires_grad=True)
+    y = getattr(F, name)(x, 0.5)
+    m = y.detach().numpy().reshape(int(np.prod(shape[:lead])), -1)
+    assert set(np.unique(m)) <= {0.0, 2.0} and all(len(np.unique(row)) == 1 for row in m)
+    assert 0 < (m[:, 0] == 0).sum() < len(m)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())  # d(x * mask)/dx = mask
+    with pytest.raises(RuntimeError, match=name):
+        getattr(F, name)(mg.ones(2), 0.5)
+    module = {"dropout1d": mg.nn.Dropout1d, "dropout2d": mg.nn.Dropout2d, "dropout3d": mg.nn.Dropout3d}[name](0.5)
+    assert module.eval()(x) is x

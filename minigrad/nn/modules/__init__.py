@@ -10,7 +10,7 @@ from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .sync_batchnorm import SyncBatchNorm
 from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, RMSNorm
-from .dropout import Dropout
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .sparse import Embedding, EmbeddingBag
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from .flatten import Flatten, Unflatten
@@ -27,7 +27,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "Identity", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
-    "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm", "LayerNorm", "RMSNorm", "Dropout", "Embedding", "Flatten", "Unflatten",
+    "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm", "LayerNorm", "RMSNorm", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Embedding", "Flatten", "Unflatten",
     "ReLU", "LeakyReLU", "GELU", "SiLU", "ELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Softplus",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss",
     "BCEWithLogitsLoss",

@@ -40,3 +40,40 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class _DropoutNd(Dropout):
+    _f = None
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._f(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
+    """Zero whole channels of (N, C, L) / (C, L) input during training, as ``torch.nn.Dropout1d``.
+
+    Args:
+        p (float): probability of a channel being zeroed. Default: 0.5.
+        inplace (bool): do it in place. Default: ``False``.
+    """
+    _f = staticmethod(F.dropout1d)
+
+
+class Dropout2d(_DropoutNd):
+    """Zero whole channels of (N, C, H, W) input during training, as ``torch.nn.Dropout2d``.
+
+    Args:
+        p (float): probability of a channel being zeroed. Default: 0.5.
+        inplace (bool): do it in place. Default: ``False``.
+    """
+    _f = staticmethod(F.dropout2d)
+
+
+class Dropout3d(_DropoutNd):
+    """Zero whole channels of (N, C, D, H, W) / (C, D, H, W) input during training, as ``torch.nn.Dropout3d``.
+
+    Args:
+        p (float): probability of a channel being zeroed. Default: 0.5.
+        inplace (bool): do it in place. Default: ``False``.
+    """
+    _f = staticmethod(F.dropout3d)
