@@ -16,8 +16,6 @@ import minigrad as mg
 from minigrad.testing import op_db
 from minigrad.testing.opinfo import make_args
 
-torch = pytest.importorskip("torch")
-
 # -- known mismatches: (entry, layout) -> reason ----------------------------------------------------
 # Harmful direction (ours non-contiguous where PyTorch's is contiguous): a strict view of the result
 # raises here and not in PyTorch.
@@ -75,15 +73,15 @@ def _outputs(out, cls):
     return [o for o in out if isinstance(o, cls)] if isinstance(out, (tuple, list)) else []
 
 
-def _mismatches(lay):
+def _mismatches(torch, lay):
     found = {}
     with warnings.catch_warnings():  # PyTorch's deprecation/performance notes on some samples
         warnings.simplefilter("ignore")
-        _run_all(lay, found)
+        _run_all(torch, lay, found)
     return found
 
 
-def _run_all(lay, found):
+def _run_all(torch, lay, found):
     for info in op_db:
         if info.torch_op is None or "torch" in info.skips:
             continue
@@ -112,7 +110,8 @@ def _run_all(lay, found):
 
 @pytest.mark.parametrize("lay", ["C", "T"])
 def test_is_contiguous_matches_torch(lay):
-    found = _mismatches(lay)
+    torch = pytest.importorskip("torch")
+    found = _mismatches(torch, lay)
     known = {k: v for k, v in {**_HARMFUL, **_HARMLESS}.items() if k[1] == lay}
     new = {k: v for k, v in found.items() if k not in known}
     assert not new, f"is_contiguous() differs from PyTorch's (not in KNOWN): {new}"
@@ -126,3 +125,67 @@ def test_is_contiguous_matches_torch(lay):
 def test_known_mismatch_counts():
     """What is left (the report's numbers): harmful (ours non-contiguous) and harmless entries."""
     assert len(_HARMFUL) == 23 and len(_HARMLESS) == 63
+
+
+# -- view is as strict as PyTorch's -------------------------------------------------------------------
+_VIEW_MSG = "view size is not compatible with input tensor's size and stride"
+
+
+def test_view_of_a_transpose_raises_and_reshape_copies():
+    x = mg.arange(6.0).reshape(2, 3)
+    with pytest.raises(RuntimeError, match=_VIEW_MSG):
+        x.T.view(6)
+    with pytest.raises(RuntimeError, match=r"Use \.reshape\(\.\.\.\) instead"):
+        x.T.view(-1)
+    np.testing.assert_array_equal(x.T.reshape(6).numpy(), [0, 3, 1, 4, 2, 5])
+    np.testing.assert_array_equal(x.T.contiguous().view(6).numpy(), [0, 3, 1, 4, 2, 5])
+    assert x.T.cumsum(0).is_contiguous()  # PyTorch's layout: so x.T.cumsum(0).view(-1) works in both
+    np.testing.assert_array_equal(x.T.cumsum(0).view(-1).numpy(), [0, 3, 1, 7, 3, 12])
+    assert x.view(mg.int32).shape == (2, 3)  # view(dtype) unchanged
+
+
+def _view_cases():
+    """(make the input from a C array a, new shape): non-contiguous inputs, viewable or not."""
+    return [
+        (lambda a: a[:6].reshape(2, 3).T, (6,)),
+        (lambda a: a[:6].reshape(2, 3).T, (3, 2)),
+        (lambda a: a[:6].reshape(2, 3).T, (3, 1, 2)),  # size-1 dims inserted: viewable
+        (lambda a: a[:6].reshape(2, 3).T, (1, 3, 2, 1)),
+        (lambda a: a[:6].reshape(2, 3)[:, ::2], (4,)),
+        (lambda a: a[:6].reshape(2, 3)[:, ::2], (2, 2)),
+        (lambda a: a[:6].reshape(2, 3)[:, :2], (4,)),  # rows not adjacent: no
+        (lambda a: a[:6].reshape(2, 3)[:, :2], (2, 1, 2)),
+        (lambda a: a.reshape(2, 3, 4).transpose(0, 1), (3, 8)),  # merging a transposed pair: no
+        (lambda a: a.reshape(2, 3, 4).transpose(0, 1), (6, 4)),
+        (lambda a: a.reshape(2, 3, 4).transpose(0, 1), (3, 2, 2, 2)),  # splitting the contiguous last dim: yes
+        (lambda a: a.reshape(2, 3, 4).transpose(0, 1), (-1, 2, 2)),
+        (lambda a: a.reshape(2, 3, 4).permute(1, 0, 2)[:, :, 1:3], (3, 4)),
+        (lambda a: a.reshape(2, 3, 4).permute(2, 0, 1), (4, 6)),  # (2, 3) stay adjacent: yes
+        (lambda a: a.reshape(2, 3, 4).permute(2, 0, 1), (8, 3)),
+        (lambda a: a.reshape(4, 6)[::2, ::3], (4,)),
+        (lambda a: a.reshape(4, 6)[:, 1:5][:, :1], (4,)),  # a column: stride 6 dims merge to one
+        (lambda a: a.reshape(2, 1, 12)[:, :, ::2], (12,)),
+        (lambda a: a.reshape(2, 3, 4)[:, :0], (0, 4)),  # empty: any view
+        (lambda a: a.reshape(1, 24).T, (4, 6)),
+        (lambda a: a.reshape(24)[3], ()),
+        (lambda a: a.reshape(24)[3], (1, 1)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_view_cases())))
+def test_view_agrees_with_torch(case):
+    """Each view of a non-contiguous tensor raises where PyTorch's does, and equals it where not."""
+    torch = pytest.importorskip("torch")
+    make, shape = _view_cases()[case]
+    a = np.arange(24.0)
+    x, t = make(mg.tensor(a)), make(torch.tensor(a))
+    try:
+        expected = t.view(shape)
+    except RuntimeError as e:
+        assert _VIEW_MSG in str(e)
+        with pytest.raises(RuntimeError, match=_VIEW_MSG):
+            x.view(shape)
+        return
+    got = x.view(shape)
+    assert got.shape == tuple(expected.shape)
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
