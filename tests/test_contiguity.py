@@ -19,15 +19,9 @@ from minigrad.testing.opinfo import make_args
 # -- known mismatches: (entry, layout) -> reason ----------------------------------------------------
 # Harmful direction (ours non-contiguous where PyTorch's is contiguous): a strict view of the result
 # raises here and not in PyTorch.
-_CHANNEL_MAJOR = ("conv2d computes its output as (O, N*OH*OW) and returns the transposed (N, O, OH, "
-                  "OW) view (no copy on the hot path); PyTorch's is contiguous")
 _LAYOUT_KEPT = ("composite of elementwise/reduction ops that keep a transposed input's layout; "
                 "PyTorch's fused kernel allocates a contiguous result")
 _HARMFUL = {
-    **{(n, "C"): _CHANNEL_MAJOR for n in ("nn.functional.conv2d", "nn.functional.conv2d.groups")},
-    **{(n, "T"): _CHANNEL_MAJOR for n in ("nn.functional.conv2d", "nn.functional.conv2d.groups")},
-    **{(n, lay): "im2col/col2im give a transposed view of their (C*kh*kw, N*L) buffer; PyTorch's is contiguous"
-       for n in ("nn.functional.unfold", "nn.functional.fold") for lay in "CT"},
     **{(n, "T"): _LAYOUT_KEPT for n in (
         "nn.functional.adaptive_avg_pool2d", "nn.functional.avg_pool1d", "nn.functional.avg_pool2d",
         "nn.functional.avg_pool3d", "nn.functional.batch_norm", "nn.functional.batch_norm.eval",
@@ -124,7 +118,7 @@ def test_is_contiguous_matches_torch(lay):
 
 def test_known_mismatch_counts():
     """What is left (the report's numbers): harmful (ours non-contiguous) and harmless entries."""
-    assert len(_HARMFUL) == 23 and len(_HARMLESS) == 63
+    assert len(_HARMFUL) == 15 and len(_HARMLESS) == 63
 
 
 # -- view is as strict as PyTorch's -------------------------------------------------------------------
