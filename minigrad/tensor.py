@@ -590,6 +590,11 @@ class Tensor:
     def view(self, *shape, dtype=None):
         """view(*shape): the same data in a new shape; view(dtype): the same bytes read as ``dtype``.
 
+        As strict as PyTorch's: a shape that cannot be expressed on this tensor's strides (merging
+        dims that are not contiguous among themselves, e.g. ``x.T.view(-1)``) raises RuntimeError;
+        use ``reshape`` (which copies when it must). A non-contiguous tensor can still be viewed
+        where the merged dims are contiguous among themselves (PyTorch's computeStride rule).
+
         A dtype view shares memory and is not differentiable (as in PyTorch). With a different
         element size the last dimension must be contiguous and its byte length divisible by the
         new element size; it is rescaled (int64 (2, 3) viewed as int32 is (2, 6))."""
