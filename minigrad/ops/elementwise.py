@@ -694,7 +694,7 @@ class LogSigmoid(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+        return _c_order(np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))))  # PyTorch's is contiguous (x's layout aside)
 
     @staticmethod
     def backward(ctx, g):
