@@ -7,6 +7,8 @@ the layout, and ``channels_last`` / ``channels_last_3d`` check the rank PyTorch 
 the values unchanged. They exist so that ported scripts that name them run unchanged.
 """
 
+import numpy as np
+
 __all__ = ["memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d"]
 
 
@@ -42,3 +44,13 @@ def check_rank(fmt, ndim):
     need = _RANK.get(fmt)
     if need is not None and ndim != need:
         raise RuntimeError(f"required rank {need} tensor to use {fmt._name} format")
+
+
+def _c_order(a):
+    """``a`` in C order (PyTorch's contiguous layout), for an op whose PyTorch counterpart allocates a
+    contiguous result where NumPy keeps the input's layout (a reduction, a scan, a gather of a
+    transposed input). No copy when ``a`` is already C-contiguous; a 0-d array (or NumPy scalar)
+    stays 0-d (np.ascontiguousarray would make it 1-d)."""
+    if a.flags.c_contiguous:
+        return a
+    return np.ascontiguousarray(a)

@@ -107,6 +107,35 @@ def _to_type_name(a):
     return type(a).__name__
 
 
+def _viewable(oldshape, oldstride, newshape):
+    """Whether `newshape` can be a view of an array of `oldshape`/`oldstride` (PyTorch's rule,
+    aten/src/ATen/TensorUtils.cpp computeStride): each run of old dims that are contiguous among
+    themselves (a "chunk") must be split/merged into new dims exactly, never one new dim across two
+    chunks. Size-1 dims don't break a chunk; strides may be in bytes (the rule is scale-free)."""
+    if not oldshape:
+        return True
+    numel = 1
+    for n in oldshape:
+        numel *= n
+    if numel == 0:
+        return True
+    view_d = len(newshape) - 1
+    chunk_base = oldstride[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(oldshape) - 1, -1, -1):
+        tensor_numel *= oldshape[d]
+        if d == 0 or (oldshape[d - 1] != 1 and oldstride[d - 1] != tensor_numel * chunk_base):
+            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
+                view_numel *= newshape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                chunk_base = oldstride[d - 1]
+                tensor_numel = view_numel = 1
+    return view_d == -1
+
+
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it.
 
@@ -564,6 +593,11 @@ class Tensor:
     def view(self, *shape, dtype=None):
         """view(*shape): the same data in a new shape; view(dtype): the same bytes read as ``dtype``.
 
+        As strict as PyTorch's: a shape that cannot be expressed on this tensor's strides (merging
+        dims that are not contiguous among themselves, e.g. ``x.T.view(-1)``) raises RuntimeError;
+        use ``reshape`` (which copies when it must). A non-contiguous tensor can still be viewed
+        where the merged dims are contiguous among themselves (PyTorch's computeStride rule).
+
         A dtype view shares memory and is not differentiable (as in PyTorch). With a different
         element size the last dimension must be contiguous and its byte length divisible by the
         new element size; it is rescaled (int64 (2, 3) viewed as int32 is (2, 6))."""
@@ -571,6 +605,14 @@ class Tensor:
             dtype = shape[0]
         if dtype is not None:
             return _view_dtype(self, np.dtype(dtype))
+        shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        data = self._data
+        if not data.flags.c_contiguous and data.shape == tuple(self.shape):  # (a vmap BatchedTensor: its logical shape)
+            from .ops.shape import _infer_shape
+            new = _infer_shape(tuple(shape), self)
+            if not _viewable(data.shape, data.strides, new):
+                raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                                   "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
         return _ops.view(self, *shape)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):

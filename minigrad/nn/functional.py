@@ -775,7 +775,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     geo = _make_geom("unfold", x.shape, kernel, _pair(stride, "stride", "unfold"),
                      _pair(dilation, "dilation", "unfold"), (ph, ph, pw, pw))
     cols = Im2Col.apply(x, geo)
-    out = cols.reshape(cols.shape[0], geo.N, geo.OH * geo.OW).permute(1, 0, 2)
+    out = cols.reshape(cols.shape[0], geo.N, geo.OH * geo.OW).permute(1, 0, 2).contiguous()  # PyTorch's layout
     return out.squeeze(0) if unb else out
 
 

@@ -23,6 +23,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import kernels
 from ..autograd.function import Function, NoRule, _spread
+from .._memory_format import _c_order
 from ..kernels import buffers
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
@@ -323,7 +324,7 @@ class Col2Im(Function):
     @staticmethod
     def forward(ctx, cols, geo):
         ctx.geo = geo
-        return _col2im(cols, geo)
+        return _c_order(_col2im(cols, geo))  # fold: PyTorch's contiguous layout (col2im's is channel-major)
 
     @staticmethod
     def backward(ctx, g):
@@ -545,7 +546,7 @@ class Convolution(Function):
         if _winograd(geo, groups, x, w, *(() if b is None else (b,))):
             out, V = _wino_forward(x, w, b, geo)
             ctx.cols = V if need and need[1] else None  # the weight gradient reuses the tiles
-            return out
+            return _c_order(out)  # PyTorch's contiguous (N, O, OH, OW): out.view(N, -1) works as there
         out = buffers.empty((O, L), dtype)
         if b is not None and groups == 1 and K < _BIAS_IN_GEMM and b.dtype == dtype == x.dtype:
             # the bias as one more weight column against a row of ones: no pass over the output
@@ -567,7 +568,9 @@ class Convolution(Function):
         # the weight gradient reuses the columns (unless it is the direct pass, which reads x)
         keep = need and need[1] and not _direct_weight_grad(geo, groups, O, x, w)
         ctx.cols = cols if keep else None
-        return out.reshape(O, geo.N, geo.OH, geo.OW).transpose(1, 0, 2, 3)
+        # computed channel-major, returned in PyTorch's contiguous layout (one copy of the output), so
+        # that conv(x).view(N, -1) (strict, as PyTorch's view) works as in PyTorch
+        return _c_order(out.reshape(O, geo.N, geo.OH, geo.OW).transpose(1, 0, 2, 3))
 
     @staticmethod
     def backward(ctx, g):

@@ -9,6 +9,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd.function import (ALWAYS, IF_OTHER, INPUT, OUTPUT, BinaryUfunc, Function, Kernel, NoRule,
                                  UnaryUfunc, _binary, _plain, _scalar, _unary, _unrecorded)  # noqa: F401 (_scalar: ops/inplace.py)
+from .._memory_format import _c_order
 from ..tensor import Tensor
 from ..func.vmap import not_batchable as _not_batchable
 from .. import kernels as _kernels
@@ -423,6 +424,8 @@ class Pow(Function):
             return out
         with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 = inf, silently, as PyTorch
             out = np.power(x, y)
+        if getattr(x, "ndim", 0) == 0:  # scalar ** tensor: PyTorch's result is contiguous (NumPy keeps y's layout)
+            out = _c_order(out)
         ctx.save_for_backward(x, y, out)
         return out
 
@@ -705,7 +708,7 @@ class LogSigmoid(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+        return _c_order(np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))))  # PyTorch's is contiguous (x's layout aside)
 
     @staticmethod
     def backward(ctx, g):

@@ -5,6 +5,7 @@ GetItem and IndexAdd are each other's gradient, so indexing is differentiable to
 import numpy as np
 
 from ..autograd.function import Function, NoRule
+from .._memory_format import _c_order
 from ..tensor import Tensor
 from .._aliases import dim_alias as _dim_alias, accepts_axis as _accepts_axis
 from ..func.vmap import batched_by_loop, not_batchable
@@ -99,7 +100,7 @@ class GetItem(Function):
     @staticmethod
     def forward(ctx, x, index):
         ctx.shape, ctx.index = x.shape, index
-        return x[index]
+        return _c_order(x[index])  # a gather: C order as PyTorch's (NumPy may move the indexed axes)
 
     @staticmethod
     def backward(ctx, g):
@@ -292,7 +293,7 @@ class Gather(Function):
     def forward(ctx, x, dim, index):
         full = _along_index(x.shape, index, dim)
         ctx.full, ctx.shape = full, x.shape
-        return x[full]
+        return _c_order(x[full])
 
     @staticmethod
     def backward(ctx, g):
@@ -401,7 +402,7 @@ def masked_fill(input, mask, value):
                          f"shape {input.shape}") from None
     if not isinstance(value, Tensor):
         value = Tensor._make(np.asarray(value, dtype=input.dtype))
-    return where(Tensor._make(m), value, input)
+    return where(Tensor._make(m), value, input).contiguous()  # PyTorch's out-of-place masked_fill: a contiguous clone
 
 
 @batched_by_loop

@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..autograd.function import Function, NoRule, _fast_apply, _plain, _unrecorded
+from .._memory_format import _c_order
 from ..tensor import Tensor, _shape_of
 from .elementwise import _promote
 from .._aliases import dim_alias as _dim_alias
@@ -282,7 +283,7 @@ class Einsum(Function):
     def forward(ctx, eq, *xs):
         ctx.save_for_backward(*xs)
         ctx.eq = eq
-        return np.asarray(np.einsum(eq, *xs, optimize=len(xs) > 2))
+        return _c_order(np.asarray(np.einsum(eq, *xs, optimize=len(xs) > 2)))  # PyTorch's layout
 
     @staticmethod
     def backward(ctx, g):
@@ -497,7 +498,7 @@ def diag(input, diagonal=0):  # noqa: A002
     if input.ndim == 1:
         return diag_embed(input, diagonal, 0, 1)
     if input.ndim == 2:
-        return Diagonal.apply(input, int(diagonal), 0, 1)
+        return Diagonal.apply(input, int(diagonal), 0, 1).contiguous()  # a copy in PyTorch (diagonal() is the view)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D (shape {tuple(input.shape)})")
 
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import kernels
 from ..autograd.function import Function, NoRule
+from .._memory_format import _c_order
 from ..kernels import buffers
 from .conv import _alloc, _channel_major, _mem_order, _padded, _window
 
@@ -169,7 +170,7 @@ class MaxPool2DWithIndices(Function):
         out, ctx.pairs, ctx.idx = _max_windows(x, geo)
         ctx.geo = geo
         ctx.save_for_backward(x)  # as PyTorch's node: the backward op takes it (its gradient there is 0)
-        return out
+        return _c_order(out)  # PyTorch's contiguous layout (no copy for a C-order input)
 
     @staticmethod
     def backward(ctx, g):
@@ -275,7 +276,7 @@ class AvgPool2D(Function):
     def forward(ctx, x, geo, div):
         ctx.geo, ctx.div = geo, div
         xp = _padded(x, geo)
-        out = _window(xp, geo, 0, 0).copy(order="K")
+        out = _window(xp, geo, 0, 0).copy(order="C")  # PyTorch's contiguous layout, whatever x's
         for k in range(1, geo.kh * geo.kw):
             out += _window(xp, geo, *divmod(k, geo.kw))
         out /= div

@@ -11,6 +11,7 @@ import itertools
 import numpy as np
 
 from ..autograd.function import Function, NoRule
+from .._memory_format import _c_order
 from ..tensor import Tensor
 from .conv_nd import _padded, _spread_windows, _windows
 
@@ -133,7 +134,7 @@ class AvgPoolNd(Function):
         ctx.geo, ctx.div = geo, div
         n = len(geo.size)
         win = _windows(_padded(x, geo), geo)
-        return win.sum(axis=tuple(range(2 + n, 2 + 2 * n))) / div
+        return _c_order(win.sum(axis=tuple(range(2 + n, 2 + 2 * n))) / div)  # PyTorch's layout, whatever x's
 
     @staticmethod
     def backward(ctx, g):

@@ -6,6 +6,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..autograd.function import Function, NoRule
+from .._memory_format import _c_order
 from ..tensor import Tensor
 from .elementwise import exp, sign, where, abs as _abs, cast
 from .shape import Expand
@@ -41,7 +42,7 @@ def _keep_shape(shape, axes):
 def _reduced(ctx, x, out_kept, axes, keepdim):
     """Return the op's output (squeezed unless keepdim) and save (x, output) for backward."""
     ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
-    out = out_kept if keepdim else np.squeeze(out_kept, axis=axes)
+    out = _c_order(out_kept if keepdim else np.squeeze(out_kept, axis=axes))  # PyTorch's layout
     ctx.save_for_backward(x, out)
     return out
 
@@ -77,7 +78,7 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         ctx.shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
-        return x.sum(axis=axes, keepdims=keepdim)  # the method skips np.sum's Python wrapper
+        return _c_order(x.sum(axis=axes, keepdims=keepdim))  # the method skips np.sum's Python wrapper
 
     @staticmethod
     def backward(ctx, g):
@@ -107,7 +108,7 @@ class Mean(Function):
     def forward(ctx, x, axes, keepdim):
         ctx.shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
         ctx.n = math.prod([x.shape[a] for a in axes]) if axes else 1
-        return x.mean(axis=axes, keepdims=keepdim)
+        return _c_order(x.mean(axis=axes, keepdims=keepdim))
 
     @staticmethod
     def backward(ctx, g):
@@ -529,7 +530,7 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         e = np.exp(x - np.amax(x, axis=dim, keepdims=True))
-        out = e / np.sum(e, axis=dim, keepdims=True)
+        out = _c_order(e / np.sum(e, axis=dim, keepdims=True))
         ctx.save_for_backward(out)
         ctx.dim = dim
         return out
@@ -558,7 +559,7 @@ class LogSoftmax(Function):
         # (x - max) - log(sum(exp(x - max))), never x - (max + ...): at |x| ~ 1e8 in float32 the
         # sum max + log(n) rounds back to max, and every log-probability became 0
         xm, lse, _ = _shifted_lse(x, dim)
-        out = xm - lse
+        out = _c_order(xm - lse)
         ctx.save_for_backward(out)
         ctx.dim = dim
         return out
@@ -688,7 +689,7 @@ class Cumsum(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        return np.cumsum(x, axis=dim) if dim is not None else x.copy()  # dim None: 0-d
+        return _c_order(np.cumsum(x, axis=dim)) if dim is not None else x.copy()  # dim None: 0-d
 
     @staticmethod
     def backward(ctx, g):

@@ -5,6 +5,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..autograd.function import Function, NoRule
+from .._memory_format import _c_order
 from ..tensor import Tensor
 from .._aliases import dim_alias as _dim_alias
 
@@ -40,7 +41,7 @@ class Cumprod(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        out = np.cumprod(x.reshape(-1) if x.ndim == 0 else x, axis=dim).reshape(x.shape)
+        out = _c_order(np.cumprod(x.reshape(-1) if x.ndim == 0 else x, axis=dim).reshape(x.shape))
         ctx.dim, ctx.zeros = dim, bool((x == 0).any())
         ctx.save_for_backward(x, out)
         return out
@@ -182,7 +183,7 @@ class Logcumsumexp(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        out = np.logaddexp.accumulate(x.reshape(-1) if x.ndim == 0 else x, axis=dim).reshape(x.shape)
+        out = _c_order(np.logaddexp.accumulate(x.reshape(-1) if x.ndim == 0 else x, axis=dim).reshape(x.shape))
         ctx.dim = dim
         ctx.save_for_backward(x, out)
         return out

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from ..autograd.function import Function, NoRule
+from .._memory_format import _c_order
 from ..tensor import Tensor
 from .._aliases import dim_alias as _dim_alias, accepts_axis as _accepts_axis
 
@@ -388,7 +389,7 @@ class Cat(Function):
     def forward(ctx, dim, *xs):
         ctx.dim = dim
         ctx.bounds = list(itertools.accumulate((x.shape[dim] for x in xs), initial=0))
-        return np.concatenate(xs, axis=dim)
+        return _c_order(np.concatenate(xs, axis=dim))
 
     @staticmethod
     def backward(ctx, g):
@@ -467,7 +468,7 @@ class Stack(Function):
     @staticmethod
     def forward(ctx, dim, *xs):
         ctx.dim = dim
-        return np.stack(xs, axis=dim)
+        return _c_order(np.stack(xs, axis=dim))
 
     @staticmethod
     def backward(ctx, g):
@@ -552,7 +553,7 @@ class Tril(Function):
     @staticmethod
     def forward(ctx, x, k):
         ctx.k = k
-        return np.tril(x, k)
+        return _c_order(np.tril(x, k))
 
     @staticmethod
     def backward(ctx, g):
@@ -571,7 +572,7 @@ class Triu(Function):
     @staticmethod
     def forward(ctx, x, k):
         ctx.k = k
-        return np.triu(x, k)
+        return _c_order(np.triu(x, k))
 
     @staticmethod
     def backward(ctx, g):
