@@ -1886,4 +1886,4 @@ __all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_tr
             "adaptive_avg_pool3d", "interpolate"]
 
 from ._attention import _sdpa_check, multi_head_attention_forward  # noqa: E402,F401  (MHA, issue 36)
-__all__ += ["multi_head_attention_forward"]
+__all__ += ["multi_head_attention_forward", "dropout1d", "dropout2d", "dropout3d"]
