@@ -1191,12 +1191,8 @@ class _Mod(Function):
     fusion = NoRule("NumPy's floor division and remainder (signs, zeros, inf): no loop body checked against it yet")
 
     @staticmethod
-    def _mod(x, y):
-        raise NotImplementedError
-
-    @classmethod
-    def _forward(cls, ctx, x, y):
-        out, q = cls._mod(x, y)
+    def _result(ctx, out, q):
+        """out, with the quotient saved for the backward (integer outputs: no gradient)."""
         if np.asarray(out).dtype.kind not in "fc":
             return _no_grad_out(ctx, out)
         ctx.save_for_backward(q)
@@ -1220,13 +1216,9 @@ class Remainder(_Mod):
     _fast = staticmethod(np.remainder)
 
     @staticmethod
-    def _mod(x, y):
-        q, out = np.divmod(x, y)  # (NumPy's floor division: Python's, the quotient PyTorch's 'floor' mode gives)
-        return out, q
-
-    @staticmethod
     def forward(ctx, x, y):
-        return Remainder._forward(ctx, x, y)
+        q, out = np.divmod(x, y)  # (NumPy's floor division: Python's, the quotient PyTorch's 'floor' mode gives)
+        return _Mod._result(ctx, out, q)
 
     @staticmethod
     def onnx(e, c):
@@ -1242,14 +1234,11 @@ class Fmod(_Mod):
     _fast = staticmethod(np.fmod)
 
     @staticmethod
-    def _mod(x, y):
+    def forward(ctx, x, y):
         out = np.fmod(x, y)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return out, np.trunc(np.true_divide(x, y)).astype(np.result_type(out), copy=False)
-
-    @staticmethod
-    def forward(ctx, x, y):
-        return Fmod._forward(ctx, x, y)
+            q = np.trunc(np.true_divide(x, y)).astype(np.result_type(out), copy=False)
+        return _Mod._result(ctx, out, q)
 
     @staticmethod
     def onnx(e, c):
