@@ -17,7 +17,6 @@ from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import is_recomputing
 from .. import kernels as _kernels
 from .. import ops as _ops
-from ..func.vmap import batched_by_loop
 from ..ops.activation import Gelu, LeakyRelu
 from ..ops.attention import ScaledDotProductAttention, _probs as _sdpa_probs
 from ..ops.elementwise import _promote
@@ -27,7 +26,7 @@ from ..ops.loss import (BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossE
                         NllLoss)
 from ..ops.normalization import NativeBatchNorm, NativeLayerNorm
 from ..ops.padding import ConstantPadNd
-from ..ops.pooling import AvgPool2D, MaxPool2DWithIndices, _avg_divisor, max_pool2d_indices
+from ..ops.pooling import AvgPool2D, MaxPool2DWithIndices, _avg_divisor
 from ..random import get_rng
 from ..ops.random import DropoutMask
 from ..tensor import Tensor, _shape_of
@@ -835,23 +834,11 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
         ceil_mode (bool): use ceil instead of floor for the output size. Default: False.
         return_indices (bool): also return the flat (h * W + w) input index of each maximum.
     """
+    if return_indices:  # the N-d op returns the indices from the Function itself (traced, jitted)
+        return _max_pool_nd("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, True)
     x, unb, geo = _pool_args("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
     out = MaxPool2DWithIndices.apply(x, geo)
-    res = out.squeeze(0) if unb else out
-    if not return_indices:
-        return res
-    flat = _max_pool2d_flat_indices(x, out, geo)
-    return res, (flat.squeeze(0) if unb else flat)
-
-
-@batched_by_loop
-def _max_pool2d_flat_indices(x, out, geo):
-    # NumPy arithmetic on the arrays: inside vmap, once per sample
-    idx = max_pool2d_indices(x, geo, out)
-    i, j = np.divmod(idx.astype(np.int64), geo.kw)
-    h = np.arange(geo.OH)[:, None] * geo.sh + i * geo.dh - geo.pt
-    w = np.arange(geo.OW)[None, :] * geo.sw + j * geo.dw - geo.pl
-    return _arr(h * geo.W + w)
+    return out.squeeze(0) if unb else out
 
 
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,

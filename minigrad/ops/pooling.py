@@ -237,15 +237,6 @@ class MaxPoolDoubleBackward(Function):
         return MaxPoolDoubleBackward.apply(t, ctx.idx, ctx.geo)  # linear
 
 
-def max_pool2d_indices(x, geo, out):
-    """The window offset (N, C, OH, OW) of each maximum of max_pool2d's result `out` of x."""
-    node = out.grad_fn
-    if isinstance(node, MaxPool2DWithIndices):
-        return _argmax_offsets(node.pairs, node.idx, geo)
-    _, pairs, idx = _max_windows(x._data, geo)
-    return _argmax_offsets(pairs, idx, geo)
-
-
 # -- average pooling -------------------------------------------------------------------------------
 
 def _avg_divisor(geo, count_include_pad, divisor_override, dtype):

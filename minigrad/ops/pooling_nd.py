@@ -22,19 +22,25 @@ def _lowest(dtype):
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
+def _index_tensor(idx):
+    """The forward's index array as a Tensor, reshaped with Tensor ops: a tracer recording the
+    backward then sees the forward's own output (by identity), not a copy baked in as a constant."""
+    return idx if isinstance(idx, Tensor) else Tensor._make(idx)
+
+
 def _scatter_to(g, idx, in_shape):
     """dx of in_shape (N, C, *size) with g (N, C, *out) added at the flat plane indices idx."""
     N, C = in_shape[:2]
     P = int(np.prod(idx.shape[2:]))  # explicit sizes: N or C may be 0
     zeros = Tensor._make(np.zeros((N, C, int(np.prod(in_shape[2:]))), dtype=g.dtype))
-    return zeros.scatter_add(2, Tensor._make(idx.reshape(N, C, P)), g.reshape(N, C, P)).reshape(*in_shape)
+    return zeros.scatter_add(2, _index_tensor(idx).reshape(N, C, P), g.reshape(N, C, P)).reshape(*in_shape)
 
 
 def _gather_at(t, idx):
     """t (N, C, *size) read at the flat plane indices idx (N, C, *out)."""
     N, C = t.shape[:2]
     S, P = int(np.prod(t.shape[2:])), int(np.prod(idx.shape[2:]))
-    return t.reshape(N, C, S).gather(2, Tensor._make(idx.reshape(N, C, P))).reshape(*idx.shape)
+    return t.reshape(N, C, S).gather(2, _index_tensor(idx).reshape(N, C, P)).reshape(*idx.shape)
 
 
 def _pick_max(flat):

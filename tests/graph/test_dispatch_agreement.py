@@ -22,7 +22,9 @@ What moved here (one run per op instead of two every-op loops, each tracing seve
   its KNOWN gaps (the NumPy-built pooling indices), strict, in KNOWN["jit"] / KNOWN["jit_backward"].
 New here: the recorded and no_grad paths agree bitwise with each other and with the two above, and
 KNOWN names the failing path, so the pooling ops' jitted forward and max_pool2d.indices' jitted
-forward + backward (hidden behind whole-op xfails before) are asserted.
+forward + backward (hidden behind whole-op xfails before) are asserted. Those gaps are closed: every
+op agrees on every path (max_pool2d's indices come from the N-d op, and the pooling backwards read
+the forward's index output as a Tensor, which a tracer records).
 """
 import numpy as np
 import pytest
@@ -32,20 +34,9 @@ from minigrad.testing.opinfo import make_args, op_db, tensor_function
 
 OPS = [i for i in op_db if i.kind == "op"]
 
-_POOL = "the backward builds its indices with NumPy outside Function.apply (ops/pooling_nd.py)"
-_MAXPOOL2D = "max_pool2d builds its indices with NumPy outside Function.apply"
-# known gaps in other areas: op -> {path: reason}; strict (the test fails once a path works)
-KNOWN = {
-    **{name: {"jit_backward": _POOL} for name in [
-        "nn.functional.max_pool1d", "nn.functional.max_pool1d.ceil_pad_indices",
-        "nn.functional.max_pool1d.dilation", "nn.functional.max_pool3d",
-        "nn.functional.max_pool3d.ceil_pad_indices", "nn.functional.max_unpool1d",
-        "nn.functional.max_unpool2d", "nn.functional.max_unpool2d.stride_padding",
-        "nn.functional.max_unpool3d", "nn.functional.adaptive_max_pool1d",
-        "nn.functional.adaptive_max_pool2d", "nn.functional.adaptive_max_pool2d.none_indices",
-        "nn.functional.adaptive_max_pool3d"]},
-    "nn.functional.max_pool2d.indices": {"trace": _MAXPOOL2D, "jit": _MAXPOOL2D},
-}
+# known gaps: op -> {path: reason}; strict (the test fails once a path works). Empty since the pooling
+# ops' indices come from the Function itself and their backwards read them as Tensors (2026-12-06)
+KNOWN = {}
 
 
 def _flat(o):
