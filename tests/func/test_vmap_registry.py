@@ -41,9 +41,6 @@ NESTED = (2, 3)  # the outer and inner batch of the nested case
 # ("xfail", reason): gives a wrong result or an unclear error today (strict xfail: fixing it fails the test)
 _DYNAMIC = "data-dependent output shape: the number of results differs per sample"
 _BOOL = "returns a Python bool (one answer for the whole batch), not a tensor"
-_BACKWARD = ("an op-as-backward entry whose registry op rebuilds the forward's saved statistics from a "
-             "throwaway forward's grad_fn (.st, saved arrays): under vmap that forward's last node is the "
-             "batching rule's reduction, not the op's; the backward under vmap is covered by vmap(grad(f))")
 _RANDOM = ("a random op with a tensor input: vmap's default randomness='error' raises, as PyTorch's; "
            "randomness='same'/'different' are tested in tests/test_multinomial.py")
 UNSUPPORTED = {
@@ -58,12 +55,6 @@ UNSUPPORTED = {
     "equal": ("raises", _BOOL),
     "allclose": ("raises", _BOOL),
     "allclose.method": ("raises", _BOOL),
-    "CrossEntropyLossBackward": ("xfail", _BACKWARD),
-    "CrossEntropyLossBackward.none_smoothing": ("xfail", _BACKWARD),
-    "CrossEntropyLossBackward.probs": ("xfail", _BACKWARD),
-    "NativeLayerNormBackward": ("xfail", _BACKWARD),
-    "NativeBatchNormBackward": ("xfail", _BACKWARD),
-    "MaxPool2DWithIndicesBackward": ("xfail", _BACKWARD),
     "multinomial.replacement_2d": ("raises", _RANDOM),
     "multinomial.1d": ("raises", _RANDOM),
     "multinomial.method": ("raises", _RANDOM),

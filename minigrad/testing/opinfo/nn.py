@@ -308,6 +308,15 @@ def _convolution_backward(g, x, w, stride=(1, 1)):
     return ConvolutionBackward.apply(g, x, w, None, _conv_geo(x, w, stride), 1, (True, True, True))
 
 
+def _per_sample(fn):
+    """These entries rebuild the forward's statistics in NumPy (or from a throwaway forward's node)
+    before calling the backward op: under vmap that must happen once per sample, as a public op's
+    NumPy-reading wrapper does (batched_by_loop), or it would read the physical batched array."""
+    from minigrad.func.vmap import batched_by_loop
+    return batched_by_loop(fn)
+
+
+@_per_sample
 def _ce_backward(g, z, t, **kw):
     import minigrad as mg
     from minigrad.ops.loss import CrossEntropyLossBackward
@@ -318,6 +327,7 @@ def _ce_backward(g, z, t, **kw):
     return CrossEntropyLossBackward.apply(g, z, t, st, need)
 
 
+@_per_sample
 def _norm_backward(g, x, w, layer=True):
     from minigrad.ops.normalization import NativeBatchNormBackward, NativeLayerNormBackward
     xd = x.detach().numpy()
@@ -328,6 +338,7 @@ def _norm_backward(g, x, w, layer=True):
     return op.apply(g, x, w, mean, rstd, axes, 1e-5, (True, True, True))
 
 
+@_per_sample
 def _maxpool_backward(g, x):
     from minigrad.ops.conv import _make_geom
     from minigrad.ops.pooling import MaxPool2DWithIndicesBackward, _max_windows
