@@ -20,7 +20,10 @@ def _to_array(data, dtype=None):
     elif isinstance(data, np.ndarray):
         arr = data
     else:
-        arr = np.asarray(data)
+        try:
+            arr = np.asarray(data)
+        except ValueError:  # NumPy's "inhomogeneous shape" message: say where, as PyTorch does
+            raise ValueError(f"tensor: {_ragged(data)}") from None
         if dtype is None:
             if arr.dtype.kind == "f" and arr.dtype == np.float64 and not isinstance(data, np.floating):
                 arr = arr.astype(_dtype.get_default_dtype())
@@ -34,6 +37,23 @@ def _to_array(data, dtype=None):
         if arr.dtype != dtype:
             arr = arr.astype(dtype)
     return arr
+
+
+def _ragged(data, dim=0):
+    """Where a nested list stops being rectangular: PyTorch's "expected sequence of length 2 at dim 1
+    (got 1)"."""
+    def seq(x):
+        return isinstance(x, (list, tuple))
+    level = [data]
+    while level and all(seq(x) for x in level):
+        lengths = [len(x) for x in level]
+        if any(n != lengths[0] for n in lengths):
+            bad = next(n for n in lengths if n != lengths[0])
+            return f"expected sequence of length {lengths[0]} at dim {dim} (got {bad})"
+        level, dim = [y for x in level for y in x], dim + 1
+    if level and any(seq(x) for x in level):
+        return f"expected a number or a sequence at dim {dim}, got a mix of both"
+    return "the nested sequences do not form a rectangular array (or hold values that are not numbers)"
 
 
 def _check_cpu(device, op):

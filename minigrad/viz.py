@@ -150,6 +150,15 @@ def draw(roots, params=None, show_saved=False):
     from .tensor import Tensor
     if isinstance(roots, Tensor):
         roots = [roots]
+    elif not isinstance(roots, (list, tuple)) or not roots:
+        raise TypeError(f"viz.draw: roots must be a Tensor or a non-empty list/tuple of Tensors, got "
+                        f"{type(roots).__name__}" + (" (wrap the array: mg.tensor(a))" if hasattr(roots, "__array__") else ""))
+    for i, r in enumerate(roots):
+        if not isinstance(r, Tensor):
+            raise TypeError(f"viz.draw: roots[{i}] must be a Tensor, got {type(r).__name__}")
+    if params is not None and not hasattr(params, "items"):
+        raise TypeError(f"viz.draw: params must be a dict name -> Tensor (dict(model.named_parameters())), "
+                        f"got {type(params).__name__}")
     names = {id(t): n for n, t in (params or {}).items()}
     nodes, edges, ids = {}, [], {}
 

@@ -191,3 +191,52 @@ def test_cross_entropy_of_one_sample_with_class_probabilities():
     loss.backward()
     p = np.exp(x.detach().numpy()) / np.exp(x.detach().numpy()).sum()
     np.testing.assert_allclose(x.grad.numpy(), p - q.numpy(), rtol=1e-12)
+
+
+# -- issue 31, item 11 and its "smaller holes": bad inputs named at the call -------------------------------
+def test_bad_arguments_to_the_newer_apis_raise_at_the_call_naming_the_argument():
+    T = lambda v: mg.tensor(v, dtype=mg.float64)  # noqa: E731
+    # jvp: primals and tangents are tuples, as torch.func (a bare tensor was wrapped silently)
+    with pytest.raises(RuntimeError, match=r"Expected primals to be a tuple.*got Tensor"):
+        mg.func.jvp(mg.sin, T(1.0), (T(1.0),))
+    with pytest.raises(RuntimeError, match=r"Expected primals to be a tuple.*got list"):
+        mg.func.jvp(mg.sin, [T(1.0)], [T(1.0)])
+    with pytest.raises(RuntimeError, match=r"Expected tangents to be a tuple.*got Tensor"):
+        mg.func.jvp(mg.sin, (T(1.0),), T(1.0))
+    assert abs(mg.func.jvp(mg.sin, (T(0.0),), (T(1.0),))[1].item() - 1.0) < 1e-12
+    # load_state_dict: a NumPy value is refused as PyTorch refuses it (it was copied in silently)
+    m = nn.Linear(2, 2)
+    before = m.weight.detach().clone()
+    with pytest.raises(RuntimeError, match=r'parameter named "weight", expected minigrad.Tensor.*ndarray.*mg.from_numpy'):
+        m.load_state_dict({"weight": np.zeros((2, 2)), "bias": mg.zeros(2)})
+    assert mg.equal(m.weight, before)
+    # Adam(betas=(0.9,)) was accepted and failed at step(); PyTorch's own IndexError names nothing
+    for opt in (mg.optim.Adam, mg.optim.AdamW, mg.optim.Adamax, mg.optim.NAdam, mg.optim.RAdam):
+        with pytest.raises(ValueError, match=r"Invalid betas: expected a pair \(beta1, beta2\), got \(0.9,\)"):
+            opt(m.parameters(), betas=(0.9,))
+    with pytest.raises(ValueError, match="Invalid beta parameter at index 1"):
+        mg.optim.Adam(m.parameters(), betas=(0.9, 1.0))
+    # viz.draw of things that are not tensors: named, not "'int' object is not iterable"
+    y = (mg.ones(2, requires_grad=True) * 2).sum()
+    for bad, what in [(5, r"got int"), (np.zeros(3), r"got ndarray \(wrap the array: mg.tensor\(a\)\)"),
+                      (None, r"got NoneType"), ([], r"got list"), ([y, "a"], r"roots\[1\] must be a Tensor, got str")]:
+        with pytest.raises(TypeError, match=r"viz.draw: " + what if "roots" in what else r"viz.draw: roots must be.*" + what):
+            mg.viz.draw(bad)
+    with pytest.raises(TypeError, match="viz.draw: params must be a dict"):
+        mg.viz.draw(y, params=[1, 2])
+    assert "digraph" in mg.viz.draw([y]).dot
+
+
+def test_old_surfaces_no_longer_give_numpys_messages():
+    with pytest.raises(RuntimeError, match=r"nn.Linear: trying to create a tensor with negative dimension -1: \[5, -1\]"):
+        nn.Linear(-1, 5)
+    with pytest.raises(RuntimeError, match=r"nn.Conv2d: .*negative dimension -2"):
+        nn.Conv2d(3, -2, 3)
+    with pytest.raises(ValueError, match=r"tensor: expected sequence of length 2 at dim 1 \(got 1\)"):
+        mg.tensor([[1, 2], [3]])
+    with pytest.raises(ValueError, match=r"tensor: expected sequence of length 1 at dim 2 \(got 2\)"):
+        mg.tensor([[[1], [2]], [[3], [4, 5]]])
+    for idx, got in [(1.5, "float"), ((0, 1.5), "float"), ("a", "str")]:
+        with pytest.raises(IndexError, match=rf"getitem: only integers, slices .* valid indices \(got {got}; tensor of shape \(3, 3\)"):
+            mg.ones(3, 3)[idx]
+    assert mg.ones(3, 3)[1, 2].item() == 1.0

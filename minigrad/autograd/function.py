@@ -706,13 +706,17 @@ def _scalar(v, dtype):
 
     NumPy's array-with-0-d-array loop is about twice as fast as its array-with-Python-float path,
     and the same scalars recur op after op (1.0, 0.5, a learning rate). Zeros (0.0 == -0.0 would
-    share an entry) and nan (never equal to itself) are passed through uncached.
+    share an entry) and nan (never equal to itself) are passed through uncached. A full cache (1024
+    entries: a learning-rate schedule makes a new float every step) starts again empty, so the scalars
+    in use now stay fast and a traced graph records them the same way whatever ran before it.
     """
     key = (v, dtype)
     t = _scalars.get(key)
     if t is None:
-        if v == 0.0 or v != v or len(_scalars) >= 1024:
+        if v == 0.0 or v != v:
             return v
+        if len(_scalars) >= 1024:
+            _scalars.clear()
         arr = np.array(v, dtype=dtype)
         arr.flags.writeable = False
         t = _scalars[key] = Tensor._make(arr)

@@ -126,10 +126,6 @@ def _collect(spec, tree, out):
             _collect(s, v, out)
 
 
-def _as_tuple(x):
-    return x if isinstance(x, tuple) else (x,)
-
-
 # -- a transform's inputs and results -------------------------------------------------------------
 def _begin():
     """(start, own): the creation number before which every graph node is outside this transform,
@@ -376,7 +372,12 @@ def jvp(func, primals, tangents, has_aux=False):
     """(func(*primals), J·tangents): the Jacobian-vector product by forward mode (one pass of f with
     dual tensors, mg.autograd.forward_ad). primals and tangents are tuples of pytrees of the same
     structure; the results have the structure of func's output."""
-    primals, tangents = _as_tuple(primals), _as_tuple(tangents)
+    if not isinstance(primals, tuple):  # as torch.func: a bare tensor (or a list) is refused, not wrapped
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be "
+                           f"valid to call f(*primals) (got {type(primals).__name__})")
+    if not isinstance(tangents, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected tangents to be a tuple of the same structure "
+                           f"as primals (got {type(tangents).__name__})")
     if len(primals) != len(tangents):
         raise RuntimeError(f"jvp: Expected primals and tangents to have the same length (got {len(primals)} "
                            f"and {len(tangents)})")

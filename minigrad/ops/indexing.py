@@ -216,12 +216,28 @@ def getitem(x, index):
     try:
         out = cls.apply(x, idx)
     except IndexError as e:
+        bad = _bad_index_type(idx)
+        if bad is not None:  # x[1.5]: name the index's type, as PyTorch's "(got float)"
+            raise IndexError(f"getitem: only integers, slices (`:`), ellipsis (`...`), None and integer or "
+                             f"boolean tensors are valid indices (got {bad}; tensor of shape "
+                             f"{tuple(x.shape)}, index {index!r})") from None
         if str(e).startswith("getitem: "):  # Function.apply named the op and the shapes already
             raise
         raise IndexError(f"getitem: {e} (tensor of shape {x.shape}, index {index!r})") from None
     if basic and x._base is None:
         out._view_idx = idx  # lets an in-place op on this view write through x (see ops/inplace.py)
     return out
+
+
+def _bad_index_type(idx):
+    """The type name of the first index element that is not a valid index (a float, a string), or None."""
+    for i in (idx if isinstance(idx, tuple) else (idx,)):
+        if i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer)):
+            continue
+        if isinstance(i, np.ndarray) and i.dtype.kind in "biu":
+            continue
+        return type(i).__name__ if not isinstance(i, np.ndarray) else f"an array of dtype {i.dtype}"
+    return None
 
 
 def basic_slice(x, idx):

@@ -33,6 +33,13 @@ def _check_args(betas: tuple[float, float] | None = None, **values: float) -> No
     for name, v in values.items():
         if not 0.0 <= v:
             raise ValueError(f"Invalid {_ARG_NAMES.get(name, name + ' value')}: {v}")
+    if betas is not None:
+        try:
+            n = len(betas)
+        except TypeError:
+            n = -1
+        if n != 2:  # PyTorch reads betas[1] and fails with a bare IndexError: name the argument instead
+            raise ValueError(f"Invalid betas: expected a pair (beta1, beta2), got {betas!r}")
     for i, b in enumerate(betas or ()):
         if not 0.0 <= b < 1.0:
             raise ValueError(f"Invalid beta parameter at index {i}: {b}")

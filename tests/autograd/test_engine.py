@@ -850,6 +850,20 @@ def test_binary_fast_path_on_a_view_and_uncached_scalars():
     np.testing.assert_allclose(x.grad.numpy(), [0.0, 2.0, 2.0])
 
 
+def test_a_full_scalar_cache_starts_again_instead_of_leaving_new_scalars_uncached():
+    # a learning-rate schedule makes a new float each step: after 1024 of them every new scalar went
+    # uncached for good (slower, and a trace recorded `mul[y=2.0]` instead of a constant, so the same
+    # function traced differently depending on what ran before it)
+    from minigrad.autograd import function as F
+    x = mg.ones(3)
+    for i in range(1100):
+        x * (1.0 + i * 1e-6)
+    assert 0 < len(F._scalars) <= 1024
+    w = mg.randn(4, 3)
+    g = mg.graph.trace(lambda a: a @ (w * 2.0).t(), mg.randn(2, 3), constants=[w])
+    assert "mul[" not in str(g) and "c:f32[]" in str(g)
+
+
 def test_binary_fast_path_checks_saved_versions():
     x = leaf([1.0, 2.0])
     w = mg.tensor([3.0, 4.0])

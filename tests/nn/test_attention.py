@@ -179,7 +179,7 @@ def test_sdpa_dropout_gradient_flows_through_kept_weights_only():
 # -- nn.MultiheadAttention ---------------------------------------------------------------------------
 
 def _load(m_mod, t_mod):
-    m_mod.load_state_dict({k: v.detach().numpy().copy() for k, v in t_mod.state_dict().items()})
+    m_mod.load_state_dict({k: mg.tensor(v.detach().numpy()) for k, v in t_mod.state_dict().items()})
 
 
 def _mha_pair(dtype=torch.float64, **kw):

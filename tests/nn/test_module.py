@@ -394,9 +394,11 @@ def test_state_dict_round_trip():
     assert np.all(b.head.data.numpy() == 1.0)
 
 
-def test_load_state_dict_accepts_numpy_arrays_and_casts_dtype():
+def test_load_state_dict_casts_dtype_and_refuses_numpy_arrays_as_pytorch():
     net = Affine()
-    net.load_state_dict({"w": np.full(3, 2.0), "b": np.zeros(3), "count": np.array(3)})
+    with pytest.raises(RuntimeError, match=r'"w", expected minigrad.Tensor'):
+        net.load_state_dict({"w": np.full(3, 2.0), "b": mg.zeros(3), "count": mg.tensor(3)})
+    net.load_state_dict({"w": mg.tensor(np.full(3, 2.0)), "b": mg.zeros(3), "count": mg.tensor(3)})
     assert net.w.dtype == mg.float32
     np.testing.assert_allclose(net.w.data.numpy(), 2.0)
     assert net.count.item() == 3

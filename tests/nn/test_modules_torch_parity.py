@@ -12,7 +12,7 @@ tnn = torch.nn
 
 def _copy_state(t_mod, m_mod):
     """Load the torch module's state dict into the minigrad module (through NumPy)."""
-    m_mod.load_state_dict({k: v.detach().numpy().copy() for k, v in t_mod.state_dict().items()})
+    m_mod.load_state_dict({k: mg.tensor(v.detach().numpy()) for k, v in t_mod.state_dict().items()})
 
 
 def _run_both(t_mod, m_mod, x, target_fn=None, train=True):

@@ -22,7 +22,7 @@ def _pair(kind, *args, dtype=torch.float64, **kw):
     torch.manual_seed(0)
     t = getattr(tnn, kind)(*args, **kw).to(dtype)
     m = getattr(nn, kind)(*args, **kw, dtype=mg.float32 if dtype == torch.float32 else mg.float64)
-    m.load_state_dict({k: v.detach().numpy().copy() for k, v in t.state_dict().items()})
+    m.load_state_dict({k: mg.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
     return t, m
 
 

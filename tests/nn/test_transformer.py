@@ -27,7 +27,7 @@ def _close(m, t, rtol=RTOL, atol=ATOL, msg=""):
 
 
 def _load(m_mod, t_mod):
-    m_mod.load_state_dict({k: v.detach().numpy().copy() for k, v in t_mod.state_dict().items()})
+    m_mod.load_state_dict({k: mg.tensor(v.detach().numpy()) for k, v in t_mod.state_dict().items()})
 
 
 def _both(make, dtype=torch.float64):

@@ -610,20 +610,19 @@ class Module:
                     missing_keys.append(key)
                 continue
             src = state_dict[key]
-            if isinstance(src, Tensor):
-                src_arr = src._data
-            elif isinstance(src, (np.ndarray, np.generic, int, float, bool)):
-                src_arr = np.asarray(src)
-            else:
-                error_msgs.append(f'While copying the parameter named "{key}", expected Tensor or '
-                                  f"array from checkpoint but received {type(src)}")
+            if not isinstance(src, Tensor):  # as PyTorch: a NumPy array or a number is refused, not guessed at
+                hint = " (wrap it: mg.from_numpy(value) or mg.tensor(value))" if isinstance(
+                    src, (np.ndarray, np.generic, int, float, bool)) else ""
+                error_msgs.append(f'While copying the parameter named "{key}", expected minigrad.Tensor '
+                                  f"from checkpoint but received {type(src)}{hint}")
                 continue
+            src_arr = src._data
             if tuple(src_arr.shape) != tuple(param.shape):
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {tuple(src_arr.shape)} "
                                   f"from checkpoint, the shape in current model is {tuple(param.shape)}.")
                 continue
             if assign:  # take the checkpoint's tensor itself (and its dtype) instead of copying into ours
-                src_t = src if isinstance(src, Tensor) else Tensor(src_arr, dtype=src_arr.dtype)
+                src_t = src
                 if name in self._parameters:
                     self._parameters[name] = Parameter(src_t, requires_grad=param.requires_grad)
                 else:
