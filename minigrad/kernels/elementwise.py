@@ -52,16 +52,18 @@ def gelu(x, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def gelu_backward(g, x, out):
-    """out = g * (cdf + x * pdf), cdf = 0.5 * (1 + erf(x / sqrt 2)), pdf = exp(-x^2 / 2) / sqrt(2 pi),
-    in x's dtype (erf in double, rounded), as ops/activation.py's NumPy path."""
+def gelu_backward(g, x, E, out):
+    """out = g * (cdf + x * pdf), cdf = 0.5 * (1 + erf(x / sqrt 2)), pdf = E / sqrt(2 pi) with
+    E = exp(-x^2 / 2) computed in double by NumPy (as ops/activation.py's NumPy path: NumPy's exp is
+    chosen per CPU, AVX-512 or the C library's, and rounds ties unlike math.exp on some), in x's
+    dtype (erf in double, rounded)."""
     t = x.dtype.type
     c, half, one, k = t(0.7071067811865476), t(0.5), t(1.0), t(0.3989422804014327)
     for i in range(x.size):
         v = x[i]
         out[i] = math.erf(np.float64(v * c))   # erf in double, stored: rounded to x's dtype
         cdf = half * (one + out[i])
-        out[i] = math.exp(np.float64(-half * v * v))
+        out[i] = E[i]                          # exp in double, stored: rounded to x's dtype
         out[i] = g[i] * (cdf + v * (out[i] * k))
 
 

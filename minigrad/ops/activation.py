@@ -92,8 +92,9 @@ def _gelu_np(x):
 
 def _gelu_grad_np(g, x):
     """g * (cdf + x * pdf) in x's dtype. float32: erf as in _gelu_np and pdf from the same exponential;
-    other dtypes: erf and exp in double rounded to x's dtype. numba (one loop) and NumPy give the
-    same bits (NumPy's and the C library's double exp round alike but for rare ties)."""
+    other dtypes: erf and exp in double rounded to x's dtype, the exponential from NumPy for both
+    paths (NumPy's exp and math.exp differ in rare ties, by CPU), so numba (one loop) and NumPy give
+    the same bits on every machine."""
     if g.shape != x.shape:   # (vmap over one of them)
         g, x = np.broadcast_arrays(g, x)
     f = np.float32
@@ -104,14 +105,15 @@ def _gelu_grad_np(g, x):
             _kernels.load("elementwise").gelu_backward_f32(_flat(g), _flat(x), _flat(E), out.reshape(-1))
             return out
         return g * (f(0.5) * (f(1.0) + _erf_as(x, E)) + x * (E * f(_INV_SQRT_2PI)))
+    t = x.dtype.type
+    E = np.exp((t(-0.5) * x * x).astype(np.float64))   # in double; one exp for both paths (the same bits)
     if x.size >= 64 and _kernels.available() and g.dtype == x.dtype:
         out = np.empty(x.shape, x.dtype)
-        _kernels.load("elementwise").gelu_backward(_flat(g), _flat(x), out.reshape(-1))
+        _kernels.load("elementwise").gelu_backward(_flat(g), _flat(x), _flat(E), out.reshape(-1))
         return out
     from .elementwise import _erf_np
-    t = x.dtype.type
     cdf = t(0.5) * (t(1.0) + _erf_np(x * t(_SQRT1_2)))
-    pdf = np.exp((t(-0.5) * x * x).astype(np.float64)).astype(x.dtype) * t(_INV_SQRT_2PI)  # in double, as the loop
+    pdf = E.astype(x.dtype) * t(_INV_SQRT_2PI)
     return g * (cdf + x * pdf)
 
 
