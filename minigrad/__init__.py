@@ -5,7 +5,7 @@
 """
 from ._dtype import (  # noqa: F401
     float16, float32, float64, int8, uint8, int16, int32, int64, bool_, half, float, double, short, int,
-    long, get_default_dtype, set_default_dtype)
+    long, complex64, complex128, cfloat, cdouble, get_default_dtype, set_default_dtype)
 from ._dtype import bool_ as bool  # noqa: F401,A001
 from .tensor import Tensor  # noqa: F401
 from ._typeinfo import (finfo, iinfo, promote_types, result_type, can_cast, is_tensor,  # noqa: F401

@@ -108,6 +108,20 @@ class _Formatter:
         return (self.max_width - len(s)) * " " + s
 
 
+class _ComplexFormatter:
+    """A complex tensor's formatter: one _Formatter for the real parts and one for the imaginary
+    parts, joined as PyTorch's `1.5000+2.0000j` (the imaginary part carries its sign)."""
+
+    def __init__(self, arr):
+        self.real, self.imag = _Formatter(arr.real), _Formatter(arr.imag)
+        self.max_width = self.real.max_width + self.imag.max_width + 1  # (the 'j')
+
+    def format(self, v):
+        real = self.real.format(v.real)
+        imag = (self.imag.format(v.imag) + "j").lstrip()
+        return real + imag if imag[0] in "+-" else real + "+" + imag
+
+
 def _summarized(arr):
     """The values PyTorch's formatter sees for a summarised tensor: the edge items of each dim."""
     e = _OPTS["edgeitems"]
@@ -157,7 +171,8 @@ def _tensor_str(arr, indent):
     if arr.size == 0:
         return "[]"
     summarize = arr.size > _OPTS["threshold"]
-    fmt = _Formatter(_summarized(arr) if summarize else arr)
+    data = _summarized(arr) if summarize else arr
+    fmt = _ComplexFormatter(data) if arr.dtype.kind == "c" else _Formatter(data)
     return _tensor_str_with_formatter(arr, indent, summarize, fmt)
 
 
@@ -194,7 +209,7 @@ def tensor_repr(t):
     else:
         if not _OPTS["edgeitems"]:
             suffixes.append(f"size={tuple(arr.shape)}")
-        if arr.dtype not in (default, np.dtype(np.int64), np.dtype(np.bool_)):
+        if arr.dtype not in (default, _dtype._default_complex(), np.dtype(np.int64), np.dtype(np.bool_)):
             suffixes.append(f"dtype=minigrad.{arr.dtype}")
         body = _tensor_str(arr, indent)
     if t.grad_fn is not None:

@@ -29,7 +29,9 @@ def _to_array(data, dtype=None):
                 arr = arr.astype(_dtype.get_default_dtype())
             elif arr.dtype.kind in "iu" and not isinstance(data, np.integer) and arr.dtype != np.uint8:
                 arr = arr.astype(np.int64)
-            elif arr.dtype.kind not in "biuf":
+            elif arr.dtype.kind == "c" and not isinstance(data, np.complexfloating):
+                arr = arr.astype(_dtype._default_complex())  # [1+2j]: complex64, as PyTorch
+            elif arr.dtype.kind not in "biufc":
                 raise TypeError(f"tensor: can't build a tensor from data of dtype {arr.dtype} "
                                 f"(type {type(data).__name__})")
     if dtype is not None:
@@ -431,6 +433,9 @@ class Tensor:
             _observers.emit("to_python", self, "float", value)
         return value
 
+    def __complex__(self):
+        return complex(self.item())
+
     def __int__(self):
         if _function._state.tracer is not None:
             _function._state.tracer.convert(self, "int()")
@@ -592,13 +597,13 @@ class Tensor:
                                f"Got {self.ndim}-D tensor.")
         return _ops.transpose(self, -2, -1)
 
-    # the conjugate transposes: with real dtypes only, they are the transposes
+    # the conjugate transposes (the transposes for real dtypes)
     @property
     def mH(self):
         if self.ndim < 2:
             raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
                                f"Got {self.ndim}-D tensor.")
-        return _ops.transpose(self, -2, -1)
+        return _ops.conj(_ops.transpose(self, -2, -1))
 
     @property
     def H(self):
@@ -606,7 +611,13 @@ class Tensor:
             return self
         if self.ndim != 2:
             raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
-        return _ops.transpose(self, 0, 1)
+        return _ops.conj(_ops.transpose(self, 0, 1))
+
+    # complex tensors: the parts as views (a real tensor's real is itself; its imag raises)
+    @property
+    def real(self): return _ops.real(self)
+    @property
+    def imag(self): return _ops.imag(self)
     def expand_as(self, other): return _ops.expand(self, *other.shape)
     def split(self, split_size, dim=0): return _ops.split(self, split_size, dim)
 

@@ -80,6 +80,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             d = t._data
             if d.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if d.dtype.kind == "c":  # PyTorch's convention: the loss is real (take .real, .abs(), ...)
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs")
             g = Tensor._make(np.ones(d.shape, dtype=d.dtype) if d.ndim else np.array(1, dtype=d.dtype))
             if _function._state.tracer is not None:  # mg.graph.trace: the implicit seed is a constant
                 _function._state.tracer.declare_const(g)
@@ -230,6 +232,11 @@ def _conform(node, g, shape, dtype):
         except RuntimeError as e:
             raise RuntimeError(f"{node.name()}: {e}") from None
     if g.dtype != dtype:
+        if g.dtype.kind == "c" and dtype.kind != "c":
+            from ..ops.complex import real  # a real input's gradient is the real part (PyTorch's convention)
+            g = real(g)
+            if g.dtype == dtype:
+                return g
         g = g.to(dtype)
     return g
 

@@ -138,9 +138,9 @@ def make_dual(tensor, tangent, *, level=None):
     level = _current(level)
     if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
         raise TypeError("make_dual: expected Tensors for the primal and the tangent")
-    if tensor.dtype.kind != "f":
+    if tensor.dtype.kind not in "fc":
         raise ValueError(f"make_dual: Expected primal to be floating point or complex, but got: {tensor.dtype}")
-    if tangent.dtype.kind != "f":
+    if tangent.dtype.kind not in "fc":
         raise ValueError(f"make_dual: Expected tangent to be floating point or complex, but got: {tangent.dtype}")
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError(f"make_dual: Trying to set a forward gradient that has a different size than that of "
@@ -205,15 +205,18 @@ def _propagate(level, cls, args):
     lv = level.id
     out = _levels_mod.below(level, cls, args)
     outs = out if type(out) is tuple else (out,)
-    if not any(isinstance(o, Tensor) and o.dtype.kind == "f" for o in outs):
+    if not any(isinstance(o, Tensor) and o.dtype.kind in "fc" for o in outs):
         return out  # an index or a mask: nothing to carry a tangent
     tangents = tuple(_tangent(a, lv) if isinstance(a, Tensor) else None for a in args)
     jv = _levels_mod.run_below(level, _jvp_of, cls, args, tangents, outs, lv)
     jv = jv if type(jv) is tuple else (jv,)
     for o, t in zip(outs, jv):
-        if t is None or not isinstance(o, Tensor) or o.dtype.kind != "f":
+        if t is None or not isinstance(o, Tensor) or o.dtype.kind not in "fc":
             continue
         if t.dtype != o.dtype:
+            if t.dtype.kind == "c" and o.dtype.kind != "c":
+                from ..ops.complex import real  # a real output's tangent is real
+                t = real(t)
             t = t.to(o.dtype)
         if tuple(t.shape) != tuple(o.shape):
             t = t.expand(*o.shape) if t.ndim <= o.ndim else _sum_to(t, o.shape)
@@ -249,7 +252,7 @@ def _ctx_of(cls, args, outs, level):
     ctx = _new(cls)
     ctx._to_save = ctx._non_diff = None
     ctx._saved = ()
-    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.dtype.kind == "f" for a in args)
+    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.dtype.kind in "fc" for a in args)
     arrays = tuple(a._data if isinstance(a, Tensor) else a for a in args)
     raw = cls.forward(ctx, *arrays)
     raws = raw if type(raw) is tuple else (raw,)
@@ -298,6 +301,8 @@ def _jvp_via_vjp(cls, ctx, args, tangents, outs):
     """J t = d/du <J^T u, t>: differentiate the op's backward (linear in u) with respect to u."""
     from . import grad as autograd_grad
     float_outs = [o for o in outs if isinstance(o, Tensor) and o.dtype.kind == "f"]
+    if any(isinstance(a, Tensor) and a.dtype.kind == "c" for a in tuple(args) + tuple(outs)):
+        raise RuntimeError(f"forward AD: {cls.__name__} has no forward-mode rule for complex tensors")
     if not float_outs:
         return tuple(None for _ in outs)
     with enable_grad():

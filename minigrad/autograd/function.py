@@ -168,10 +168,17 @@ class Function(Node):
     # None (the default, a user's Function): no mapping. The registry tests fail for a minigrad op
     # that leaves it None.
     onnx = None
+    # _complex: whether the op records complex inputs/outputs (its backward follows PyTorch's
+    # convention, the gradient being the conjugate Wirtinger derivative: conj where needed).
+    # False: recording it with a complex tensor raises, naming the op (never a silently wrong or
+    # missing gradient). A user's Function is taken as written for complex, as in PyTorch.
+    _complex = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._user = not cls.__module__.startswith("minigrad.")
+        if cls._user and "_complex" not in cls.__dict__:
+            cls._complex = True
 
     @staticmethod
     def forward(ctx, *args):
@@ -359,6 +366,8 @@ class Function(Node):
             raise _op_error(cls, arrays, e) from None
         if type(out) is not np.ndarray:
             out = _unwrap_outputs(out)
+        if not cls._complex:
+            _refuse_complex(cls, edges, out)
         ctx._edges = edges
         ctx._seq = next(_seq)
         to_save = ctx._to_save
@@ -370,7 +379,7 @@ class Function(Node):
             t._data = out
             t._output_nr = 0
             t._vc = None
-            if out.dtype.kind == "f" and (ctx._non_diff is None or not _is_in(out, ctx._non_diff)):
+            if out.dtype.kind in "fc" and (ctx._non_diff is None or not _is_in(out, ctx._non_diff)):
                 t.requires_grad = True
                 t.grad_fn = ctx
             else:
@@ -393,7 +402,7 @@ class Function(Node):
         ctx._out_meta = [(o.shape, o.dtype) for o in outs]
         results = []
         for i, o in enumerate(outs):
-            diff = o.dtype.kind == "f" and (non_diff is None or not _is_in(o, non_diff))
+            diff = o.dtype.kind in "fc" and (non_diff is None or not _is_in(o, non_diff))
             t = Tensor._make(o, True, ctx, i) if diff else _plain(o)
             if cls._is_view:
                 _share_view(t, args[0])
@@ -476,6 +485,8 @@ def _binary(cls, a, b):
     goes through apply itself."""
     x = a._data
     d = x.dtype
+    if d.kind == "c":
+        return None  # complex: apply (which checks the op records complex)
     if type(b) is float:
         if d.kind != "f":
             return None
@@ -547,7 +558,7 @@ def _binary(cls, a, b):
         ctx._saved = _hooked(ctx, saved) if _saved_hooks.stack else saved
     else:
         ctx._saved = ()
-    diff = d.kind == "f"  # the result has the inputs' dtype (complex results are not differentiable)
+    diff = d.kind == "f"  # the result has the inputs' dtype (complex ones went to apply)
     t.requires_grad = diff
     t.grad_fn = ctx if diff else None
     return t
@@ -589,8 +600,8 @@ def _unary(cls, a):
     if type(a) is not Tensor or _intercept:
         return cls.apply(a)
     record = a.requires_grad and _state.enabled
-    if record and a._base is not None:
-        return cls.apply(a)  # a view: _edge re-slices it if its base changed in place
+    if record and (a._base is not None or a._data.dtype.kind == "c"):
+        return cls.apply(a)  # a view (_edge re-slices it if its base changed in place), or complex
     x = a._data
     f = cls._fast
     try:
@@ -616,7 +627,7 @@ def _unary(cls, a):
     t._data = out
     t._output_nr = 0
     t._vc = None
-    diff = out.dtype.kind == "f"  # (a complex result is not differentiable)
+    diff = out.dtype.kind == "f"  # (an integer result is not differentiable; complex went to apply)
     t.requires_grad = diff
     t.grad_fn = ctx if diff else None
     saves = cls._saves
@@ -650,7 +661,7 @@ def _fast_apply(cls, inputs, saves):
             if not isinstance(a, Tensor) or type(a._data) is not np.ndarray:  # an array, a number, vmap's
                 return cls.apply(*inputs)
             if enabled and a.requires_grad:
-                if a._base is not None:
+                if a._base is not None or a._data.dtype.kind == "c":  # a view, or complex: apply
                     return cls.apply(*inputs)
                 record = True
     arrays = [None if a is None else a._data for a in inputs]
@@ -660,7 +671,7 @@ def _fast_apply(cls, inputs, saves):
         raise _op_error(cls, arrays, e) from None
     if type(out) is not np.ndarray:
         out = np.asarray(out)  # NumPy gives scalars for 0-d results
-    if not record or out.dtype.kind != "f":  # (a complex or integer result is not differentiable)
+    if not record or out.dtype.kind != "f":  # (an integer result is not differentiable)
         t = _plain(out)
         if _user_no_grad[0]:
             _mark_cut(t, inputs)
@@ -758,6 +769,43 @@ def _edge(t):
     if fn is not None:
         return (fn, t._output_nr, d.shape, d.dtype)
     return (_accumulator(t), 0, d.shape, d.dtype)
+
+
+def _refuse_complex(cls, edges, out):
+    """An op not marked complex-capable (`_complex`) recording a complex input or output: raise,
+    naming it (its backward has no rule for complex; PyTorch's convention needs conj in places)."""
+    outs = out if type(out) is tuple else (out,)
+    if (any(e[3] is not None and e[3].kind == "c" for e in edges if e[0] is not None)
+            or any(getattr(o, "dtype", _OBJ).kind == "c" for o in outs)):
+        raise RuntimeError(f"{_op_name(cls)}: the gradient of this op for complex tensors is not "
+                           f"implemented in minigrad (the op is not marked complex-capable); "
+                           f"detach() the complex input or compute with real and imaginary parts")
+
+
+def holomorphic(cls):
+    """Mark an elementwise op whose backward is written as g * f'(x) (real calculus) as complex-capable.
+
+    For a holomorphic f, PyTorch's gradient is g * conj(f'(z)) = conj(conj(g) * f'(z)): so the same
+    backward, run on conj(g) and conjugated, is right for complex too (and differentiable again);
+    for real g it runs unchanged. The forward-mode rule (f'(z) t, no conjugate) is kept as written."""
+    back = cls.__dict__["backward"] if "backward" in cls.__dict__ else None
+    real_backward = (back.__func__ if isinstance(back, staticmethod) else back) or cls.backward
+    if "jvp" not in cls.__dict__ and not isinstance(getattr(cls, "jvp", None), NoRule):
+        cls.jvp = staticmethod(real_backward)  # (the UnaryUfunc default: J is diagonal)
+
+    def backward(ctx, *grads):
+        if not any(g is not None and g._data.dtype.kind == "c" for g in grads):
+            return real_backward(ctx, *grads)
+        from ..ops.complex import conj_physical
+        out = real_backward(ctx, *[None if g is None else conj_physical(g) for g in grads])
+        if type(out) is tuple:
+            return tuple(None if o is None or not isinstance(o, Tensor) else conj_physical(o) for o in out)
+        return conj_physical(out)
+
+    backward.__doc__ = real_backward.__doc__
+    cls.backward = staticmethod(backward)
+    cls._complex = True
+    return cls
 
 
 def _is_in(x, items):

@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.function import (ALWAYS, IF_OTHER, INPUT, OUTPUT, BinaryUfunc, Function, Kernel, NoRule,
-                                 UnaryUfunc, _binary, _plain, _scalar, _unary, _unrecorded)  # noqa: F401 (_scalar: ops/inplace.py)
+                                 UnaryUfunc, _binary, _plain, _scalar, _unary, _unrecorded)
+from ..autograd.function import holomorphic as _holomorphic  # noqa: F401 (_scalar: ops/inplace.py)
 from .._memory_format import _c_order
 from ..tensor import Tensor
 from ..func.vmap import not_batchable as _not_batchable
@@ -95,6 +96,9 @@ class ToCopy(Function):
 
     @staticmethod
     def backward(ctx, g):
+        if g.dtype.kind == "c" and ctx.src.kind != "c":  # to a complex dtype: a real input's gradient is Re g
+            from .complex import real
+            g = real(g)
         return cast(g, ctx.src), None
 
     @staticmethod
@@ -316,7 +320,7 @@ def div(input, other, rounding_mode=None):
 
 
 def _is_float(v):
-    return (v.dtype.kind == "f") if isinstance(v, Tensor) else isinstance(v, float)
+    return (v.dtype.kind in "fc") if isinstance(v, Tensor) else isinstance(v, (float, complex))
 
 
 def _atan2_onnx(c, y, x, dt):
@@ -386,7 +390,7 @@ def square(input):  # noqa: A002
     """input * input, as torch.square: pow(input, 2) (PowBackward0); bool gives int64, integers keep
     their dtype."""
     x = cast(input, np.int64) if input.dtype.kind == "b" else input
-    return pow(x, 2) if x.dtype.kind == "f" else mul(x, x)
+    return pow(x, 2) if x.dtype.kind in "fc" else mul(x, x)
 
 
 class Neg(UnaryUfunc):
@@ -658,11 +662,18 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
+        if x.dtype.kind == "c":  # g z / |z| (0 at 0), as PyTorch
+            from .complex import sgn
+            return g * sgn(x)
         return g * sign(x)
 
     @staticmethod
     def jvp(ctx, t):
-        return t * sign(ctx.saved_tensors[0])
+        x = ctx.saved_tensors[0]
+        if x.dtype.kind == "c":  # Re(conj(z / |z|) t)
+            from .complex import conj_physical, real, sgn
+            return real(conj_physical(sgn(x)) * t)
+        return t * sign(x)
 
 
 def _sigmoid_np(x):
@@ -2042,3 +2053,13 @@ for _name in ("trunc", "fix", "frac", "exp2", "log2", "log10", "asin", "arcsin",
     globals()[_name + "_"] = _inplace_of(globals()[_name], _name + "_")
     __methods__.append(_name + "_")
 del _name
+
+
+# -- complex tensors (ops/complex.py): which of these ops record complex inputs ---------------------
+# linear with real coefficients: the backward is right for complex as written
+for _cls in (Add, Sub, Rsub, Neg, Where, ToCopy, _NonDifferentiable):
+    _cls._complex = True
+# holomorphic: the backward g * f'(x), run on conj(g) and conjugated (autograd.function.holomorphic)
+for _cls in (Mul, Div, Pow, Exp, Log, Log1P, Expm1, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tan, Tanh, Sinh, Cosh):
+    _holomorphic(_cls)
+Abs._complex = True  # |z|: its backward and jvp have the complex case (z / |z|)

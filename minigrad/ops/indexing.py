@@ -441,3 +441,8 @@ def take_along_dim(input, indices, dim=None, *, axis=None):
         input = input.expand(*xs)
     # index ops, not NumPy on the arrays, so that mg.graph.trace records where the index comes from
     return gather(input, d, indices.expand(*ishape) if tuple(ishape) != idx.shape else indices)
+
+
+# complex tensors (ops/complex.py): linear with real coefficients, the backward is right as written
+for _cls in (GetItem, IndexAdd, Gather, ScatterAdd):
+    _cls._complex = True

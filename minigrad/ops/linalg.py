@@ -1,7 +1,7 @@
 """Linear algebra: matmul (1-D, 2-D, batched with broadcasting), mm, bmm, dot, outer, einsum."""
 import numpy as np
 
-from ..autograd.function import Function, NoRule, _fast_apply, _plain, _unrecorded
+from ..autograd.function import Function, NoRule, _fast_apply, _plain, _unrecorded, holomorphic
 from .._memory_format import _c_order
 from ..tensor import Tensor, _shape_of
 from .elementwise import _promote
@@ -598,3 +598,11 @@ def cdist(x1, x2, p=2.0):
     from .reduction import norm
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return norm(diff, p, -1)
+
+
+# complex tensors (ops/complex.py): MatMul's and Einsum's backwards are products with the other
+# operand (holomorphic: run on conj(g) and conjugated, g @ y^H); the others move values
+for _cls in (MatMul, Einsum):
+    holomorphic(_cls)
+for _cls in (Diagonal, DiagEmbed):
+    _cls._complex = True

@@ -5,7 +5,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..autograd.function import Function, NoRule
+from ..autograd.function import Function, NoRule, holomorphic
 from .._memory_format import _c_order
 from ..tensor import Tensor
 from .elementwise import exp, sign, where, abs as _abs, cast
@@ -124,7 +124,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
         dim, keepdim = _dim_alias("mean", dim, axis, keepdim, keepdims, None)
     if dtype is not None:
         input = cast(input, dtype)
-    if input.dtype.kind != "f":
+    if input.dtype.kind not in "fc":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {input.dtype}")
     return Mean.apply(input, _axes(dim, input.ndim, "mean"), keepdim)
@@ -737,3 +737,10 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, 
     if axis is not None or keepdims is not None:  # NumPy's names, as PyTorch accepts
         dim, keepdim = _dim_alias("std_mean", dim, axis, keepdim, keepdims, None)
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+# complex tensors (ops/complex.py): linear ops record complex as written; holomorphic ones conjugate
+for _cls in (Sum, Mean, Cumsum):
+    _cls._complex = True
+for _cls in (Prod, ProdOthers):
+    holomorphic(_cls)

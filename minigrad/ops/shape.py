@@ -802,3 +802,9 @@ def dstack(tensors):
 def column_stack(tensors):
     """cat along dim 1 of the tensors, 0-D and 1-D ones made columns (torch.column_stack)."""
     return cat([t.reshape(-1, 1) if t.ndim <= 1 else t for t in tensors], 1)
+
+
+# complex tensors (ops/complex.py): moving values around is linear with real coefficients, so the
+# backward is right for complex as written
+for _cls in (View, Permute, Expand, Repeat, Flip, Clone, Cat, Stack, Tril, Triu):
+    _cls._complex = True
