@@ -19,6 +19,29 @@ def _outputs(fn, inputs):
     return tuple(o for o in _as_tuple(fn(*inputs)) if isinstance(o, Tensor) and o.dtype.kind == "f")
 
 
+def _realified(fn, inputs):
+    """fn and inputs with complex numbers as pairs of reals, as PyTorch's gradcheck checks them: each
+    complex input z that requires grad becomes a float leaf of shape (..., 2) (real and imaginary
+    parts, perturbed separately) and each complex output its view_as_real. The real Jacobian of that
+    function is what the Wirtinger derivatives of the original are (PyTorch's convention: the
+    gradient is dL/dx + i dL/dy), so checking it checks them."""
+    from ..tensor import Tensor
+    from ..ops.complex import view_as_complex, view_as_real
+    pos = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad and x.dtype.kind == "c"]
+    new = list(inputs)
+    for i in pos:
+        new[i] = Tensor._make(np.ascontiguousarray(view_as_real(inputs[i].detach())._data).copy()).requires_grad_(True)
+
+    def real_fn(*args):
+        args = list(args)
+        for i in pos:
+            args[i] = view_as_complex(args[i])
+        out = fn(*args)
+        conv = [view_as_real(o) if isinstance(o, Tensor) and o.dtype.kind == "c" else o for o in _as_tuple(out)]
+        return tuple(conv) if isinstance(out, (tuple, list)) else conv[0]
+    return real_fn, tuple(new)
+
+
 def _numerical_jacobians(fn, inputs, diff_idx, eps):
     """J[i][o] of shape (out.numel, in.numel) by central differences, perturbing inputs in place."""
     with no_grad():
@@ -61,6 +84,10 @@ def _analytical_jacobians(outs, inputs, diff_idx):
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     """Check fn's gradients against central finite differences.
 
+    Complex inputs and outputs are checked as PyTorch's gradcheck does, through the Wirtinger
+    derivatives: the real and imaginary part of each complex input are perturbed separately, and
+    each complex output is compared as its real and imaginary parts.
+
     Args:
         fn: a function of Tensors returning a Tensor or a tuple of Tensors.
         inputs: a Tensor or a tuple of inputs; those with requires_grad=True are checked
@@ -77,8 +104,9 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff_idx:
         raise ValueError("gradcheck expects at least one input tensor to require gradient")
+    fn, inputs = _realified(fn, inputs)  # complex inputs and outputs as (real, imaginary) pairs
     for i in diff_idx:
-        if inputs[i].dtype != np.float64:
+        if inputs[i].dtype not in (np.float64, np.complex128):
             warnings.warn(f"gradcheck: input {i} is {inputs[i].dtype}, not float64; finite differences "
                           f"will be inaccurate", UserWarning, stacklevel=2)
     outs, numerical = _numerical_jacobians(fn, inputs, diff_idx, eps)
@@ -111,6 +139,7 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
     from . import grad
     from ..tensor import Tensor
     inputs = _as_tuple(inputs)
+    fn, inputs = _realified(fn, inputs)  # complex inputs and outputs as (real, imaginary) pairs
     diff = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     outs = _outputs(fn, inputs)
     if grad_outputs is None:

@@ -140,8 +140,9 @@ def _input(x, own):
     if not isinstance(x, Tensor):
         raise TypeError(f"function transforms: expected Tensor arguments to differentiate (or dicts/lists/tuples "
                         f"of them), got {type(x).__name__}")
-    if x.dtype.kind != "f":
-        raise RuntimeError(f"function transforms: only floating point tensors can be differentiated (got {x.dtype})")
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"function transforms: only floating point or complex tensors can be differentiated "
+                           f"(got {x.dtype})")
     if _vmap_open():          # inside vmap: per-sample inputs on the physical tensors (func/vmap.py)
         return _vmap._leaf(x, own)
     fw = x.__dict__.get("_fw")
@@ -390,8 +391,8 @@ def jvp(func, primals, tangents, has_aux=False):
             raise RuntimeError(f"jvp: tangent of shape {tuple(t.shape)} and dtype {t.dtype} for a primal of "
                                f"shape {tuple(p.shape)} and dtype {p.dtype}: they must match")
     for p in ps:
-        if p.dtype.kind != "f":
-            raise RuntimeError(f"jvp: only floating point primals can carry a tangent (got {p.dtype})")
+        if p.dtype.kind not in "fc":
+            raise RuntimeError(f"jvp: only floating point or complex primals can carry a tangent (got {p.dtype})")
     out_spec = [None]
 
     def flat_func(*leaves):  # func on the flat primals, returning its output's leaves as a tuple
