@@ -13,11 +13,12 @@ from .ops.reduction import norm as _pnorm, amax as _amax, amin as _amin
 from .tensor import Tensor
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "cholesky", "qr",
-           "eigh", "eigvalsh", "svd", "svdvals"]
+           "eigh", "eigvalsh", "svd", "svdvals", "eig", "eigvals"]
 
 SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
 QRResult = namedtuple("qr", ["Q", "R"])
 EighResult = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("eig", ["eigenvalues", "eigenvectors"])
 SVDResult = namedtuple("svd", ["U", "S", "Vh"])
 
 
@@ -123,6 +124,20 @@ def eigh(A, UPLO="L"):
 def eigvalsh(A, UPLO="L"):
     """The eigenvalues of symmetric A, ascending (differentiable, through eigh)."""
     return _d.eigh(A, UPLO)[0]
+
+
+def eig(A):
+    """(eigenvalues, eigenvectors as unit columns) of a general square A, complex even for a real A
+    (torch.linalg.eig); differentiable as PyTorch's, for losses that do not depend on the
+    eigenvectors' arbitrary phase."""
+    from .ops.linalg_eig import eig as _eig
+    return EigResult(*_eig(A))
+
+
+def eigvals(A):
+    """The eigenvalues of a general square A, complex (torch.linalg.eigvals); differentiable."""
+    from .ops.linalg_eig import eig as _eig
+    return _eig(A)[0]
 
 
 def svd(A, full_matrices=True):

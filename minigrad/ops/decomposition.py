@@ -8,7 +8,7 @@ All ops take batches: the last two dimensions are the matrix.
 """
 import numpy as np
 
-from ..autograd.function import Function, NoRule
+from ..autograd.function import Function, NoRule, holomorphic
 from ..tensor import Tensor
 
 __all__ = []  # public names live in mg.linalg (and a few torch-level aliases there)
@@ -403,7 +403,8 @@ def slogdet(A):
 
 def solve(A, B, *, left=True):
     _square(A, "solve")
-    _float(A, "solve")
+    if A.dtype.kind != "c":  # (complex A and B: solve records them, see the end of this file)
+        _float(A, "solve")
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return solve(A.mT, B.mT).mT
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
@@ -449,3 +450,9 @@ def svd(A, full_matrices=True):
         raise RuntimeError(f"linalg.svd: The input tensor A must have at least 2 dimensions (shape {tuple(A.shape)})")
     _float(A, "svd")
     return LinalgSvd.apply(A, bool(full_matrices))
+
+
+# -- complex tensors (ops/complex.py) ------------------------------------------------------------------
+# solve is holomorphic in A and B: its backward (A^-T g, -gB X^T), run on conj(g) and conjugated, is
+# PyTorch's A^-H g and -gB X^H (linalg.eig's backward solves with V^H through it)
+holomorphic(LinalgSolveEx)
