@@ -71,6 +71,21 @@ def _unmapped_error(e, why=None):
     return err
 
 
+def _refuse_complex(g):
+    """ONNX has no complex tensor type (its operators would read complex64 as something else):
+    a graph with a complex input, output or intermediate is refused, naming where it appears."""
+    for v in g.invars:
+        if np.dtype(v.dtype).kind == "c":
+            raise NotImplementedError(f"mg.onnx.export: input {v.name!r} is {v.dtype}; ONNX has no complex "
+                                      f"tensors: pass the real and imaginary parts (mg.view_as_real) instead")
+    for e in g.eqns:
+        for v in e.outvars:
+            if np.dtype(v.dtype).kind == "c":
+                raise NotImplementedError(
+                    f"mg.onnx.export: the op {e.prim!r} makes a {v.dtype} tensor (called at {e.source}); "
+                    f"ONNX has no complex tensors: compute with the real and imaginary parts instead")
+
+
 def _rule(e):
     """The equation's lowering, or the NotImplementedError to raise."""
     if e.prim == "set_grad" or (e.effect and e.prim != "assign"):
@@ -89,6 +104,7 @@ def _rule(e):
 
 def to_model(g, input_names=None, output_names=None, dynamic_axes=None, opset_version=OPSET):
     """A traced Graph (an inference program) -> an onnx.ModelProto, checked with onnx.checker."""
+    _refuse_complex(g)
     rules = [_rule(e) for e in g.eqns]
     for r in rules:  # an op without a mapping is named first, whether or not onnx is installed
         if isinstance(r, Exception):
