@@ -220,8 +220,8 @@ class ViewAsReal(Function):
 
     @staticmethod
     def forward(ctx, z):
-        z = np.ascontiguousarray(z)
-        return z.view(_real_of(z.dtype)).reshape(z.shape + (2,))
+        flat = np.ascontiguousarray(z).reshape(-1)  # (a view of z when z is contiguous)
+        return flat.view(_real_of(z.dtype)).reshape(z.shape + (2,))
 
     @staticmethod
     def backward(ctx, g):
@@ -241,8 +241,8 @@ class ViewAsComplex(Function):
 
     @staticmethod
     def forward(ctx, x):
-        x = np.ascontiguousarray(x)
-        return x.view(_complex_of(x.dtype)).reshape(x.shape[:-1])
+        flat = np.ascontiguousarray(x).reshape(-1)
+        return flat.view(_complex_of(x.dtype)).reshape(x.shape[:-1])
 
     @staticmethod
     def backward(ctx, g):

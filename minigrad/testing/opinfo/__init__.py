@@ -27,8 +27,8 @@ To add an op: see docs/adding-an-op.md.
 """
 import minigrad as mg
 
-from . import (bitwise, comparison, elementwise, indexing, inplace, linalg, nn, recurrent, reduction, scan, shape,
-               sorting)
+from . import (bitwise, comparison, complex, elementwise, indexing, inplace, linalg, nn, recurrent, reduction, scan,
+               shape, sorting)
 from . import random, sparse
 from .core import (  # noqa: F401 - the registry's public names, importable from minigrad.testing.opinfo
     ALL_NUMERIC, BINARY_SHAPES, EMPTY_PAIRS, EMPTY_SHAPES, FLOATS, UNARY_SHAPES, Const, OpInfo,
@@ -37,7 +37,8 @@ from .core import (  # noqa: F401 - the registry's public names, importable from
 from .reduction import REDUCTION_DIMS, reduction_samples  # noqa: F401
 
 op_db = (elementwise.ops + reduction.ops + scan.ops + shape.ops + indexing.ops + sorting.ops + linalg.ops
-         + comparison.ops + bitwise.ops + inplace.ops + nn.ops + recurrent.ops + sparse.ops + random.ops)
+         + comparison.ops + bitwise.ops + inplace.ops + nn.ops + recurrent.ops + sparse.ops + random.ops
+         + complex.ops)
 
 
 # -- registry queries ------------------------------------------------------------------------------
