@@ -298,16 +298,18 @@ def _jvp(cls, ctx, args, tangents, outs):
 
 
 def _jvp_via_vjp(cls, ctx, args, tangents, outs):
-    """J t = d/du <J^T u, t>: differentiate the op's backward (linear in u) with respect to u."""
+    """J t = d/du <J^T u, t>: differentiate the op's backward (linear in u) with respect to u.
+
+    Complex numbers as pairs of reals: the backward is the real transpose of J (PyTorch's
+    convention), <a, b> = Re(sum(conj(a) b)), and the gradient with respect to a complex u is
+    d/dRe u + i d/dIm u, so the identity holds as written."""
     from . import grad as autograd_grad
-    float_outs = [o for o in outs if isinstance(o, Tensor) and o.dtype.kind == "f"]
-    if any(isinstance(a, Tensor) and a.dtype.kind == "c" for a in tuple(args) + tuple(outs)):
-        raise RuntimeError(f"forward AD: {cls.__name__} has no forward-mode rule for complex tensors")
+    float_outs = [o for o in outs if isinstance(o, Tensor) and o.dtype.kind in "fc"]
     if not float_outs:
         return tuple(None for _ in outs)
     with enable_grad():
         us = [Tensor._make(np.zeros(o.shape, o.dtype)).requires_grad_(True) if isinstance(o, Tensor)
-              and o.dtype.kind == "f" else None for o in outs]
+              and o.dtype.kind in "fc" else None for o in outs]
         grads_in = [u if u is not None else Tensor._make(np.zeros(o.shape, o.dtype)) for u, o in zip(us, outs)]
         vjps = cls.backward(ctx, *grads_in)
         vjps = vjps if type(vjps) is tuple else (vjps,)
@@ -315,7 +317,11 @@ def _jvp_via_vjp(cls, ctx, args, tangents, outs):
         for g, t in zip(vjps, tangents):
             if g is None or t is None:
                 continue
-            term = (g * t).sum()
+            if g.dtype.kind == "c" or t.dtype.kind == "c":  # Re <g, t>
+                from ..ops.complex import conj_physical, real
+                term = real(conj_physical(g) * t).sum()
+            else:
+                term = (g * t).sum()
             total = term if total is None else total + term
         live = [u for u in us if u is not None]
         if total is None or not total.requires_grad:

@@ -71,19 +71,23 @@ def _unmapped_error(e, why=None):
     return err
 
 
+_COMPLEX_WHY = "ONNX has no complex tensor type: compute with the real and imaginary parts instead"
+
+
 def _refuse_complex(g):
     """ONNX has no complex tensor type (its operators would read complex64 as something else):
-    a graph with a complex input, output or intermediate is refused, naming where it appears."""
+    a graph with a complex input, output or intermediate is refused, naming the first op that
+    makes or reads one (with its own declared reason when it has no mapping anyway)."""
     for v in g.invars:
         if np.dtype(v.dtype).kind == "c":
-            raise NotImplementedError(f"mg.onnx.export: input {v.name!r} is {v.dtype}; ONNX has no complex "
+            err = NotImplementedError(f"mg.onnx.export: input {v.name!r} is {v.dtype}; ONNX has no complex "
                                       f"tensors: pass the real and imaginary parts (mg.view_as_real) instead")
+            err.op, err.reason = None, _COMPLEX_WHY
+            raise err
     for e in g.eqns:
-        for v in e.outvars:
-            if np.dtype(v.dtype).kind == "c":
-                raise NotImplementedError(
-                    f"mg.onnx.export: the op {e.prim!r} makes a {v.dtype} tensor (called at {e.source}); "
-                    f"ONNX has no complex tensors: compute with the real and imaginary parts instead")
+        if any(np.dtype(v.dtype).kind == "c" for v in list(e.outvars) + [a for a in e.args if isinstance(a, Var)]):
+            rule = getattr(e.fn, "onnx", None)
+            raise _unmapped_error(e, rule.why if type(rule) is NoRule else _COMPLEX_WHY)
 
 
 def _rule(e):
