@@ -78,9 +78,9 @@ def _refuse_complex(g):
     """ONNX has no complex tensor type (its operators would read complex64 as something else):
     a graph with a complex input, output or intermediate is refused, naming the first op that
     makes or reads one (with its own declared reason when it has no mapping anyway)."""
-    for v in g.invars:
+    for i, v in enumerate(g.invars):
         if np.dtype(v.dtype).kind == "c":
-            err = NotImplementedError(f"mg.onnx.export: input {v.name!r} is {v.dtype}; ONNX has no complex "
+            err = NotImplementedError(f"mg.onnx.export: input {i} is {v.dtype}; ONNX has no complex "
                                       f"tensors: pass the real and imaginary parts (mg.view_as_real) instead")
             err.op, err.reason = None, _COMPLEX_WHY
             raise err
