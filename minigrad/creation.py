@@ -149,7 +149,13 @@ def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
 def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
     """Standard normal samples (an op, as rand: traced graphs draw afresh at each run)."""
     _check_cpu(device, "randn")
-    return _drawn(Randn.apply(_size(size, "randn"), _float_dtype(dtype), generator), requires_grad)
+    dt = _float_dtype(dtype)
+    if dt.kind == "c":  # as PyTorch: real and imaginary parts each normal with variance 1/2
+        from .ops.complex import view_as_complex
+        parts = Randn.apply(_size(size, "randn") + (2,), np.dtype(np.float64 if dt == np.complex128 else np.float32),
+                            generator)
+        return _drawn(view_as_complex(parts * 0.5 ** 0.5).detach(), requires_grad)
+    return _drawn(Randn.apply(_size(size, "randn"), dt, generator), requires_grad)
 
 
 def randint(low, high=None, size=None, generator=None, dtype=None, requires_grad=False, device=None):

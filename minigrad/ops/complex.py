@@ -212,16 +212,16 @@ def angle(input):  # noqa: A002
 
 
 class ViewAsReal(Function):
-    """out[..., 0] = Re z, out[..., 1] = Im z (float (..., 2));  dz = g[..., 0] + i g[..., 1]"""
+    """out[..., 0] = Re z, out[..., 1] = Im z (float (..., 2), a view);  dz = g[..., 0] + i g[..., 1]"""
     _complex = True
+    _is_view = True
     batching = NoRule("adds a trailing dimension of the dtype's parts: a per-sample loop")
     fusion = None
     onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, z):
-        flat = np.ascontiguousarray(z).reshape(-1)  # (a view of z when z is contiguous)
-        return flat.view(_real_of(z.dtype)).reshape(z.shape + (2,))
+        return z[..., None].view(_real_of(z.dtype))  # a view: z's strides, the parts last
 
     @staticmethod
     def backward(ctx, g):
@@ -233,16 +233,18 @@ class ViewAsReal(Function):
 
 
 class ViewAsComplex(Function):
-    """out = x[..., 0] + i x[..., 1] (x float (..., 2));  dx = view_as_real(g)"""
+    """out = x[..., 0] + i x[..., 1] (x float (..., 2), a view);  dx = view_as_real(g)"""
     _complex = True
+    _is_view = True
     batching = NoRule("drops the trailing dimension of the parts: a per-sample loop")
     fusion = None
     onnx = _NO_ONNX
 
     @staticmethod
     def forward(ctx, x):
-        flat = np.ascontiguousarray(x).reshape(-1)
-        return flat.view(_complex_of(x.dtype)).reshape(x.shape[:-1])
+        if x.strides[-1] != x.itemsize:  # the parts must be adjacent (PyTorch raises; minigrad copies)
+            x = np.ascontiguousarray(x)
+        return x.view(_complex_of(x.dtype))[..., 0]  # a view of x
 
     @staticmethod
     def backward(ctx, g):
@@ -255,14 +257,15 @@ class ViewAsComplex(Function):
 
 def view_as_real(input):  # noqa: A002
     """A complex tensor's values as a real tensor with a trailing dimension of size 2 (real, imag),
-    as torch.view_as_real (minigrad's is a copy when the input is not contiguous)."""
+    a view of it, as torch.view_as_real."""
     if not _is_c(input):
         raise RuntimeError("view_as_real is only supported for complex tensors")
     return ViewAsReal.apply(input)
 
 
 def view_as_complex(input):  # noqa: A002
-    """A float32/float64 tensor of shape (..., 2) read as complex (torch.view_as_complex)."""
+    """A float32/float64 tensor of shape (..., 2) read as complex, a view of it (torch.view_as_complex;
+    where the two parts are not adjacent in memory PyTorch raises and minigrad copies)."""
     if input.dtype not in (np.float32, np.float64):
         raise RuntimeError(f"view_as_complex is only supported for float and double tensors, but got a tensor "
                            f"of scalar type: {input.dtype}")
@@ -280,7 +283,7 @@ class Complex(Function):
 
     @staticmethod
     def forward(ctx, re, im):
-        out = np.empty(np.broadcast_shapes(np.shape(re), np.shape(im)), _complex_of(np.result_type(re, im)))
+        out = _empty_complex(re, im)
         out.real, out.imag = re, im
         return out
 
@@ -309,6 +312,12 @@ def complex(real, imag):  # noqa: A001
     return Complex.apply(real, imag)
 
 
+def _empty_complex(a, b):
+    """An empty complex array of a and b's broadcast shape in the layout an elementwise op of them
+    gets (NumPy's, as PyTorch's: a transposed input gives a transposed result)."""
+    return np.empty_like(np.add(a, b), dtype=_complex_of(np.result_type(a, b)))
+
+
 class Polar(Function):
     """out = abs * (cos(angle) + i sin(angle));
     dabs = Re(g conj(e^{i angle})),  dangle = Im(g conj(out));  jvp: e^{i angle} t_abs + i out t_angle"""
@@ -320,7 +329,7 @@ class Polar(Function):
     @staticmethod
     def forward(ctx, r, theta):
         ctx.save_for_backward(r, theta)
-        out = np.empty(np.broadcast_shapes(np.shape(r), np.shape(theta)), _complex_of(np.result_type(r, theta)))
+        out = _empty_complex(r, theta)
         out.real, out.imag = r * np.cos(theta), r * np.sin(theta)
         return out
 

@@ -31,7 +31,9 @@ class LinalgEig(Function):
             L, V = np.linalg.eig(A)
         except np.linalg.LinAlgError as e:
             raise RuntimeError(f"linalg.eig: {e} (input shape {A.shape})") from None
-        L, V = np.ascontiguousarray(L, dtype=dt), np.ascontiguousarray(V, dtype=dt)
+        L = np.ascontiguousarray(L, dtype=dt)
+        # eigenvectors in columns, each matrix column-major (LAPACK's layout, as PyTorch's)
+        V = np.swapaxes(np.ascontiguousarray(np.swapaxes(V, -1, -2), dtype=dt), -1, -2)
         ctx.save_for_backward(L, V)
         return L, V
 

@@ -120,3 +120,12 @@ def test_onnx_export_refuses_complex_naming_the_op():
         mg.onnx.export(lambda x: (x * mg.tensor([1j, 2])).abs(), (mg.randn(2),), "unused.onnx")
     with pytest.raises(NotImplementedError, match="input 0 is complex64"):
         mg.onnx.export(lambda z: z + 1, (mg.tensor([1 + 2j]),), "unused.onnx")
+
+
+def test_complex_randn_and_constructors():
+    z = mg.randn(4000, dtype=mg.complex64)
+    assert z.dtype == mg.complex64 and z.shape == (4000,)
+    assert abs(z.real.var().item() - 0.5) < 0.06 and abs(z.imag.var().item() - 0.5) < 0.06  # as PyTorch: 1/2 each
+    assert mg.randn_like(mg.zeros(2, dtype=mg.complex128)).dtype == mg.complex128
+    assert repr(mg.full((2,), 1 + 1j)) == repr(torch.full((2,), 1 + 1j))
+    assert repr(mg.arange(3) * 1j) == repr(torch.arange(3) * 1j)
