@@ -169,8 +169,9 @@ def matmul(input, other):  # noqa: A002
 
 
 def vecdot(x, y, *, dim=-1):
-    """The dot product of x and y along dim (with broadcasting)."""
-    return (x * y).sum(dim)
+    """The dot product of x and y along dim (with broadcasting); x is conjugated, as torch.linalg.vecdot."""
+    from .ops.complex import conj
+    return (conj(x) * y).sum(dim)
 
 
 __all__ += ["cross", "diagonal", "matmul", "vecdot"]

@@ -677,6 +677,9 @@ class Abs(Function):
 
 
 def _sigmoid_np(x):
+    if x.dtype.kind == "c":  # (the stable form below reads |x| and x >= 0: real only)
+        with np.errstate(over="ignore"):
+            return 1.0 / (1.0 + np.exp(-x))
     # exp of a negative number only: stable for large |x|
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
@@ -2060,6 +2063,7 @@ del _name
 for _cls in (Add, Sub, Rsub, Neg, Where, ToCopy, _NonDifferentiable):
     _cls._complex = True
 # holomorphic: the backward g * f'(x), run on conj(g) and conjugated (autograd.function.holomorphic)
-for _cls in (Mul, Div, Pow, Exp, Log, Log1P, Expm1, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tan, Tanh, Sinh, Cosh):
+for _cls in (Mul, Div, Pow, Exp, Log, Log1P, Expm1, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tan, Tanh, Sinh, Cosh,
+             Sigmoid, Exp2, Log2, Log10, Asin, Acos, Atan, Asinh, Acosh, Atanh, Addcmul):
     _holomorphic(_cls)
 Abs._complex = True  # |z|: its backward and jvp have the complex case (z / |z|)

@@ -280,6 +280,8 @@ def _rnn_tensor(gi, h, w, b, nonlinearity):
 
 def _check_cell(op, input, hx, w_ih, w_hh, gates):
     """PyTorch's checks of a cell's input and states (check_rnn_cell_forward_input / _hidden)."""
+    if any(t.dtype.kind == "c" for t in [input, w_ih, w_hh, *hx]):  # (the fused steps compute real gates)
+        raise RuntimeError(f"{op}: complex tensors are not supported by minigrad's recurrent cells")
     if input.ndim != 2:
         raise RuntimeError(f"{op}: expected a 2-D input (batch, input_size), got shape {tuple(input.shape)}")
     if input.shape[1] != w_ih.shape[1]:

@@ -143,6 +143,8 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
     axes = _axes(dim, input.ndim, "var")
     n = math.prod([input.shape[a] for a in axes]) if axes else 1
     d = input - input.mean(axes, keepdim=True)
+    if d.dtype.kind == "c":  # |d|^2: a complex variance is real, as PyTorch's
+        d = _abs(d)
     return (d * d).sum(axes, keepdim=keepdim) / builtins.max(n - _correction(unbiased, correction), 0)
 
 
@@ -630,6 +632,8 @@ class Norm2(Function):
 def norm(input, p="fro", dim=None, keepdim=False):
     """Vector p-norm over dim (all elements when None); p in {'fro', 2, 1, inf, -inf, 0, any float}."""
     axes = _axes(dim, input.ndim, "norm")
+    if input.dtype.kind == "c":  # the norm of the magnitudes (differentiable through abs), as PyTorch
+        input = _abs(input)
     if p in ("fro", 2, 2.0):
         return Norm2.apply(input, axes, keepdim)
     if p == 1:
