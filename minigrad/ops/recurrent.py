@@ -532,3 +532,7 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     h' = (1 - z) n + z h; the recurrence as one node (GRUStep)."""
     _check_cell("gru_cell", input, [hx], w_ih, w_hh, 3)
     return GRUStep.apply(_input_projection(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+# complex tensors (ops/complex.py): splitting is linear with real coefficients
+SplitWithSizes._complex = True

@@ -4,7 +4,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..autograd.function import Function, NoRule
+from ..autograd.function import Function, NoRule, holomorphic
 from .._memory_format import _c_order
 from ..tensor import Tensor
 from .._aliases import dim_alias as _dim_alias
@@ -228,3 +228,8 @@ def logcumsumexp(input, dim=None, *, axis=None):  # noqa: A002
     if input.dtype.kind != "f":
         raise RuntimeError(f"logcumsumexp: expected a floating point tensor, got {input.dtype}")
     return Logcumsumexp.apply(input, d)
+
+
+# complex tensors (ops/complex.py): cumprod's backward is products and sums of the inputs
+# (holomorphic: run on conj(g) and conjugated)
+holomorphic(Cumprod)

@@ -374,3 +374,8 @@ index_add_ = _inplace_of(index_add, "index_add_")
 index_copy_ = _inplace_of(index_copy, "index_copy_")
 index_fill_ = _inplace_of(index_fill, "index_fill_")
 scatter_add_ = _inplace_of(_scatter_add, "scatter_add_")
+
+
+# complex tensors (ops/complex.py): scatter moves values (linear, real coefficients): its backward
+# is right for complex as written
+Scatter._complex = True
