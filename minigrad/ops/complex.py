@@ -18,7 +18,8 @@ from ..tensor import Tensor
 
 __all__ = ["real", "imag", "conj", "conj_physical", "resolve_conj", "is_conj", "angle", "view_as_real",
            "view_as_complex", "polar", "complex", "isreal", "is_complex", "sgn"]
-__methods__ = ["conj", "conj_physical", "resolve_conj", "is_conj", "angle", "isreal", "is_complex", "sgn"]
+__methods__ = ["conj", "conj_physical", "resolve_conj", "is_conj", "angle", "isreal", "is_complex", "sgn",
+               "conj_physical_", "sgn_"]
 
 _NO_ONNX = NoRule("ONNX has no complex tensor type: export the real and imaginary parts as separate tensors")
 _NO_FUSION = NoRule("complex values: fused loops compute real results")
@@ -377,3 +378,12 @@ def isreal(input):  # noqa: A002
 def is_complex(input):  # noqa: A002
     """Whether the tensor's dtype is complex64 or complex128 (torch.is_complex)."""
     return input.dtype.kind == "c"
+
+
+def _inplace(op, name):
+    from .elementwise import _inplace_of
+    return _inplace_of(op, name)
+
+
+conj_physical_ = _inplace(conj_physical, "conj_physical_")
+sgn_ = _inplace(sgn, "sgn_")
