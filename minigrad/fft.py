@@ -29,7 +29,7 @@ __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rf
 _NORMS = ("backward", "ortho", "forward")
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 _NO_ONNX = NoRule("ONNX has no complex tensor type (its DFT operator works on real pairs): not exported")
-_NO_BATCH = NoRule("the transform's dims are static arguments: vmap runs it per sample")
+_BATCH = "reduce_axes"  # (x, dims, ...): vmap shifts the dims past the batch dim, as for a reduction
 
 
 def _complex_of(dtype):
@@ -44,7 +44,7 @@ class FftC2C(Function):
     """out = the DFT (forward) or inverse DFT over dims, scaled by norm;
     dx = the opposite transform of g with the dual norm (F^H g);  jvp: the op on t"""
     _complex = True
-    batching = _NO_BATCH
+    batching = _BATCH
     onnx = _NO_ONNX
 
     @staticmethod
@@ -66,7 +66,7 @@ class FftR2C(Function):
     """out = the one-sided DFT of a real x over dims (the last halved to n // 2 + 1), scaled by norm;
     dx = Re(F^H g zero-padded back to n);  jvp: the op on t"""
     _complex = True
-    batching = _NO_BATCH
+    batching = _BATCH
     onnx = _NO_ONNX
 
     @staticmethod
@@ -90,7 +90,7 @@ class FftC2R(Function):
     dx = R2C of g with the dual norm, the bins standing for two (not the first, nor n/2 when n is
     even) doubled, as PyTorch's fft_c2r_backward;  jvp: the op on t"""
     _complex = True
-    batching = _NO_BATCH
+    batching = _BATCH
     onnx = _NO_ONNX
 
     @staticmethod

@@ -212,11 +212,22 @@ def angle(input):  # noqa: A002
     return Angle.apply(input)
 
 
+def _batch_first(cls, level, args):
+    """vmap rule of an op of one tensor that changes only its trailing dims (view_as_real/complex):
+    the op on the physical tensor with the batch dim first."""
+    from ..func.batching_rules import Fallback, _out
+    from ..func.vmap import _front, _is_batched
+    x, = args
+    if not _is_batched(x, level):
+        raise Fallback
+    return _out(cls.apply(_front(x)), level)
+
+
 class ViewAsReal(Function):
     """out[..., 0] = Re z, out[..., 1] = Im z (float (..., 2), a view);  dz = g[..., 0] + i g[..., 1]"""
     _complex = True
     _is_view = True
-    batching = NoRule("adds a trailing dimension of the dtype's parts: a per-sample loop")
+    batching = staticmethod(_batch_first)
     fusion = None
     onnx = _NO_ONNX
 
@@ -237,7 +248,7 @@ class ViewAsComplex(Function):
     """out = x[..., 0] + i x[..., 1] (x float (..., 2), a view);  dx = view_as_real(g)"""
     _complex = True
     _is_view = True
-    batching = NoRule("drops the trailing dimension of the parts: a per-sample loop")
+    batching = staticmethod(_batch_first)
     fusion = None
     onnx = _NO_ONNX
 
