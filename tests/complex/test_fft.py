@@ -171,7 +171,7 @@ def test_vmap_batches_the_transforms_without_a_loop():
         for f in fs:
             for d in (0, 2):
                 got = mg.vmap(f, in_dims=d)(x)
-                want = mg.stack([f(x.select(d, i)) for i in range(x.shape[d])])
+                want = mg.stack([f(x[i] if d == 0 else x[:, :, i]) for i in range(x.shape[d])])
                 np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-12)
     g = mg.vmap(mg.func.grad(lambda a: mg.fft.rfft(a).abs().sum()))(x)
     want = mg.stack([mg.func.grad(lambda a: mg.fft.rfft(a).abs().sum())(x[i]) for i in range(4)])
