@@ -156,8 +156,9 @@ def _eqn_lines(gen, e, where, slot_of, views, view_of, lines):
 
 class CompiledGraph:
     """A graph compiled to Python: call it like graph.run; `.code` is the source that runs,
-    `.plan` the memory plan (None with plan=False). The planned buffers belong to this object:
-    one call at a time (not reentrant, not shared between threads)."""
+    `.plan` the memory plan (None with plan=False). The planned buffers belong to this object and
+    each call takes a set for its run: calls from several threads at once (or a reentrant one) each
+    get their own set (a second set is allocated the first time two calls overlap, then kept)."""
 
     def __init__(self, graph, plan=True):
         self.graph = graph
@@ -165,8 +166,12 @@ class CompiledGraph:
         self.code, glb, views = generate(graph, self.plan)
         exec(compile(self.code, f"<minigrad compiled graph {id(self):x}>", "exec"), glb)  # noqa: S102
         self._fn = glb["compiled"]
+        self._views = views
+        self._free = [self._buffers()]   # buffer sets not in use (list.pop/append: atomic under the GIL)
+
+    def _buffers(self):
         arenas = [np.empty(n, np.uint8) for n in self.plan.arenas] if self.plan else []
-        self._buffers = [arenas[b][:_size(s, d)].view(d).reshape(s) for b, s, d in views]
+        return [arenas[b][:_size(s, d)].view(d).reshape(s) for b, s, d in self._views]
 
     def __call__(self, *args, state=None):
         """Run the compiled program on the graph's inputs (tensors or arrays of the traced shapes and
@@ -185,7 +190,14 @@ class CompiledGraph:
             ins.append(arr)
         st = [_interp._value(b, state) for _, b in g.state]
         objs = {b.name: (state or {}).get(b.name, b.obj) for _, b in g.state}
-        outs = self._fn(ins, st, objs, self._buffers)
+        try:
+            bufs = self._free.pop()
+        except IndexError:           # another call (thread) holds the set: this one gets its own
+            bufs = self._buffers()
+        try:
+            outs = self._fn(ins, st, objs, bufs)
+        finally:
+            self._free.append(bufs)
         return _interp._unflatten(g.out_tree, [Tensor._make(o) for o in outs])
 
     run = __call__

@@ -25,6 +25,7 @@ end eagerly (its results are real); that key then always runs eagerly, with one 
 user's line. `fullgraph=True` raises GraphBreak at the line instead.
 """
 import functools
+import threading
 import time
 import types
 import warnings
@@ -37,10 +38,11 @@ import numpy as np
 from ..autograd import function as _function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..graph.ir import Graph, GuardFailure
-from ..graph.trace import _arg_names_of, roots_of, trace
+from ..graph.trace import GraphBreak, _arg_names_of, roots_of, trace
 from ..tensor import Tensor
 from .codegen import compile_graph
 from .pipeline import DEFAULT, format_reports, optimize, stats
+from .pystate import analyse
 
 __all__ = ["jit", "compile", "JitFunction", "CompiledModule", "Explanation", "mark_dynamic",
            "explain", "JitWarning"]
@@ -217,6 +219,8 @@ class JitFunction:
             raise TypeError(f"mg.jit: dynamic must be None, a bool, a dim (int) or a dict "
                             f"{{argument name or index: dim or dims}}, got {type(dynamic).__name__}")
         self._cache = OrderedDict()
+        self._lock = threading.Lock()  # held only to read and update the cache, never while a program runs
+        self._py = None  # what the function's code reads from / writes to outside Python state (pystate.py)
         _LIVE.add(self)
         self._erased_seen = set()
         self._history = []       # (per-argument signatures, rest of the key) of each counted trace
@@ -269,7 +273,10 @@ class JitFunction:
         roots = roots_of(self.fn, (), []) + [(n, a) for n, a in zip(names, args) if not isinstance(a, Tensor)] + \
             [(k, v) for k, v in kwargs.items() if not isinstance(v, Tensor)]
         state, groups = _state_sig(roots)
-        rest = (is_grad_enabled(), state)
+        py = self._py
+        if py is None:
+            py = self._py = analyse(self.fn)
+        rest = (is_grad_enabled(), state, py.values())
         return (tuple(sigs), rest), (tuple(erased), rest), groups
 
     # -- calling -----------------------------------------------------------------------------------
@@ -280,9 +287,11 @@ class JitFunction:
             raise RuntimeError(f"mg.compile(freeze=True): {_fn_name(self.fn)} is in training mode; a frozen "
                                f"program is for inference (parameters as constants): call .eval() first")
         key, erased, groups = self._key(args, kwargs)
-        entry = self._cache.get(key)
+        with self._lock:
+            entry = self._cache.get(key)
+            if entry is not None:
+                self._cache.move_to_end(key)
         if entry is not None:
-            self._cache.move_to_end(key)
             self._last = entry
             if entry.eager:
                 return self.fn(*args, **kwargs)
@@ -297,6 +306,21 @@ class JitFunction:
         return self._trace(key, erased, groups, args, kwargs)
 
     def _trace(self, key, erased, groups, args, kwargs):
+        writes = self._py.writes
+        if writes:  # a compiled program would run the write once, not at every call: run eagerly
+            what, site = writes[0]
+            msg = (f"mg.jit({_fn_name(self.fn)}): the function {what}; a compiled program would do that "
+                   f"once, at the trace, and not at each call, so it runs eagerly. Move the write out of the "
+                   f"function (return the value instead)")
+            if self.fullgraph:
+                raise GraphBreak(f"{msg} ({site})")
+            self._warn(msg + ".", site)
+            entry = _Entry(Graph([], [], [], [], [], None))
+            entry.eager, entry.reason = True, "writes Python state"
+            with self._lock:
+                self._cache[key] = entry
+            self._last = entry
+            return self.fn(*args, **kwargs)
         self.traces += 1
         # a new key counts, unless it differs from a traced one only in dynamic dims; so does a
         # key traced again (a guard of its program failed: an optimizer option, a branch taken)
@@ -313,10 +337,11 @@ class JitFunction:
             g.consts = [(v, a.copy()) for v, a in g.consts]
         entry = _Entry(g)
         self._decide(entry, g, groups)
-        self._cache[key] = entry
-        self._cache.move_to_end(key)
-        while len(self._cache) > CACHE_SIZE_LIMIT:
-            self._cache.popitem(last=False)
+        with self._lock:
+            self._cache[key] = entry
+            self._cache.move_to_end(key)
+            while len(self._cache) > CACHE_SIZE_LIMIT:
+                self._cache.popitem(last=False)
         self._last = entry
         if counted:
             self.retraces += 1
@@ -381,6 +406,10 @@ class JitFunction:
                 rests.append(rest)
         name, vals = max(per_arg.items(), key=lambda kv: len(kv[1]), default=(None, []))
         if len(vals) <= 1:
+            if len({r[2] for r in rests}) > 1:
+                return ("not an argument: a Python value the function reads from a global or closure variable "
+                        "keeps changing (each value is baked into its trace); pass it as a tensor argument "
+                        "so it becomes an input of one program")
             if len({r[0] for r in rests}) > 1:
                 return "not an argument: the grad mode (mg.no_grad / enable_grad around the call) keeps changing"
             return ("not an argument: the state of the modules or optimizers it uses keeps changing "
