@@ -48,6 +48,10 @@ from . import onnx  # noqa: F401,E402  (imports the onnx package only when expor
 from . import viz  # noqa: F401,E402
 from . import _config as __config__  # noqa: F401,E402  (mg.__config__.show(), as torch.__config__)
 from ._config import show_config  # noqa: F401,E402
+from ._threads import (  # noqa: F401,E402
+    get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads)
+from . import _threads  # noqa: E402
+_threads._at_import()  # $MINIGRAD_NUM_THREADS, if set; otherwise BLAS's threads stay as they are
 from . import _docs  # noqa: F401,E402  (docstrings for the one-line definitions; last, after every export)
 
 import os as _os  # noqa: E402
