@@ -123,7 +123,8 @@ def show():
              f"  numpy {i['numpy']}",
              f"  {numba}",
              f"  {_blas_text(i['blas'])}",
-             f"  threads: {i['threads']} (mg.set_num_threads; minigrad's own kernels run on the calling thread)",
+             f"  threads: {i['threads']} (mg.set_num_threads; minigrad's own kernels run on the calling thread)"
+             + (f"; {_threads.adapted()} for now: other processes hold the other cores" if _threads.adapted() else ""),
              f"  CPU: {i['cores']} cores available to this process"
              + "".join(f", {k}={v}" for k, v in i["thread_env"].items()),
              f"  default dtype: {i['default_dtype']}"]

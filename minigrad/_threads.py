@@ -13,19 +13,36 @@ when it loads). Lower the count on a machine that other jobs keep busy: OpenBLAS
 for a core another process holds (three epochs of the MNIST MLP example on a busy 2-core machine:
 15-26 s with the default threads, 1.8-2.1 s with one, as measured for issue 38).
 
+Under contention minigrad uses fewer threads by itself (issue 38 item 4): at most every half second,
+at an optimizer step, it reads how many threads of *other* processes are runnable (Linux:
+/proc/loadavg's running count minus this process's running threads) and, while fewer cores are free
+than BLAS has threads, lowers BLAS's threads to the free cores (at least one), raising them back when
+the cores free up (the median of the last five readings decides, so one reading does not flip it).
+It never acts after set_num_threads or with $MINIGRAD_NUM_THREADS (your number wins), nor without
+threadpoolctl, nor under mg.use_deterministic_algorithms(True) (a GEMM's bits can depend on its
+thread count: (64, 784) @ (784, 256) differs between one and two OpenBLAS threads);
+$MINIGRAD_ADAPTIVE_THREADS=0 turns it off (the test suite does, so bitwise comparisons within a
+test do not depend on the machine's load). show_config says what it chose.
+
 minigrad runs no inter-op parallel work (a compiled graph's equations run in order), so the
 inter-op count is recorded for compatibility: set it once, before anything else, as PyTorch
 requires; ``get_num_interop_threads`` reports it.
 """
 import os
 import sys
+import time
 import warnings
+from collections import deque
 
 __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads"]
 
 _threads = None        # set by set_num_threads (or $MINIGRAD_NUM_THREADS at import); None: the default
 _interop = None        # set once by set_num_interop_threads
 _warned = False
+_PERIOD_S = 0.5        # how often an optimizer step may look at the machine's load
+_next_look = 0.0
+_others = deque(maxlen=5)   # the last readings of other processes' runnable threads
+_adapted = None        # the BLAS thread count the adaptation set, or None (untouched)
 
 
 def _cores():
@@ -115,7 +132,18 @@ def _apply(n):
 def get_num_interop_threads():
     """The number of threads for inter-op parallelism, as ``torch.get_num_interop_threads``: the
     value given to [`set_num_interop_threads`][minigrad.set_num_interop_threads], else the cores
-    available. minigrad runs no inter-op parallel work today; the number is reported as set."""
+    available. Under contention minigrad uses fewer threads by itself (issue 38 item 4): at most every half second,
+at an optimizer step, it reads how many threads of *other* processes are runnable (Linux:
+/proc/loadavg's running count minus this process's running threads) and, while fewer cores are free
+than BLAS has threads, lowers BLAS's threads to the free cores (at least one), raising them back when
+the cores free up (the median of the last five readings decides, so one reading does not flip it).
+It never acts after set_num_threads or with $MINIGRAD_NUM_THREADS (your number wins), nor without
+threadpoolctl, nor under mg.use_deterministic_algorithms(True) (a GEMM's bits can depend on its
+thread count: (64, 784) @ (784, 256) differs between one and two OpenBLAS threads);
+$MINIGRAD_ADAPTIVE_THREADS=0 turns it off (the test suite does, so bitwise comparisons within a
+test do not depend on the machine's load). show_config says what it chose.
+
+minigrad runs no inter-op parallel work today; the number is reported as set."""
     return _interop if _interop is not None else _cores()
 
 
@@ -142,3 +170,59 @@ def _at_import():
     if n is not None:
         _threads = n
         _apply(n)
+
+
+def _runnable_others():
+    """Threads of other processes that are runnable now (Linux), or None where unknown: the
+    system's running count (/proc/loadavg, the reader included) minus this process's running
+    threads (its BLAS workers spinning count as running)."""
+    try:
+        with open("/proc/loadavg") as f:
+            running = int(f.read().split()[3].split("/")[0])
+        mine = 0
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{tid}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue   # the thread ended meanwhile
+            mine += stat[stat.rindex(")") + 2] == "R"
+        return max(0, running - max(mine, 1))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def adapt():
+    """Called at each optimizer step: cheap unless half a second has passed since the last look
+    (one clock read). See the module's docstring for the rule."""
+    global _next_look, _adapted
+    now = time.monotonic()
+    if now < _next_look:
+        return
+    _next_look = now + _PERIOD_S
+    if _threads is not None or os.environ.get("MINIGRAD_ADAPTIVE_THREADS", "1") == "0":
+        return
+    from .device import are_deterministic_algorithms_enabled
+    if are_deterministic_algorithms_enabled():  # a GEMM's bits can depend on its thread count
+        return
+    others = _runnable_others()
+    if others is None:
+        return
+    _others.append(others)
+    busy = sorted(_others)[len(_others) // 2]
+    base = get_num_threads()
+    want = max(1, min(base, _cores() - busy))
+    current = base if _adapted is None else _adapted
+    if want == current:
+        return
+    try:
+        import threadpoolctl
+    except ImportError:
+        return
+    threadpoolctl.threadpool_limits(limits=want, user_api="blas")
+    _adapted = None if want == base else want
+
+
+def adapted():
+    """The BLAS thread count the adaptation chose while the machine is busy, or None."""
+    return _adapted

@@ -82,3 +82,46 @@ def test_import_leaves_blas_alone_and_the_variable_sets_it():
     env["MINIGRAD_NUM_THREADS"] = "zero"
     bad = subprocess.run([sys.executable, "-c", "import minigrad"], env=env, capture_output=True, text=True)
     assert bad.returncode != 0 and "$MINIGRAD_NUM_THREADS='zero' is not a positive integer" in bad.stderr
+
+
+def test_busy_machine_lowers_blas_threads_and_a_quiet_one_restores_them(restore, monkeypatch):
+    """Issue 38 item 4: at an optimizer step, at most every half second, the median of the last five
+    readings of other processes' runnable threads decides how many cores are free."""
+    monkeypatch.setenv("MINIGRAD_ADAPTIVE_THREADS", "1")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(_threads, "_cores", lambda: 4)
+    monkeypatch.setattr(_threads, "_threads", None)
+    monkeypatch.setattr(_threads, "_adapted", None)
+    monkeypatch.setattr(_threads, "_others", __import__("collections").deque(maxlen=5))
+    restore.threadpool_limits(limits=4, user_api="blas")
+    readings = iter([3, 3, 3, 0, 0, 0, 0])
+    monkeypatch.setattr(_threads, "_runnable_others", lambda: next(readings))
+    opt = mg.optim.SGD([mg.zeros(2, requires_grad=True)], lr=0.1)
+    seen = []
+    for _ in range(7):
+        _threads._next_look = 0.0          # as if half a second had passed
+        opt.step()
+        seen.append((_threads.adapted(), _blas_threads(restore)[0]))
+    assert seen == [(1, 1), (1, 1), (1, 1), (1, 1), (1, 1), (None, 4), (None, 4)]  # the median turns at the 3rd quiet reading
+    assert "1 for now" not in mg.__config__.show()
+    opt.step()                              # within the half second: not looked at again
+    mg.set_num_threads(2)                   # the user's number wins from now on
+    _threads._next_look = 0.0
+    monkeypatch.setattr(_threads, "_runnable_others", lambda: 3)
+    opt.step()
+    assert _threads.adapted() is None and set(_blas_threads(restore)) == {2}
+
+
+def test_adaptation_stays_off_when_asked(restore, monkeypatch):
+    monkeypatch.setattr(_threads, "_threads", None)
+    monkeypatch.setattr(_threads, "_runnable_others", lambda: pytest.fail("looked at the load"))
+    _threads._next_look = 0.0
+    _threads.adapt()                        # the suite's default: MINIGRAD_ADAPTIVE_THREADS=0
+    monkeypatch.setenv("MINIGRAD_ADAPTIVE_THREADS", "1")
+    mg.use_deterministic_algorithms(True)
+    try:
+        _threads._next_look = 0.0
+        _threads.adapt()
+    finally:
+        mg.use_deterministic_algorithms(False)
+    assert _threads._runnable_others  # (the reading itself works on Linux)
