@@ -46,6 +46,7 @@ _dynamo = _types.ModuleType("minigrad._dynamo", "torch._dynamo's reset(), for sc
 _dynamo.reset = compiler.reset
 from . import onnx  # noqa: F401,E402  (imports the onnx package only when exporting)
 from . import viz  # noqa: F401,E402
+from . import distributions  # noqa: F401,E402  (mg.distributions, as torch.distributions)
 from . import _config as __config__  # noqa: F401,E402  (mg.__config__.show(), as torch.__config__)
 from ._config import show_config  # noqa: F401,E402
 from ._threads import (  # noqa: F401,E402

@@ -31,7 +31,7 @@ _lgamma_u = np.frompyfunc(_lgamma_one, 1, 1)
 
 def lgamma_np(x):
     x = np.asarray(x)
-    return _lgamma_u(_f64(x)).astype(x.dtype if x.dtype.kind == "f" else np.float64)
+    return np.asarray(_lgamma_u(_f64(x)), dtype=np.float64).astype(x.dtype if x.dtype.kind == "f" else np.float64)
 
 
 def digamma_np(x):
