@@ -27,7 +27,7 @@ def _full(shape, value, like):
 
 def _uniform(shape, like, low=0.0, high=1.0):
     """Uniform [low, high) draws from minigrad's generator, of ``like``'s dtype."""
-    return Tensor(get_rng().uniform(low, high, size=tuple(shape)).astype(like.dtype))
+    return Tensor(np.asarray(get_rng().uniform(low, high, size=tuple(shape))).astype(like.dtype))
 
 
 def _batch(*args):
@@ -263,7 +263,7 @@ class Cauchy(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        eps = Tensor(np.tan(math.pi * (get_rng().random(tuple(shape)) - 0.5)).astype(self.loc.dtype))
+        eps = Tensor(np.tan(math.pi * (np.asarray(get_rng().random(tuple(shape))) - 0.5)).astype(self.loc.dtype))
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
@@ -315,7 +315,7 @@ class Exponential(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        return Tensor(get_rng().standard_exponential(tuple(shape)).astype(self.rate.dtype)) / self.rate
+        return Tensor(np.asarray(get_rng().standard_exponential(tuple(shape))).astype(self.rate.dtype)) / self.rate
 
     def log_prob(self, value):
         if self._validate_args:

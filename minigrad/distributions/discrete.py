@@ -102,7 +102,7 @@ class Bernoulli(Distribution):
         shape = self._extended_shape(sample_shape)
         with no_grad():
             p = self.probs.expand(shape).detach().numpy()
-            return Tensor((get_rng().random(tuple(shape)) < p).astype(p.dtype))
+            return Tensor((np.asarray(get_rng().random(tuple(shape))) < p).astype(p.dtype))
 
     def log_prob(self, value):
         if self._validate_args:
@@ -189,7 +189,7 @@ class Binomial(Distribution):
         with no_grad():
             n = self.total_count.expand(shape).detach().numpy().astype(np.int64)
             p = self.probs.expand(shape).detach().numpy()
-            return Tensor(get_rng().binomial(n, p).astype(p.dtype))
+            return Tensor(np.asarray(get_rng().binomial(n, p)).astype(p.dtype))
 
     def log_prob(self, value):
         if self._validate_args:
@@ -255,7 +255,7 @@ class Poisson(Distribution):
         shape = self._extended_shape(sample_shape)
         with no_grad():
             r = self.rate.expand(shape).detach().numpy()
-            return Tensor(get_rng().poisson(r).astype(r.dtype))
+            return Tensor(np.asarray(get_rng().poisson(r)).astype(r.dtype))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -25,7 +25,7 @@ __all__ = ["Gamma", "Chi2", "Beta", "Dirichlet"]
 def _standard_gamma(alpha):
     """Gamma(alpha, 1) draws of alpha's shape, differentiable in alpha (implicit reparameterisation)."""
     a = alpha.detach().numpy().astype(np.float64)
-    x = get_rng().standard_gamma(a).astype(alpha.dtype)
+    x = np.asarray(get_rng().standard_gamma(a)).astype(alpha.dtype)
     x = np.maximum(x, np.finfo(alpha.dtype).tiny)
     return standard_gamma_reparam(alpha, Tensor(x))
 

@@ -1,0 +1,103 @@
+"""Densities, cdf/icdf, entropy, moments, shapes and support of every distribution against PyTorch's
+(float64, the same parameters; PyTorch is the specification)."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.distributions as D
+
+from .cases import CASES, make, values
+
+torch = pytest.importorskip("torch")
+T = torch.distributions
+
+
+def _np(x):
+    return x.detach().numpy() if hasattr(x, "detach") else np.asarray(x)
+
+
+def _close(a, b, rtol=1e-10, atol=1e-12):
+    a, b = _np(a), _np(b)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def _both(fn):
+    """fn's result or the exception type it raised."""
+    try:
+        return fn(), None
+    except (NotImplementedError, ValueError) as e:
+        return None, type(e)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_torch(name):
+    m, t = make(D, name), make(T, name)
+    assert tuple(m.batch_shape) == tuple(t.batch_shape) and tuple(m.event_shape) == tuple(t.event_shape)
+    assert m.has_rsample == t.has_rsample and m.has_enumerate_support == t.has_enumerate_support
+    assert sorted(m.arg_constraints) == sorted(t.arg_constraints)
+    assert type(m.support).__name__ == type(t.support).__name__
+    vm, vt = values(D, name), values(T, name)
+    _close(m.log_prob(vm), t.log_prob(vt))
+    for fn in ("entropy",):
+        rm, em = _both(lambda: getattr(m, fn)())
+        rt, et = _both(lambda: getattr(t, fn)())
+        assert em == et, (fn, em, et)
+        if rm is not None:
+            _close(rm, rt)
+    for prop in ("mean", "variance", "stddev", "mode"):
+        rm, em = _both(lambda: getattr(m, prop))
+        rt, et = _both(lambda: getattr(t, prop))
+        assert em == et, (prop, em, et)
+        if rm is not None:
+            _close(rm, rt)
+    if name in ("Normal", "Uniform", "Laplace", "Cauchy", "Exponential", "LogNormal", "Gumbel"):
+        _close(m.cdf(vm), t.cdf(vt))
+        q = np.array([[0.05, 0.5], [0.3, 0.975]])
+        _close(m.icdf(mg.tensor(q)), t.icdf(torch.tensor(q)), rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["Bernoulli", "Binomial", "Categorical", "OneHotCategorical"])
+def test_enumerate_support(name):
+    m, t = make(D, name), make(T, name)
+    for expand in (True, False):
+        _close(m.enumerate_support(expand), t.enumerate_support(expand))
+    _close(m.log_prob(m.enumerate_support()), t.log_prob(t.enumerate_support()))
+
+
+@pytest.mark.parametrize("name", ["Normal", "Gamma", "Beta", "Dirichlet", "Categorical", "MultivariateNormal",
+                                  "LowRankMultivariateNormal", "Gumbel", "Binomial", "RelaxedOneHotCategorical"])
+def test_expand(name):
+    m, t = make(D, name), make(T, name)
+    shape = (4,) + tuple(m.batch_shape)
+    me, te = m.expand(shape), t.expand(shape)
+    assert tuple(me.batch_shape) == tuple(te.batch_shape) == shape
+    assert tuple(me.event_shape) == tuple(te.event_shape)
+    _close(me.log_prob(values(D, name)[:1]), te.log_prob(values(T, name)[:1]))
+    assert tuple(me.sample((3,)).shape) == (3,) + shape + tuple(m.event_shape)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_sample_shapes_and_support(name):
+    m = make(D, name)
+    for sample_shape in ((), (5,), (2, 3)):
+        s = m.sample(sample_shape)
+        assert tuple(s.shape) == tuple(sample_shape) + tuple(m.batch_shape) + tuple(m.event_shape)
+        assert not s.requires_grad
+        assert bool(np.all(m.support.check(s).numpy()))
+    if m.has_rsample:
+        assert tuple(m.rsample((4,)).shape) == (4,) + tuple(m.batch_shape) + tuple(m.event_shape)
+
+
+def test_scalar_parameters_give_an_empty_batch_shape():
+    for d in (D.Normal(0.0, 1.0), D.Uniform(0.0, 1.0), D.Bernoulli(0.3), D.Gamma(2.0, 1.0), D.Beta(2.0, 3.0),
+              D.Exponential(1.0), D.Gumbel(0.0, 1.0), D.Chi2(3.0)):
+        assert tuple(d.batch_shape) == () and tuple(d.sample().shape) == ()
+    assert D.Normal(0.0, 1.0).log_prob(mg.tensor(0.5)).dtype == mg.float32
+
+
+def test_float32_parameters_stay_float32():
+    loc, scale = mg.tensor([0.0, 1.0]), mg.tensor([1.0, 2.0])
+    for d in (D.Normal(loc, scale), D.Laplace(loc, scale), D.Gamma(scale, scale), D.Beta(scale, scale)):
+        assert d.rsample((2,)).dtype == mg.float32
+        assert d.log_prob(d.sample()).dtype == mg.float32
