@@ -1,6 +1,6 @@
 """Probability distributions, as torch.distributions: sampling (``sample``, reparameterised
 ``rsample``), densities (``log_prob``, ``cdf``, ``icdf``), moments, ``entropy`` and
-[`kl_divergence`][minigrad.distributions.kl.kl_divergence], built on minigrad's Tensor ops so that
+[`kl_divergence`][minigrad.distributions.kl_divergence], built on minigrad's Tensor ops so that
 gradients flow to the parameters.
 
 Randomness comes from minigrad's generator (``mg.manual_seed`` makes draws reproducible). Argument

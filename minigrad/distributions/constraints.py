@@ -6,6 +6,7 @@ which ``validate_args`` reads; ``is_discrete`` and ``event_dim`` say what kind o
 import numpy as np
 
 from ..tensor import Tensor
+from .utils import _inherit_docs
 
 __all__ = ["Constraint", "boolean", "cat", "dependent", "dependent_property", "greater_than",
            "greater_than_eq", "independent", "integer_interval", "interval", "half_open_interval",
@@ -30,6 +31,11 @@ class Constraint:
     """
     is_discrete = False
     event_dim = 0
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _inherit_docs(cls, {"is_discrete": "Whether the constrained space is discrete.",
+                            "event_dim": "The number of rightmost dimensions that form one event."})
 
     def check(self, value):
         """A bool Tensor: whether each event of ``value`` satisfies the constraint."""

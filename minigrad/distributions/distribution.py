@@ -1,5 +1,4 @@
 """The base class of every distribution (torch.distributions.Distribution)."""
-import inspect
 import warnings
 
 import numpy as np
@@ -8,30 +7,9 @@ from .._size import Size
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from . import constraints
-from .utils import lazy_property
+from .utils import _inherit_docs, lazy_property
 
 __all__ = ["Distribution"]
-
-
-def _inherit_docs(cls, defaults=None):
-    """An override without a docstring takes its base's (mean, log_prob, ... are documented once)."""
-    for name, value in list(vars(cls).items()):
-        if name.startswith("_"):
-            continue
-        base = next((vars(k)[name] for k in cls.__mro__[1:] if name in vars(k)), None)
-        doc = getattr(base, "__doc__", None) if base is not None and not isinstance(base, (int, bool)) else None
-        doc = doc or (defaults or {}).get(name)
-        if not doc:
-            continue
-        if isinstance(value, property) and not value.__doc__:
-            try:
-                value.__doc__ = doc
-            except AttributeError:
-                setattr(cls, name, type(value)(value.fget, value.fset, value.fdel, doc))
-        elif isinstance(value, (staticmethod, classmethod)) and not value.__func__.__doc__:
-            value.__func__.__doc__ = doc
-        elif inspect.isfunction(value) and not value.__doc__:
-            value.__doc__ = doc
 
 
 class Distribution:

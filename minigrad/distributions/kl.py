@@ -1,5 +1,5 @@
-"""KL divergences between distributions: [`kl_divergence`][minigrad.distributions.kl.kl_divergence]
-and [`register_kl`][minigrad.distributions.kl.register_kl], with PyTorch's closed forms for the
+"""KL divergences between distributions: [`kl_divergence`][minigrad.distributions.kl_divergence]
+and [`register_kl`][minigrad.distributions.register_kl], with PyTorch's closed forms for the
 pairs of families minigrad has (torch.distributions.kl)."""
 import math
 import warnings

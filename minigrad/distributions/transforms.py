@@ -12,8 +12,7 @@ import numpy as np
 from .._size import Size
 from ..tensor import Tensor
 from . import constraints
-from .distribution import _inherit_docs
-from .utils import _sum_rightmost, broadcast_all, lazy_property
+from .utils import _inherit_docs, _sum_rightmost, broadcast_all, lazy_property
 
 __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform",
            "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PowerTransform",
@@ -301,6 +300,8 @@ class ComposeTransform(Transform):
         return shape
 
     def __repr__(self):
+        if not self.parts:      # identity_transform: one line (PyTorch writes an empty indented line)
+            return "ComposeTransform()"
         return self.__class__.__name__ + "(\n    " + ",\n    ".join(repr(p) for p in self.parts) + "\n)"
 
 

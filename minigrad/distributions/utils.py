@@ -1,4 +1,5 @@
 """Helpers shared by the distributions (torch.distributions.utils)."""
+import inspect
 import numbers
 
 import numpy as np
@@ -79,3 +80,24 @@ class lazy_property:
 class _lazy_property_and_property(lazy_property, property):
     def __init__(self, wrapped):
         property.__init__(self, wrapped)
+
+
+def _inherit_docs(cls, defaults=None):
+    """An override without a docstring takes its base's (mean, log_prob, ... are documented once)."""
+    for name, value in list(vars(cls).items()):
+        if name.startswith("_"):
+            continue
+        base = next((vars(k)[name] for k in cls.__mro__[1:] if name in vars(k)), None)
+        doc = getattr(base, "__doc__", None) if base is not None and not isinstance(base, (int, bool)) else None
+        doc = doc or (defaults or {}).get(name)
+        if not doc:
+            continue
+        if isinstance(value, property) and not value.__doc__:
+            try:
+                value.__doc__ = doc
+            except AttributeError:
+                setattr(cls, name, type(value)(value.fget, value.fset, value.fdel, doc))
+        elif isinstance(value, (staticmethod, classmethod)) and not value.__func__.__doc__:
+            value.__func__.__doc__ = doc
+        elif inspect.isfunction(value) and not value.__doc__:
+            value.__doc__ = doc
