@@ -1,10 +1,9 @@
 """The Gamma family and its relatives: Gamma, Chi2, Beta, Dirichlet.
 
 Their rsample is implicitly reparameterised: a Gamma(alpha, 1) draw x is differentiated through
-dx/dalpha = -(dF/dalpha) / (dF/dx) (F the Gamma cdf), computed as PyTorch's _standard_gamma_grad.
-Beta and Dirichlet samples are normalised Gamma draws, so their gradients flow through the same rule
-(PyTorch's Dirichlet uses a dedicated formula for the same derivative; the values agree in
-expectation, not sample by sample).
+dx/dalpha = -(dF/dalpha) / (dF/dx) (F the Gamma cdf), computed as PyTorch's _standard_gamma_grad;
+a Dirichlet (and Beta) draw through the same identity on its Beta marginals, as PyTorch's
+_dirichlet_grad.
 """
 from numbers import Number
 
@@ -14,7 +13,7 @@ from .._size import Size
 from ..random import get_rng
 from ..tensor import Tensor
 from . import constraints
-from ._special import digamma, lgamma, standard_gamma_reparam
+from ._special import digamma, dirichlet_reparam, lgamma, standard_gamma_reparam
 from .continuous import _batch, _expand, _mg
 from .distribution import Distribution
 from .utils import broadcast_all
@@ -127,10 +126,12 @@ class Dirichlet(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        g = _standard_gamma(self.concentration.expand(shape))
-        x = g / g.sum(-1, keepdim=True)
-        tiny = float(np.finfo(x.dtype).tiny)
-        return x.clamp(min=tiny, max=1 - float(np.finfo(x.dtype).eps))
+        c = self.concentration.expand(shape)
+        g = np.asarray(get_rng().standard_gamma(c.detach().numpy().astype(np.float64)))
+        x = g / g.sum(-1, keepdims=True)
+        finfo = np.finfo(c.dtype)
+        x = np.clip(x, finfo.tiny, 1 - finfo.eps).astype(c.dtype)
+        return dirichlet_reparam(c, Tensor(x))
 
     def log_prob(self, value):
         if self._validate_args:
