@@ -13,7 +13,7 @@ from .._size import Size
 from ..random import get_rng
 from ..tensor import Tensor
 from . import constraints
-from ._special import digamma, dirichlet_reparam, lgamma, standard_gamma_reparam
+from ._special import digamma, dirichlet_reparam, gammainc, lgamma, standard_gamma_reparam
 from .continuous import _batch, _expand, _mg
 from .distribution import Distribution
 from .utils import broadcast_all
@@ -76,6 +76,11 @@ class Gamma(Distribution):
             self._validate_sample(value)
         return (_mg().xlogy(self.concentration, self.rate) + _mg().xlogy(self.concentration - 1, value)
                 - self.rate * value - lgamma(self.concentration))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return gammainc(self.concentration, self.rate * value)
 
     def entropy(self):
         c = self.concentration
