@@ -29,6 +29,7 @@ import minigrad.distributions as D
     (lambda: D.LowRankMultivariateNormal(mg.zeros(2), mg.ones(2, 1), mg.tensor([1.0, 0.0])), "cov_diag",
      "IndependentConstraint"),
 ])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # LowRank: the capacitance of a zero diagonal, before the check
 def test_bad_parameters_raise(make, param, constraint):
     with pytest.raises(ValueError, match=f"Expected parameter {param} .* of distribution .* to satisfy the "
                                          f"constraint {re.escape(constraint)}"):
@@ -53,6 +54,7 @@ def test_the_message_names_the_distribution_and_values():
     (lambda **kw: D.Uniform(mg.tensor([0.0]), mg.tensor([1.0]), **kw), [1.5], "Interval"),
     (lambda **kw: D.LogNormal(mg.tensor([0.0]), mg.tensor([1.0]), **kw), [-0.5], "GreaterThan"),
 ])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # unchecked: log(0) and log of a negative number
 def test_values_outside_the_support_raise(make, value, support):
     v = mg.tensor(np.asarray(value))
     with pytest.raises(ValueError, match=f"Expected value argument .* to be within the support \\({re.escape(support)}"):
