@@ -131,7 +131,7 @@ def _batch_trace_XXT(bmat):
 
 
 def _solve_tril(L, B):
-    return _mg().linalg.solve(L, B)
+    return _mg().linalg.solve(L.tril(), B)
 
 
 def _infer_size(a, b):

@@ -24,9 +24,15 @@ def _batch_mv(bmat, bvec):
 
 
 def _batch_mahalanobis(bL, bx):
-    """xᵀ (L Lᵀ)⁻¹ x for a lower-triangular factor L; batch shapes broadcast."""
-    y = _mg().linalg.solve(bL, bx.unsqueeze(-1)).squeeze(-1)
+    """xᵀ (L Lᵀ)⁻¹ x for a lower-triangular factor L; batch shapes broadcast. Only L's lower triangle
+    is read (as PyTorch's solve_triangular), so its upper part gets no gradient."""
+    y = _solve_tril(bL, bx.unsqueeze(-1)).squeeze(-1)
     return y.pow(2).sum(-1)
+
+
+def _solve_tril(L, B):
+    """L⁻¹ B for lower-triangular L (its upper triangle ignored, as solve_triangular(upper=False))."""
+    return _mg().linalg.solve(L.tril(), B)
 
 
 def _eye_like(n, t):
@@ -109,7 +115,7 @@ class MultivariateNormal(Distribution):
     def precision_matrix(self):
         """The precision matrix Σ⁻¹."""
         L = self._unbroadcasted_scale_tril
-        Linv = _mg().linalg.solve(L, _eye_like(L.shape[-1], L))
+        Linv = _solve_tril(L, _eye_like(L.shape[-1], L))
         return (Linv.mT @ Linv).expand(self._cov_shape())
 
     @property
@@ -252,7 +258,7 @@ class LowRankMultivariateNormal(Distribution):
         """The precision matrix (W Wᵀ + D)⁻¹, by the Woodbury identity."""
         W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
         Wt_Dinv = W.mT / D.unsqueeze(-2)
-        A = _mg().linalg.solve(self._capacitance_tril, Wt_Dinv)
+        A = _solve_tril(self._capacitance_tril, Wt_Dinv)
         return (_mg().diag_embed(D.reciprocal()) - A.mT @ A).expand(self._cov_shape())
 
     def rsample(self, sample_shape=Size()):
