@@ -7,7 +7,6 @@ from functools import total_ordering
 
 import numpy as np
 
-from ..tensor import Tensor
 from ._special import digamma, lgamma
 from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform, _mg
 from .discrete import Bernoulli, Binomial, Categorical, OneHotCategorical, Poisson

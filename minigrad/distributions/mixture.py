@@ -2,7 +2,6 @@
 from .._size import Size
 from ..autograd.grad_mode import no_grad
 from . import constraints
-from .continuous import _mg
 from .discrete import Categorical
 from .distribution import Distribution
 

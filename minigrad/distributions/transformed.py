@@ -7,7 +7,6 @@ import numpy as np
 
 from .._size import Size
 from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor
 from . import constraints
 from ._special import lgamma
 from .continuous import Normal, Uniform, _mg

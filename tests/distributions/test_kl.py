@@ -53,8 +53,9 @@ def test_kl_matches_torch(pair):
 def test_kl_independent_and_self():
     p = D.Independent(D.Normal(mg.tensor([0.1, 0.2], dtype=mg.float64), mg.tensor([1.0, 2.0], dtype=mg.float64)), 1)
     q = D.Independent(D.Normal(mg.tensor([0.0, 0.0], dtype=mg.float64), mg.tensor([1.5, 1.0], dtype=mg.float64)), 1)
-    tp = T.Independent(T.Normal(torch.tensor([0.1, 0.2], dtype=torch.float64), torch.tensor([1.0, 2.0], dtype=torch.float64)), 1)
-    tq = T.Independent(T.Normal(torch.tensor([0.0, 0.0], dtype=torch.float64), torch.tensor([1.5, 1.0], dtype=torch.float64)), 1)
+    f64 = torch.float64
+    tp = T.Independent(T.Normal(torch.tensor([0.1, 0.2], dtype=f64), torch.tensor([1.0, 2.0], dtype=f64)), 1)
+    tq = T.Independent(T.Normal(torch.tensor([0.0, 0.0], dtype=f64), torch.tensor([1.5, 1.0], dtype=f64)), 1)
     np.testing.assert_allclose(D.kl_divergence(p, q).item(), T.kl_divergence(tp, tq).item(), rtol=1e-12)
     assert abs(D.kl_divergence(p, p).item()) < 1e-12
 

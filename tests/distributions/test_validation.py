@@ -57,7 +57,8 @@ def test_the_message_names_the_distribution_and_values():
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")   # unchecked: log(0) and log of a negative number
 def test_values_outside_the_support_raise(make, value, support):
     v = mg.tensor(np.asarray(value))
-    with pytest.raises(ValueError, match=f"Expected value argument .* to be within the support \\({re.escape(support)}"):
+    expected = f"Expected value argument .* to be within the support \\({re.escape(support)}"
+    with pytest.raises(ValueError, match=expected):
         make().log_prob(v)
     make(validate_args=False).log_prob(v)      # no check: PyTorch's formula, whatever it gives there
 
