@@ -468,3 +468,53 @@ class _Gammainc(Function):
 
 def gammainc(a, x):
     return _Gammainc.apply(_t(a), _t(x))
+
+
+# -- draws: one random op, so a traced or compiled program draws afresh at each run -------------------
+def _draw_np(rng, shape, kind, dt, params):
+    shape = tuple(shape)
+    p = [np.broadcast_to(np.asarray(v, dtype=np.float64), shape) for v in params]
+    if kind == "gamma":
+        out = np.maximum(np.asarray(rng.standard_gamma(p[0])), np.finfo(dt).tiny)
+    elif kind == "dirichlet":             # normalised Gamma draws over the last dimension
+        g = np.asarray(rng.standard_gamma(p[0]))
+        finfo = np.finfo(dt)
+        out = np.clip(g / g.sum(-1, keepdims=True), finfo.tiny, 1 - finfo.eps)
+    elif kind == "poisson":
+        out = np.asarray(rng.poisson(p[0]))
+    elif kind == "binomial":
+        out = np.asarray(rng.binomial(p[0].astype(np.int64), p[1]))
+    elif kind == "bernoulli":
+        out = np.asarray(rng.random(shape)) < p[0]
+    elif kind == "exponential":
+        out = np.asarray(rng.standard_exponential(shape))
+    else:
+        raise ValueError(f"distributions: unknown draw {kind!r}")
+    return np.asarray(out).astype(dt)
+
+
+class _Draw(Function):
+    """out = a draw of ``kind`` ('gamma', 'dirichlet', 'poisson', 'binomial', 'bernoulli',
+    'exponential') of the given shape and dtype from a generator, with the parameter arrays
+    broadcast to that shape; no gradient (the reparameterised ones go through _StandardGamma and
+    _Dirichlet)"""
+    jvp = NoRule("a random draw: no tangent flows")
+    onnx = NoRule("a random draw: ONNX's Random* operators draw from their own generator")
+    fusion = _NO_FUSION
+    batching = NoRule("a random draw: vmap's randomness argument decides")
+    _random, _generator_arg = True, 3
+
+    @staticmethod
+    def forward(ctx, shape, kind, dt, generator, *params):
+        from ..random import get_rng
+        return _draw_np(get_rng(generator), shape, kind, np.dtype(dt), params)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("distributions: a random draw is not differentiable")
+
+
+def draw(kind, shape, dtype, *params):
+    """A draw of ``kind`` (see _Draw) from minigrad's default generator, as a Tensor without grad."""
+    params = [p.detach() if isinstance(p, Tensor) else Tensor(np.asarray(p, dtype=np.float64)) for p in params]
+    return _Draw.apply(tuple(shape), kind, np.dtype(dtype).name, None, *params)

@@ -6,10 +6,9 @@ import numpy as np
 
 from .._size import Size
 from ..autograd.grad_mode import no_grad
-from ..random import get_rng
 from ..tensor import Tensor
 from . import constraints
-from ._special import digamma, erfinv, lgamma
+from ._special import digamma, draw, erfinv, lgamma
 from .distribution import Distribution
 from .utils import _standard_normal, broadcast_all
 
@@ -25,9 +24,10 @@ def _full(shape, value, like):
     return Tensor(np.full(tuple(shape), value, dtype=like.dtype))
 
 
-def _uniform(shape, like, low=0.0, high=1.0):
-    """Uniform [low, high) draws from minigrad's generator, of ``like``'s dtype."""
-    return Tensor(np.asarray(get_rng().uniform(low, high, size=tuple(shape))).astype(like.dtype))
+def _rand(shape, dtype):
+    """Uniform [0, 1) draws from minigrad's generator (mg.rand: a random op, so traced programs draw
+    afresh)."""
+    return _mg().rand(*shape, dtype=dtype) if len(shape) else _mg().rand((), dtype=dtype)
 
 
 def _batch(*args):
@@ -159,7 +159,7 @@ class Uniform(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        rand = _mg().rand(*shape, dtype=self.low.dtype) if len(shape) else _mg().rand((), dtype=self.low.dtype)
+        rand = _rand(shape, self.low.dtype)
         return self.low + rand * (self.high - self.low)
 
     def log_prob(self, value):
@@ -214,7 +214,7 @@ class Laplace(Distribution):
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         eps = float(np.finfo(self.loc.dtype).eps)
-        u = _uniform(shape, self.loc, eps - 1, 1)
+        u = _rand(shape, self.loc.dtype) * (2 - eps) + (eps - 1)       # uniform on [eps - 1, 1)
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value):
@@ -263,7 +263,7 @@ class Cauchy(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        eps = Tensor(np.tan(math.pi * (np.asarray(get_rng().random(tuple(shape))) - 0.5)).astype(self.loc.dtype))
+        eps = _mg().tan(math.pi * (_rand(shape, self.loc.dtype) - 0.5))        # standard Cauchy
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
@@ -315,7 +315,7 @@ class Exponential(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        return Tensor(np.asarray(get_rng().standard_exponential(tuple(shape))).astype(self.rate.dtype)) / self.rate
+        return draw("exponential", shape, self.rate.dtype) / self.rate
 
     def log_prob(self, value):
         if self._validate_args:

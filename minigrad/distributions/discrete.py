@@ -6,10 +6,9 @@ import numpy as np
 
 from .._size import Size
 from ..autograd.grad_mode import no_grad
-from ..random import get_rng
 from ..tensor import Tensor
 from . import constraints
-from ._special import lgamma
+from ._special import draw, lgamma
 from .continuous import _batch, _mg
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
@@ -101,8 +100,7 @@ class Bernoulli(Distribution):
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         with no_grad():
-            p = self.probs.expand(shape).detach().numpy()
-            return Tensor((np.asarray(get_rng().random(tuple(shape))) < p).astype(p.dtype))
+            return draw("bernoulli", shape, self.probs.dtype, self.probs)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -187,9 +185,7 @@ class Binomial(Distribution):
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         with no_grad():
-            n = self.total_count.expand(shape).detach().numpy().astype(np.int64)
-            p = self.probs.expand(shape).detach().numpy()
-            return Tensor(np.asarray(get_rng().binomial(n, p)).astype(p.dtype))
+            return draw("binomial", shape, self.probs.dtype, self.total_count, self.probs)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -254,8 +250,7 @@ class Poisson(Distribution):
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         with no_grad():
-            r = self.rate.expand(shape).detach().numpy()
-            return Tensor(np.asarray(get_rng().poisson(r)).astype(r.dtype))
+            return draw("poisson", shape, self.rate.dtype, self.rate)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -10,10 +10,9 @@ from numbers import Number
 import numpy as np
 
 from .._size import Size
-from ..random import get_rng
 from ..tensor import Tensor
 from . import constraints
-from ._special import digamma, dirichlet_reparam, gammainc, lgamma, standard_gamma_reparam
+from ._special import digamma, dirichlet_reparam, draw, gammainc, lgamma, standard_gamma_reparam
 from .continuous import _batch, _expand, _mg
 from .distribution import Distribution
 from .utils import broadcast_all
@@ -23,10 +22,7 @@ __all__ = ["Gamma", "Chi2", "Beta", "Dirichlet"]
 
 def _standard_gamma(alpha):
     """Gamma(alpha, 1) draws of alpha's shape, differentiable in alpha (implicit reparameterisation)."""
-    a = alpha.detach().numpy().astype(np.float64)
-    x = np.asarray(get_rng().standard_gamma(a)).astype(alpha.dtype)
-    x = np.maximum(x, np.finfo(alpha.dtype).tiny)
-    return standard_gamma_reparam(alpha, Tensor(x))
+    return standard_gamma_reparam(alpha, draw("gamma", alpha.shape, alpha.dtype, alpha))
 
 
 class Gamma(Distribution):
@@ -67,8 +63,9 @@ class Gamma(Distribution):
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        # as PyTorch's value.detach().clamp_(min=tiny): the value is clamped, its gradient is not
         tiny = float(np.finfo(value.dtype).tiny)
-        return value.clamp(min=tiny) if bool((value.detach().numpy() < tiny).any()) else value
+        return value + (value.clamp(min=tiny) - value).detach()
 
     def log_prob(self, value):
         value = value if isinstance(value, Tensor) else Tensor(np.asarray(value, self.rate.dtype))
@@ -132,11 +129,7 @@ class Dirichlet(Distribution):
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         c = self.concentration.expand(shape)
-        g = np.asarray(get_rng().standard_gamma(c.detach().numpy().astype(np.float64)))
-        x = g / g.sum(-1, keepdims=True)
-        finfo = np.finfo(c.dtype)
-        x = np.clip(x, finfo.tiny, 1 - finfo.eps).astype(c.dtype)
-        return dirichlet_reparam(c, Tensor(x))
+        return dirichlet_reparam(c, draw("dirichlet", shape, c.dtype, c))
 
     def log_prob(self, value):
         if self._validate_args:
