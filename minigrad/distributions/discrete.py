@@ -406,8 +406,7 @@ class OneHotCategorical(Distribution):
     @property
     def mode(self):
         probs = self._categorical.probs
-        idx = probs.argmax(-1).detach().numpy()
-        return Tensor(np.eye(probs.shape[-1], dtype=probs.dtype)[idx])
+        return _mg().nn.functional.one_hot(probs.argmax(-1), probs.shape[-1]).to(probs.dtype)
 
     @property
     def variance(self):
@@ -420,8 +419,8 @@ class OneHotCategorical(Distribution):
 
     def sample(self, sample_shape=Size()):
         probs = self._categorical.probs
-        indices = self._categorical.sample(sample_shape).numpy()
-        return Tensor(np.eye(self._categorical._num_events, dtype=probs.dtype)[indices])
+        indices = self._categorical.sample(sample_shape)
+        return _mg().nn.functional.one_hot(indices, self._categorical._num_events).to(probs.dtype)
 
     def log_prob(self, value):
         if self._validate_args:
