@@ -87,6 +87,9 @@ def test_sample_shapes_and_support(name):
         assert tuple(s.shape) == tuple(sample_shape) + tuple(m.batch_shape) + tuple(m.event_shape)
         assert not s.requires_grad
         assert bool(np.all(m.support.check(s).numpy()))
+        lp = m.log_prob(s)
+        assert tuple(lp.shape) == tuple(sample_shape) + tuple(m.batch_shape)
+        assert bool(np.all(np.isfinite(lp.detach().numpy())))
     if m.has_rsample:
         assert tuple(m.rsample((4,)).shape) == (4,) + tuple(m.batch_shape) + tuple(m.event_shape)
 
