@@ -58,7 +58,7 @@ INTERNAL = {
     "minigrad.onnx.context": "the lowering context, exported by minigrad.onnx (Ctx, Unmapped)",
     "minigrad.testing.opinfo": "the registry, exported by minigrad.testing",
     "minigrad.kernels.": "the numba kernels themselves; the switches are on the minigrad.kernels page",
-    **_group("minigrad.distributions", "continuous discrete distribution gamma kl mixture multivariate transformed",
+    **_group("minigrad.distributions", "continuous discrete distribution extra gamma kl mixture multivariate transformed",
              "the families and the KL registry, exported by minigrad.distributions"),
     "minigrad.distributions.utils": "helpers shared by the families (broadcast_all, logits_to_probs, ...), as "
                                     "torch.distributions.utils; not part of the documented API",

@@ -20,6 +20,7 @@ from .constraints import Constraint
 from .continuous import Cauchy, Exponential, Laplace, Normal, StudentT, Uniform
 from .discrete import Bernoulli, Binomial, Categorical, OneHotCategorical, Poisson
 from .distribution import Distribution
+from .extra import Geometric, HalfCauchy, HalfNormal, Pareto, Weibull
 from .gamma import Beta, Chi2, Dirichlet, Gamma
 from .kl import kl_divergence, register_kl
 from .mixture import MixtureSameFamily
@@ -37,7 +38,7 @@ __all__ = [
     "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "MultivariateNormal",
     "Normal", "OneHotCategorical", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
     "TransformedDistribution", "Uniform", "kl_divergence", "register_kl", "constraints", "transforms",
-    "Constraint",
+    "Constraint", "Geometric", "HalfCauchy", "HalfNormal", "Pareto", "Weibull",
     "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
     "IndependentTransform", "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform",
     "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform",

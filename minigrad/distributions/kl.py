@@ -10,6 +10,7 @@ import numpy as np
 from ._special import digamma, lgamma
 from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform, _mg
 from .discrete import Bernoulli, Binomial, Categorical, OneHotCategorical, Poisson
+from .extra import Geometric, HalfNormal, Pareto
 from .distribution import Distribution
 from .gamma import Beta, Dirichlet, Gamma
 from .multivariate import (LowRankMultivariateNormal, MultivariateNormal, _batch_lowrank_logdet,
@@ -229,6 +230,16 @@ def _kl_gumbel_gumbel(p, q):
     return t1 + t2 + t3 - (1 + _euler_gamma)
 
 
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
 @register_kl(Laplace, Laplace)
 def _kl_laplace_laplace(p, q):
     scale_ratio = p.scale / q.scale
@@ -364,6 +375,17 @@ def _kl_onehotcategorical_onehotcategorical(p, q):
     return _kl_categorical_categorical(p._categorical, q._categorical)
 
 
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    t1 = q.alpha * scale_ratio.log()
+    t2 = -alpha_ratio.log()
+    result = t1 + t2 + alpha_ratio - 1
+    result = _mask(result, p.support.lower_bound < q.support.lower_bound, inf)
+    return result
+
+
 @register_kl(Poisson, Poisson)
 def _kl_poisson_poisson(p, q):
     return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
@@ -388,6 +410,11 @@ def _kl_uniform_uniform(p, q):
 @register_kl(Bernoulli, Poisson)
 def _kl_bernoulli_poisson(p, q):
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
+@register_kl(Beta, Pareto)
+def _kl_beta_infinity(p, q):
+    return _infinite_like(p.concentration1)
 
 
 @register_kl(Beta, Exponential)
@@ -436,6 +463,10 @@ def _kl_beta_uniform(p, q):
 
 
 
+@register_kl(Exponential, Pareto)
+
+
+
 @register_kl(Exponential, Uniform)
 def _kl_exponential_infinity(p, q):
     return _infinite_like(p.rate)
@@ -476,6 +507,10 @@ def _kl_exponential_normal(p, q):
 
 
 @register_kl(Gamma, Beta)
+
+
+
+@register_kl(Gamma, Pareto)
 
 
 
@@ -538,6 +573,10 @@ def _kl_gamma_normal(p, q):
 
 
 
+@register_kl(Gumbel, Pareto)
+
+
+
 @register_kl(Gumbel, Uniform)
 def _kl_gumbel_infinity(p, q):
     return _infinite_like(p.loc)
@@ -561,6 +600,10 @@ def _kl_gumbel_normal(p, q):
 
 
 @register_kl(Laplace, Gamma)
+
+
+
+@register_kl(Laplace, Pareto)
 
 
 
@@ -592,6 +635,10 @@ def _kl_laplace_normal(p, q):
 
 
 
+@register_kl(Normal, Pareto)
+
+
+
 @register_kl(Normal, Uniform)
 def _kl_normal_infinity(p, q):
     return _infinite_like(p.loc)
@@ -619,6 +666,51 @@ def _kl_normal_laplace(p, q):
     )
     t3 = loc_diff * _mg().erf(math.sqrt(0.5) * loc_diff_scale_ratio)
     return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
+
+
+@register_kl(Pareto, Beta)
+
+
+
+@register_kl(Pareto, Uniform)
+def _kl_pareto_infinity(p, q):
+    return _infinite_like(p.scale)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    scale_rate_prod = p.scale * q.rate
+    t1 = (p.alpha / scale_rate_prod).log()
+    t2 = p.alpha.reciprocal()
+    t3 = p.alpha * scale_rate_prod / (p.alpha - 1)
+    result = t1 - t2 + t3 - 1
+    result = _mask(result, p.alpha <= 1, inf)
+    return result
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    common_term = p.scale.log() + p.alpha.reciprocal()
+    t1 = p.alpha.log() - common_term
+    t2 = lgamma(q.concentration) - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * common_term
+    t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    result = t1 + t2 + t3 + t4 - 1
+    result = _mask(result, p.alpha <= 1, inf)
+    return result
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    var_normal = 2 * q.scale.pow(2)
+    common_term = p.scale / (p.alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
+    t2 = p.alpha.reciprocal()
+    t3 = p.alpha * common_term.pow(2) / (p.alpha - 2)
+    t4 = (p.alpha * common_term - q.loc).pow(2)
+    result = t1 - t2 + (t3 + t4) / var_normal - 1
+    result = _mask(result, p.alpha <= 2, inf)
+    return result
 
 
 @register_kl(Poisson, Bernoulli)
@@ -694,6 +786,16 @@ def _kl_uniform_normal(p, q):
     t2 = (common_term).pow(2) / 12
     t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
     return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    support_uniform = p.high - p.low
+    t1 = (q.alpha * q.scale.pow(q.alpha) * (support_uniform)).log()
+    t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support_uniform) / support_uniform
+    result = t2 * (q.alpha + 1) - t1
+    result = _mask(result, p.low < q.support.lower_bound, inf)
+    return result
 
 
 @register_kl(Independent, Independent)

@@ -53,7 +53,8 @@ def test_matches_torch(name):
             _close(rm, rt)
     if name in ("Gamma", "Chi2"):
         _close(m.cdf(vm), t.cdf(vt))
-    if name in ("Normal", "Uniform", "Laplace", "Cauchy", "Exponential", "LogNormal", "Gumbel"):
+    if name in ("Normal", "Uniform", "Laplace", "Cauchy", "Exponential", "LogNormal", "Gumbel", "HalfNormal",
+                "HalfCauchy", "Weibull", "Pareto"):
         _close(m.cdf(vm), t.cdf(vt))
         q = np.array([[0.05, 0.5], [0.3, 0.975]])
         _close(m.icdf(mg.tensor(q)), t.icdf(torch.tensor(q)), rtol=1e-9)

@@ -16,7 +16,7 @@ def _params(name):
 
 
 @pytest.mark.parametrize("name", ["Normal", "Uniform", "Laplace", "Cauchy", "Exponential", "LogNormal", "Gumbel",
-                                  "MultivariateNormalTril", "LowRankMultivariateNormal", "RelaxedBernoulli",
+                                  "HalfNormal", "HalfCauchy", "Weibull", "Pareto", "MultivariateNormalTril", "LowRankMultivariateNormal", "RelaxedBernoulli",
                                   "RelaxedOneHotCategorical"])
 def test_rsample_gradient_matches_differences_on_the_same_noise(name):
     cls, params = _params(name)

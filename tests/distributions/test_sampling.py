@@ -18,7 +18,7 @@ KS_CRIT = 1.63 / np.sqrt(N)
 # the families whose mean and variance are finite for the case's parameters
 MOMENTS = ["Normal", "Uniform", "Laplace", "Exponential", "Gamma", "Chi2", "Beta", "Dirichlet", "LogNormal",
            "Gumbel", "Bernoulli", "Binomial", "Poisson", "OneHotCategorical", "MultivariateNormal",
-           "LowRankMultivariateNormal", "StudentT2"]
+           "LowRankMultivariateNormal", "StudentT2", "HalfNormal", "Weibull", "Geometric", "Pareto2"]
 
 
 @pytest.mark.parametrize("name", MOMENTS)
@@ -53,7 +53,8 @@ def _ks(sorted_x, cdf):
     return max(np.max(np.arange(1, n + 1) / n - cdf), np.max(cdf - np.arange(n) / n))
 
 
-@pytest.mark.parametrize("name", ["Normal", "Uniform", "Laplace", "Cauchy", "Exponential", "LogNormal", "Gumbel"])
+@pytest.mark.parametrize("name", ["Normal", "Uniform", "Laplace", "Cauchy", "Exponential", "LogNormal", "Gumbel",
+                                  "HalfNormal", "HalfCauchy", "Weibull", "Pareto"])
 def test_kolmogorov_smirnov_with_own_cdf(name):
     d = make(D, name)
     x = np.sort(d.sample((N,)).numpy(), axis=0)
@@ -78,11 +79,11 @@ def test_kolmogorov_smirnov_with_scipy_cdf(name):
         assert _ks(x[:, j], F) < KS_CRIT
 
 
-@pytest.mark.parametrize("name", ["Bernoulli", "Binomial", "Poisson", "Categorical"])
+@pytest.mark.parametrize("name", ["Bernoulli", "Binomial", "Poisson", "Categorical", "Geometric"])
 def test_discrete_frequencies(name):
     d = make(D, name)
     x = d.sample((N,))
-    support = np.arange(12) if name == "Poisson" else d.enumerate_support().numpy()[:, 0]
+    support = np.arange(12) if name in ("Poisson", "Geometric") else d.enumerate_support().numpy()[:, 0]
     for k in support:
         pmf = d.log_prob(mg.tensor(np.full(tuple(d.batch_shape), k, dtype=x.numpy().dtype))).exp().numpy()
         freq = (x.numpy() == k).mean(0)
