@@ -150,8 +150,10 @@ _SQRT_2PI = math.sqrt(2 * math.pi)
 def _run(kernel, *arrays, static=()):
     """kernel on the float64 values of arrays, rounded to their (float) dtype."""
     dt = np.result_type(*arrays)
-    out = kernel(*(np.asarray(a, dtype=np.float64) for a in arrays), *static)
-    return np.asarray(out).astype(dt, copy=False)
+    arrays = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in arrays))
+    shape = arrays[0].shape
+    out = kernel(*(a.reshape(-1) for a in arrays), *static)  # 1-d: the kernels index with masks
+    return np.asarray(out, dtype=np.float64).reshape(shape).astype(dt, copy=False)
 
 
 class _SpecialUnary(Function):
@@ -412,6 +414,7 @@ class _SpecialBinary(Function):
     batching = "elementwise"
     fusion = _NO_FUSION
     onnx = _NO_ONNX
+    _da_exists = True  # False: the first argument's derivative raises PyTorch's NotImplementedError
 
     @classmethod
     def forward(cls, ctx, a, x):
@@ -422,7 +425,10 @@ class _SpecialBinary(Function):
     def backward(cls, ctx, g):
         a, x = ctx.saved_tensors
         na, nx = ctx.needs_input_grad
-        return (cls._da(g, a, x) if na else None), (cls._dx(g, a, x) if nx else None)
+        # (forward mode's double-VJP identity asks for every float input: a constant first argument of
+        # igamma/zeta then has no gradient to compute, rather than PyTorch's error)
+        da = cls._da(g, a, x) if na and (a.requires_grad or cls._da_exists) else None
+        return da, (cls._dx(g, a, x) if nx else None)
 
     @classmethod
     def jvp(cls, ctx, ta, tx):
@@ -440,6 +446,7 @@ def _igamma_density(a, x):
 class Igamma(_SpecialBinary):
     """out = P(a, x), the regularized lower incomplete gamma function;
     dx = g * x^(a-1) exp(-x) / Gamma(a);  da: not implemented (as PyTorch)"""
+    _da_exists = False
     _kernel = staticmethod(_specfun.gammainc)
 
     @staticmethod
@@ -454,6 +461,7 @@ class Igamma(_SpecialBinary):
 class Igammac(_SpecialBinary):
     """out = Q(a, x) = 1 - P(a, x), the regularized upper incomplete gamma function;
     dx = -g * x^(a-1) exp(-x) / Gamma(a);  da: not implemented (as PyTorch)"""
+    _da_exists = False
     _kernel = staticmethod(_specfun.gammaincc)
 
     @staticmethod
@@ -468,6 +476,7 @@ class Igammac(_SpecialBinary):
 class SpecialZeta(_SpecialBinary):
     """out = the Hurwitz zeta function sum_k (k + q)^-x (torch.special.zeta);
     dq = -g * x * zeta(x + 1, q);  dx: not implemented (as PyTorch)"""
+    _da_exists = False
     _kernel = staticmethod(_specfun.zeta)
 
     @staticmethod
