@@ -148,12 +148,14 @@ _SQRT_2PI = math.sqrt(2 * math.pi)
 
 
 def _run(kernel, *arrays, static=()):
-    """kernel on the float64 values of arrays, rounded to their (float) dtype."""
+    """kernel on the float64 values of arrays, rounded to their (float) dtype; the result takes the
+    inputs' memory layout as a NumPy ufunc's would (a transposed input gives a transposed result)."""
     dt = np.result_type(*arrays)
-    arrays = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in arrays))
-    shape = arrays[0].shape
-    out = kernel(*(a.reshape(-1) for a in arrays), *static)  # 1-d: the kernels index with masks
-    return np.asarray(out, dtype=np.float64).reshape(shape).astype(dt, copy=False)
+    flat = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in arrays))
+    out = kernel(*(a.reshape(-1) for a in flat), *static)  # 1-d: the kernels index with masks
+    res = np.empty_like(arrays[0], dtype=dt) if len(arrays) == 1 else np.asarray(np.add(*arrays, dtype=dt))
+    res[...] = np.asarray(out, dtype=np.float64).reshape(flat[0].shape)
+    return res
 
 
 class _SpecialUnary(Function):
@@ -217,6 +219,13 @@ class Mvlgamma(_SpecialUnary):
     """out = log of the multivariate gamma function of dimension p (static);
     dx = g * sum_j digamma(x - j/2), j < p"""
     _kernel = staticmethod(_specfun.mvlgamma)
+
+    @classmethod
+    def forward(cls, ctx, x, p):  # C order, as PyTorch's (a composite of lgamma and a sum)
+        out = np.asarray(_run(cls._kernel, x, static=(p,)), order="C")
+        ctx.save_for_backward(x, out)
+        ctx.static = (p,)
+        return out
 
     @staticmethod
     def _deriv(x, out, p):
