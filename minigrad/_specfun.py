@@ -420,9 +420,19 @@ def i0e(x):
     return _bessel_i_scaled(x, 0)
 
 
+def _half_up(x):
+    """I1(x) for |x| < 1e-300: x/2 rounded as the exact value (x/2 + x^3/16, a hair above x/2) rounds,
+    where x/2 is a tie between two subnormals (x = 5e-324 gives 5e-324, as SciPy and PyTorch)."""
+    half = x * 0.5
+    return np.where(np.abs(half) * 2 < np.abs(x), np.nextafter(half, np.copysign(np.inf, x)), half)
+
+
 def i1e(x):
     x = _f64(x)
-    return np.sign(x) * _bessel_i_scaled(x, 1)
+    out = np.sign(x) * _bessel_i_scaled(x, 1)
+    tiny = np.abs(x) < 1e-300
+    out[tiny] = _half_up(x[tiny])
+    return out
 
 
 def i0(x):
@@ -438,6 +448,8 @@ def i1(x):
     with np.errstate(over="ignore", invalid="ignore"):
         out = i1e(x) * np.exp(np.abs(x))
     out[np.abs(x) == np.inf] = np.nan  # as PyTorch and SciPy
+    tiny = np.abs(x) < 1e-300
+    out[tiny] = _half_up(x[tiny])
     return out
 
 
