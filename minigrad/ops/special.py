@@ -152,7 +152,8 @@ def _run(kernel, *arrays, static=()):
     inputs' memory layout as a NumPy ufunc's would (a transposed input gives a transposed result)."""
     dt = np.result_type(*arrays)
     flat = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in arrays))
-    out = kernel(*(a.reshape(-1) for a in flat), *static)  # 1-d: the kernels index with masks
+    with np.errstate(all="ignore"):  # poles and overflows give inf/nan as PyTorch, without warnings
+        out = kernel(*(a.reshape(-1) for a in flat), *static)  # 1-d: the kernels index with masks
     res = np.empty_like(arrays[0], dtype=dt) if len(arrays) == 1 else np.asarray(np.add(*arrays, dtype=dt))
     res[...] = np.asarray(out, dtype=np.float64).reshape(flat[0].shape)
     return res
@@ -261,6 +262,16 @@ class Erfinv(_SpecialUnary):
     def _deriv(x, out):
         y = erfinv(x)
         return exp(y * y) * (_SQRT_PI / 2)
+
+
+class SpecialNdtr(_SpecialUnary):
+    """out = the standard normal CDF, erfc(-x / sqrt 2) / 2 (torch.special.ndtr, which PyTorch records as
+    a composite: MulBackward1);  dx = g * exp(-x^2 / 2) / sqrt(2 pi)"""
+    _kernel = staticmethod(_specfun.ndtr)
+
+    @staticmethod
+    def _deriv(x, out):
+        return exp(x * x * -0.5) * (1.0 / _SQRT_2PI)
 
 
 class SpecialNdtri(_SpecialUnary):
@@ -617,7 +628,7 @@ def erfcx(input):  # noqa: A002
 
 def ndtr(input):  # noqa: A002
     """The standard normal CDF, erfc(-input / sqrt 2) / 2 (torch.special.ndtr): accurate in the left tail."""
-    return erfc(_check_tensor("ndtr", input) * -math.sqrt(0.5)) * 0.5
+    return SpecialNdtr.apply(_check_tensor("ndtr", input))
 
 
 def ndtri(input):  # noqa: A002
