@@ -4,7 +4,8 @@ Every function takes and returns float64 arrays, elementwise; poles and domain e
 PyTorch (which share Cephes' conventions). The algorithms are the textbook ones:
 
 - lgamma, erf, erfc: the C library's (math.lgamma / math.erf / math.erfc), vectorised;
-- digamma: recurrence up to x >= 10, then the asymptotic series; reflection for x < 0;
+- digamma: recurrence up to x >= 10, then the asymptotic series; reflection for x < 0; the Taylor
+  series at the positive root near it;
 - zeta (Hurwitz) and polygamma: Euler-Maclaurin summation (Cephes' zeta);
 - gammainc / gammaincc: the power series for x < a + 1, the continued fraction otherwise;
 - erfcx: exp(x^2) erfc(x) below 3, the continued fraction of erfc above;
@@ -75,6 +76,25 @@ def _digamma_pos(x):
         return acc + np.log(x) - 0.5 / x - s * z
 
 
+_ROOT, _ROOT_VAL = 1.4616321449683622, -9.2412655217294275e-17   # digamma's positive root, psi(_ROOT) in float64
+_ROOT_COEF = None  # zeta(n + 1, _ROOT), n = 1..40: the Taylor coefficients of psi at its root (made on first use)
+
+
+def _digamma_near_root(x):
+    """psi(x) for |x - root| < 0.3 by its Taylor series at the root (SciPy's approach): relative
+    accuracy where psi(x) is near 0 (recurrence plus asymptotics keep only absolute accuracy there)."""
+    global _ROOT_COEF
+    if _ROOT_COEF is None:
+        _ROOT_COEF = _zeta(np.arange(2.0, 42.0), np.full(40, _ROOT))
+    dx = x - _ROOT
+    res = np.full(x.shape, _ROOT_VAL)
+    coef = np.full(x.shape, -1.0)
+    for c in _ROOT_COEF:
+        coef = coef * -dx
+        res = res + coef * c
+    return res
+
+
 def digamma(x):
     """psi(x) = d/dx log Gamma(x): -inf at 0 (PyTorch's and SciPy's choice), nan at the negative
     integers and -inf, inf at inf."""
@@ -83,6 +103,8 @@ def digamma(x):
     fin = np.isfinite(x)
     pos = fin & (x > 0)
     out[pos] = _digamma_pos(x[pos])
+    near = np.abs(x - _ROOT) < 0.3
+    out[near] = _digamma_near_root(x[near])
     neg = fin & (x < 0) & (x != np.floor(x))
     if neg.any():  # reflection: psi(x) = psi(1 - x) - pi / tan(pi x), x reduced exactly to [-1/2, 1/2]
         xn = x[neg]
