@@ -203,10 +203,47 @@ def mvlgamma(x, p):
 
 
 # -- incomplete gamma ----------------------------------------------------------------------------------
+def _log_ratio_m1(x, a):
+    """log(x / a) - (x - a) / a = log1p(t) - t with t = (x - a) / a, accurate for x near a (its series
+    below |t| = 0.5) and for x far below a (log(x / a) directly, not log1p of a rounded t)."""
+    t = (x - a) / a
+    out = np.empty(t.shape)
+    small = np.abs(t) < 0.5
+    ts = t[small]
+    acc = np.zeros_like(ts)
+    p = ts * ts
+    for k in range(2, 60):
+        acc = acc + (p / k if k % 2 == 0 else -p / k)
+        p = p * ts
+    out[small] = -acc
+    out[~small] = np.log(x[~small] / a[~small]) - t[~small]
+    return out
+
+
+_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156)
+
+
+def _igam_prefactor(a, x):
+    """x^a e^-x / Gamma(a). For a >= 10 through Stirling's series, a (log1p(t) - t) with t = (x - a)/a
+    + log(a / 2 pi) / 2 - (the Stirling correction): a log x - x - lgamma(a) computed directly loses
+    ~a ulps to cancellation."""
+    out = np.empty(a.shape)
+    big = a >= 10
+    ab, xb = a[big], x[big]
+    corr = np.zeros_like(ab)
+    z = 1.0 / (ab * ab)
+    for c in reversed(_STIRLING):
+        corr = corr * z + c
+    corr = corr / ab
+    out[big] = np.exp(ab * _log_ratio_m1(xb, ab) + 0.5 * np.log(ab / (2 * math.pi)) - corr)
+    sm = ~big
+    out[sm] = np.exp(a[sm] * np.log(x[sm]) - x[sm] - lgamma(a[sm]))
+    return out
+
+
 def _igam_series(a, x):
-    lg = lgamma(a)
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        ax = np.exp(a * np.log(x) - x - lg)
+        ax = _igam_prefactor(a, x)
         r, c, ans = a.copy(), np.ones_like(a), np.ones_like(a)
         act = np.ones(a.shape, bool)
         for _ in range(100000):
@@ -220,10 +257,9 @@ def _igam_series(a, x):
 
 
 def _igamc_cf(a, x):
-    lg = lgamma(a)
     big, biginv = 4.503599627370496e15, 2.22044604925031308085e-16
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        ax = np.exp(a * np.log(x) - x - lg)
+        ax = _igam_prefactor(a, x)
         y = 1.0 - a
         z = x + y + 1.0
         c = np.zeros_like(a)

@@ -142,6 +142,20 @@ def test_incomplete_gamma():
     _same(mg.igammac(ta, tx).numpy(), torch.igammac(ra, rx).numpy(), 1e-8, 1e-300, "igammac")
 
 
+def test_incomplete_gamma_large_shape_against_mpmath():
+    # the prefactor x^a e^-x / Gamma(a) through Stirling's series: no cancellation for large a
+    mp = pytest.importorskip("mpmath")
+    a = np.array([50.0, 750.0, 4646.314182059424, 8246.244203197173, 900978.1828373367])
+    x = np.array([45.0, 757.0, 2741.74544601004, 11630.485912058188, 895730.5809854193])
+    p = special.gammainc(mg.tensor(a, dtype=mg.float64), mg.tensor(x, dtype=mg.float64)).numpy()
+    q = special.gammaincc(mg.tensor(a, dtype=mg.float64), mg.tensor(x, dtype=mg.float64)).numpy()
+    with mp.workdps(30):
+        for i in range(len(a)):
+            wp = mp.gammainc(mp.mpf(a[i]), 0, mp.mpf(x[i]), regularized=True)
+            wq = mp.gammainc(mp.mpf(a[i]), mp.mpf(x[i]), mp.inf, regularized=True)
+            assert abs(p[i] - wp) <= 5e-13 * wp and abs(q[i] - wq) <= 5e-13 * wq, (a[i], x[i], p[i], q[i])
+
+
 def test_zeta():
     sp = pytest.importorskip("scipy.special")
     x = np.array([1.0, 0.5, 2.0, 2.0, 3.0, 2.0, INF, 60.0, 2.0, 1.5, 4.0, 2.0, 3.0, 1.0 + 1e-10, 30.0])
