@@ -35,11 +35,9 @@ def _f64(x):
 def _map(fn, x):
     """fn (a float -> float function) elementwise, as a float64 array."""
     x = _f64(x)
-    out = np.empty(x.shape, np.float64)
-    flat, res = x.reshape(-1), out.reshape(-1)
-    for i in range(flat.size):
-        res[i] = fn(float(flat[i]))
-    return out
+    if not x.size:
+        return np.empty(x.shape, np.float64)
+    return np.frompyfunc(fn, 1, 1)(x).astype(np.float64)
 
 
 # -- log-gamma, digamma, zeta, polygamma ------------------------------------------------------------
@@ -242,21 +240,27 @@ def _igam_prefactor(a, x):
 
 
 def _igam_series(a, x):
+    """P(a, x) by the power series (x < a + 1); the loop runs on the points not yet converged."""
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         ax = _igam_prefactor(a, x)
-        r, c, ans = a.copy(), np.ones_like(a), np.ones_like(a)
-        act = np.ones(a.shape, bool)
+        out = np.ones_like(a)
+        idx = np.arange(a.size)
+        r, c, ans, xs = a.copy(), np.ones_like(a), np.ones_like(a), x.copy()
         for _ in range(100000):
-            r[act] += 1.0
-            c[act] *= x[act] / r[act]
-            ans[act] += c[act]
-            act &= c > _EPS * ans
-            if not act.any():
+            if not idx.size:
                 break
-        return ans * ax / a
+            r += 1.0
+            c *= xs / r
+            ans += c
+            more = c > _EPS * ans
+            out[idx[~more]] = ans[~more]
+            idx, r, c, ans, xs = idx[more], r[more], c[more], ans[more], xs[more]
+        return out * ax / a
 
 
 def _igamc_cf(a, x):
+    """Q(a, x) by Legendre's continued fraction (Cephes' igamc); the loop runs on the points not yet
+    converged."""
     big, biginv = 4.503599627370496e15, 2.22044604925031308085e-16
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         ax = _igam_prefactor(a, x)
@@ -266,8 +270,11 @@ def _igamc_cf(a, x):
         pkm2, qkm2 = np.ones_like(a), x.copy()
         pkm1, qkm1 = x + 1.0, z * x
         ans = pkm1 / qkm1
-        act = np.ones(a.shape, bool)
+        out = ans.copy()
+        idx = np.arange(a.size)
         for _ in range(100000):
+            if not idx.size:
+                break
             c = c + 1.0
             y = y + 1.0
             z = z + 2.0
@@ -277,17 +284,19 @@ def _igamc_cf(a, x):
             nz = qk != 0
             r = np.where(nz, pk / np.where(nz, qk, 1.0), ans)
             t = np.where(nz, np.abs((ans - r) / np.where(r != 0, r, 1.0)), 1.0)
-            ans = np.where(act & nz, r, ans)
+            ans = r
             pkm2, pkm1, qkm2, qkm1 = pkm1, pk, qkm1, qk
             scale = np.abs(pk) > big
-            pkm2 = np.where(scale, pkm2 * biginv, pkm2)
-            pkm1 = np.where(scale, pkm1 * biginv, pkm1)
-            qkm2 = np.where(scale, qkm2 * biginv, qkm2)
-            qkm1 = np.where(scale, qkm1 * biginv, qkm1)
-            act &= t > _EPS
-            if not act.any():
-                break
-        return ans * ax
+            if scale.any():
+                f = np.where(scale, biginv, 1.0)
+                pkm2, pkm1, qkm2, qkm1 = pkm2 * f, pkm1 * f, qkm2 * f, qkm1 * f
+            more = t > _EPS
+            out[idx[~more]] = ans[~more]
+            if not more.all():
+                idx, y, z, c, ans = idx[more], y[more], z[more], c[more], ans[more]
+                pkm2, pkm1, qkm2, qkm1 = pkm2[more], pkm1[more], qkm2[more], qkm1[more]
+        out[idx] = ans
+        return out * ax
 
 
 def _igam_edges(a, x, lower):
@@ -514,32 +523,39 @@ def i1(x):
 # -- Bessel functions of the first and second kind, orders 0 and 1 -------------------------------------
 def _miller(x):
     """(J0, J1, sum (-1)^k J_2k / k, sum (-1)^k (J_2k-1 - J_2k+1) / k) for 0 < x <= 25 by Miller's
-    backward recurrence, normalised by J0 + 2 sum J_2k = 1."""
-    n_top = 2 * int((float(x.max()) if x.size else 0.0) + 30) // 2 + 20
+    backward recurrence, normalised by J0 + 2 sum J_2k = 1; the sums gather as the recurrence runs
+    (J_m enters the second with the weight c_m below), so memory stays a few arrays."""
+    n_top = 2 * (int(float(x.max()) if x.size else 0.0) + 30) // 2 + 20
+
+    def sgn(k):
+        return -1.0 if k % 2 else 1.0
+
+    def c_odd(m):  # the weight of J_m (m odd) in sum (-1)^k (J_2k-1 - J_2k+1) / k
+        k_up, k_down = (m + 1) // 2, (m - 1) // 2
+        return sgn(k_up) / k_up - (sgn(k_down) / k_down if k_down >= 1 else 0.0)
+
     jp1 = np.zeros_like(x)
-    j = np.full(x.shape, 1e-300)
-    norm = np.zeros_like(x)
-    s_y0 = np.zeros_like(x)
-    s_y1 = np.zeros_like(x)
-    js = {}
+    j = np.full(x.shape, 1e-300)  # J_{n_top}, up to scale
+    norm, s0, s1 = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
+    j1 = None
     for n in range(n_top, 0, -1):
-        jm1 = 2.0 * n / x * j - jp1  # J_{n-1}
-        jp1, j = j, jm1
-        if n - 1 > 0 and (n - 1) % 2 == 0:
+        jp1, j = j, 2.0 * n / x * j - jp1  # j is now J_{n-1}
+        m = n - 1
+        if m > 0 and m % 2 == 0:
             norm = norm + 2.0 * j
-        js[n - 1] = j
+            s0 = s0 + sgn(m // 2) * j / (m // 2)
+        elif m % 2 == 1:
+            s1 = s1 + c_odd(m) * j
+        if m == 1:
+            j1 = j
         big = np.abs(j) > 1e250
         if big.any():
             f = np.where(big, 1e-250, 1.0)
-            j, jp1, norm = j * f, jp1 * f, norm * f
-            for key in js:
-                js[key] = js[key] * f
-    norm = norm + js[0]
-    for k in range(1, n_top // 2):
-        sgn = -1.0 if k % 2 else 1.0
-        s_y0 = s_y0 + sgn * js[2 * k] / k
-        s_y1 = s_y1 + sgn * (js[2 * k - 1] - js[2 * k + 1]) / k
-    return js[0] / norm, js[1] / norm, s_y0 / norm, s_y1 / norm
+            j, jp1, norm, s0, s1 = j * f, jp1 * f, norm * f, s0 * f, s1 * f
+            if j1 is not None:
+                j1 = j1 * f
+    norm = norm + j
+    return j / norm, j1 / norm, s0 / norm, s1 / norm
 
 
 def _hankel(x, nu):
