@@ -22,7 +22,7 @@ from .elementwise import (_NonDifferentiable, _cast_to, _float, _float_pair, _in
 
 __all__ = ["xlogy", "sinc", "lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac", "erfc", "erfinv",
            "logit", "i0"]
-__methods__ = ["xlogy", "sinc", "xlogy_", "sinc_", "lgamma", "digamma", "polygamma", "mvlgamma", "igamma",
+__methods__ = ["xlogy", "sinc", "xlogy_", "sinc_", "lgamma", "digamma", "mvlgamma", "igamma",
                "igammac", "erfc", "erfinv", "logit", "i0", "lgamma_", "digamma_", "polygamma_", "mvlgamma_",
                "igamma_", "igammac_", "erfc_", "erfinv_", "logit_", "i0_"]
 
