@@ -314,23 +314,72 @@ def _igam_edges(a, x, lower):
     return a, x, out, todo
 
 
+_LGAM1P = None  # (-1)^k zeta(k) / k, k = 2..61: lgamma(1 + a) = -euler a + sum c_k a^k (made on first use)
+
+
+def _lgam1p(a):
+    """lgamma(1 + a), accurate for small a (1 + a rounds away a's low digits)."""
+    global _LGAM1P
+    out = lgamma(1.0 + a)
+    small = np.abs(a) < 0.5
+    if small.any():
+        if _LGAM1P is None:
+            k = np.arange(2.0, 62.0)
+            _LGAM1P = np.where(k % 2 == 0, 1.0, -1.0) * _zeta(k, np.ones_like(k)) / k
+        t = a[small]
+        acc = np.zeros_like(t)
+        for c in _LGAM1P[::-1]:
+            acc = (acc + c) * t
+        out[small] = (acc - _EULER) * t
+    return out
+
+
+def _igamc_series(a, x):
+    """Q(a, x) for x <= 1.1 with a small (Cephes' igamc_series): 1 - x^a / Gamma(a + 1) by expm1, less
+    x^a / Gamma(a) sum_n (-x)^n / (n! (a + n)); no cancellation from 1 - P."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        fac, acc = np.ones_like(a), np.zeros_like(a)
+        for n in range(1, 200):
+            fac = fac * -x / n
+            term = fac / (a + n)
+            acc = acc + term
+            if np.all(np.abs(term) <= _EPS * np.abs(acc)):
+                break
+        logx = np.log(x)
+        return -np.expm1(a * logx - _lgam1p(a)) - np.exp(a * logx - lgamma(a)) * acc
+
+
+def _gammaincc(a, x):
+    """Q(a, x) for finite a, x > 0, by the method that keeps its digits there (Cephes' igamc's choice)."""
+    out = np.empty(a.shape)
+    big_x = x > 1.1
+    cf = big_x & (x >= a)
+    lo = big_x & (x < a)
+    small_x = ~big_x
+    with np.errstate(divide="ignore"):
+        few = np.where(x <= 0.5, -0.4 / np.log(x) < a, x * 1.1 < a)
+    lo |= small_x & few
+    sr = small_x & ~few
+    out[cf] = _igamc_cf(a[cf], x[cf])
+    out[lo] = 1.0 - _igam_series(a[lo], x[lo])
+    out[sr] = _igamc_series(a[sr], x[sr])
+    return out
+
+
 def gammainc(a, x):
     """The regularized lower incomplete gamma function P(a, x)."""
     a, x, out, todo = _igam_edges(a, x, True)
-    ser = todo & ((x <= 1) | (x <= a))
-    cf = todo & ~ser
+    upper = todo & (x > 1) & (x > a)
+    ser = todo & ~upper
     out[ser] = _igam_series(a[ser], x[ser])
-    out[cf] = 1.0 - _igamc_cf(a[cf], x[cf])
+    out[upper] = 1.0 - _gammaincc(a[upper], x[upper])
     return out
 
 
 def gammaincc(a, x):
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
     a, x, out, todo = _igam_edges(a, x, False)
-    ser = todo & ((x < 1) | (x < a))
-    cf = todo & ~ser
-    out[ser] = 1.0 - _igam_series(a[ser], x[ser])
-    out[cf] = _igamc_cf(a[cf], x[cf])
+    out[todo] = _gammaincc(a[todo], x[todo])
     return out
 
 
