@@ -123,8 +123,12 @@ def test_polygamma_against_torch():
         _same(mg.polygamma(n, mg.tensor(x, dtype=mg.float64)).numpy(), want, 1e-8, 1e-12, f"polygamma({n})")
 
 
-_A = np.array([0.0, 0.0, 1.0, INF, INF, 1.0, -1.0, 2.0, NAN, 0.5, 0.5, 3.0, 10.0, 10.0, 50.0, 100.0, 1e-3, 7.5])
-_AX = np.array([0.0, 1.0, 0.0, 1.0, INF, INF, 1.0, -1.0, 1.0, 1e-3, 20.0, 3.0, 9.0, 30.0, 45.0, 130.0, 1e-3, 0.1])
+# edges, then points of each method: the series, the continued fraction, and (small a, x <= 1.1) the
+# series of Q itself where 1 - P would cancel
+_A = np.array([0.0, 0.0, 1.0, INF, INF, 1.0, -1.0, 2.0, NAN, 0.5, 0.5, 3.0, 10.0, 10.0, 50.0, 100.0, 1e-3, 7.5,
+               1e-4, 0.01, 0.1, 0.3, 2e-3])
+_AX = np.array([0.0, 1.0, 0.0, 1.0, INF, INF, 1.0, -1.0, 1.0, 1e-3, 20.0, 3.0, 9.0, 30.0, 45.0, 130.0, 1e-3, 0.1,
+                1e-5, 0.5, 1.05, 0.8, 1.1])
 
 
 def test_incomplete_gamma():
