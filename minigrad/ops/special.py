@@ -18,7 +18,7 @@ from .. import _dtype, _specfun
 from ..autograd.function import ALWAYS, INPUT, BinaryUfunc, Function, Kernel, NoRule, UnaryUfunc, _binary, _unary
 from ..tensor import Tensor
 from .elementwise import (_NonDifferentiable, _cast_to, _float, _float_pair, _inplace_of, _is_float, _no_grad_out,
-                          _promote, cos, exp, log, log1p, sign, where)
+                          _promote, cos, exp, log, sign, where)
 
 __all__ = ["xlogy", "sinc", "lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac", "erfc", "erfinv",
            "logit", "i0"]

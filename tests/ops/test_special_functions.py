@@ -67,7 +67,8 @@ _TORCH_NOT_SCIPY = {
 
 def _same(got, want, rtol, atol, what):
     got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
-    assert np.array_equal(np.isnan(got), np.isnan(want)), f"{what}: nan at {np.flatnonzero(np.isnan(got) != np.isnan(want))}"
+    nan_differs = np.flatnonzero(np.isnan(got) != np.isnan(want))
+    assert not nan_differs.size, f"{what}: nan at {nan_differs}"
     inf = np.isinf(want)
     assert np.array_equal(got[inf], want[inf]), f"{what}: infinities differ"
     np.testing.assert_allclose(got[~inf], want[~inf], rtol=rtol, atol=atol, err_msg=what)

@@ -14,7 +14,7 @@ import numpy as np
 
 import minigrad as mg
 
-from .core import Const, OpInfo, SampleInput, _inplace_form, binary_samples, nonzero, positive, sample, samples, \
+from .core import Const, OpInfo, SampleInput, _inplace_form, binary_samples, nonzero, positive, sample, \
     unary_samples
 
 _HAVE_SCIPY = importlib.util.find_spec("scipy") is not None
@@ -143,10 +143,9 @@ ops += [
            torch_op=lambda torch, x: x.clone().mvlgamma_(2), aliases=("mvlgamma_",), grad_fn=None),
     # x.igamma_(other) is igamma(x, other): x is the argument without a derivative, so a constant here
     OpInfo("igamma", lambda a, x: a.clone().igamma_(x), _sp("gammainc"), _const_first(_A, _X, shapes=_PAIRS[:3]),
-           variant="inplace",
-           torch_op=lambda torch, a, x: a.clone().igamma_(x), aliases=("igamma_",), grad_fn=None),
-    OpInfo("igammac", lambda a, x: a.clone().igammac_(x), _sp("gammaincc"),
-           _const_first(_A, _X, shapes=_PAIRS[:3]), variant="inplace", torch_op=lambda torch, a, x: a.clone().igammac_(x), aliases=("igammac_",),
+           variant="inplace", torch_op=lambda torch, a, x: a.clone().igamma_(x), aliases=("igamma_",), grad_fn=None),
+    OpInfo("igammac", lambda a, x: a.clone().igammac_(x), _sp("gammaincc"), _const_first(_A, _X, shapes=_PAIRS[:3]),
+           variant="inplace", torch_op=lambda torch, a, x: a.clone().igammac_(x), aliases=("igammac_",),
            grad_fn=None),
 ]
 
