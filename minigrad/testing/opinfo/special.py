@@ -17,7 +17,10 @@ import minigrad as mg
 from .core import Const, OpInfo, SampleInput, _inplace_form, binary_samples, nonzero, positive, sample, \
     unary_samples
 
-_HAVE_SCIPY = importlib.util.find_spec("scipy") is not None
+try:  # (found without importing it: minigrad never imports SciPy)
+    _HAVE_SCIPY = importlib.util.find_spec("scipy") is not None
+except (ImportError, ValueError):
+    _HAVE_SCIPY = False
 
 
 def _sp(name, *static, first=False):
