@@ -134,10 +134,23 @@ def zeta(x, q):
     return out
 
 
+def _zeta_negative_q(x, q):
+    """(sum_{k=0}^{m} (q + k)^-x, q + m) for one q < -100 (x an integer), m taking q + m past 9: the
+    terms Cephes' loop adds one by one, summed in blocks (pairwise, by NumPy)."""
+    m = int(math.ceil(-q)) + 10
+    total = 0.0
+    for lo in range(0, m + 1, 1 << 20):
+        k = np.arange(lo, min(m + 1, lo + (1 << 20)), dtype=np.float64)
+        total += float(np.sum(np.power(q + k, -x)))
+    return total, q + m
+
+
 def _zeta(x, q):
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         s = np.power(q, -x)
         a = q.copy()
+        for j in np.flatnonzero(q < -100):  # the loop below would take -q steps for all of them
+            s[j], a[j] = _zeta_negative_q(x[j], q[j])
         done = np.zeros(x.shape, bool)
         i = 0
         while True:
