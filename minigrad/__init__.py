@@ -28,7 +28,7 @@ from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, i
 
 __version__ = "0.1.0"
 from .serialization import save, load  # noqa: F401,E402
-from . import nn, optim, data, linalg, debug, utils, func, profiler  # noqa: F401,E402
+from . import nn, optim, data, linalg, special, debug, utils, func, profiler  # noqa: F401,E402
 from ._legacy import *  # noqa: F401,F403,E402  (FloatTensor, LongTensor, ...: PyTorch's legacy constructors)
 from .func import vmap  # noqa: F401,E402  (torch.vmap: the same as mg.func.vmap)
 from .device import (device, cuda, xpu, accelerator, backends, set_default_device, get_default_device,  # noqa: F401,E402

@@ -53,6 +53,8 @@ _HARMLESS = {
         "scatter_add.inplace", "scatter_reduce.inplace", "sinc.inplace", "sinh.inplace", "sort",
         "sort.descending", "sqrt.inplace", "square.inplace", "trunc.inplace", "xlogy.inplace",
         "nn.functional.dropout.p1", "nn.functional.gelu.large")},
+    **{(n + ".inplace", "T"): _TORCH_KEEPS for n in (  # the special functions' in-place forms (as xlogy's)
+        "lgamma", "digamma", "erfc", "erfinv", "logit", "i0", "mvlgamma", "igamma", "igammac")},
 }
 
 
@@ -120,7 +122,7 @@ def test_is_contiguous_matches_torch(lay):
 
 def test_known_mismatch_counts():
     """What is left (the report's numbers): harmful (ours non-contiguous) and harmless entries."""
-    assert len(_HARMFUL) == 10 and len(_HARMLESS) == 63
+    assert len(_HARMFUL) == 10 and len(_HARMLESS) == 72  # 63 + the 9 special functions' in-place forms
 
 
 # -- view is as strict as PyTorch's -------------------------------------------------------------------
