@@ -211,12 +211,13 @@ class CompiledGraph:
             raise TypeError(f"compiled graph: expected {len(g.invars)} tensor arguments "
                             f"({', '.join(g.arg_names)}), got {len(args)}")
         ins = []
+        protect = getattr(g, "readonly_inputs", ())
         for v, a, n in zip(g.invars, args, g.arg_names):
             arr = a._data if isinstance(a, Tensor) else np.asarray(a)
             if arr.dtype != v.dtype or arr.shape != v.shape:
                 raise TypeError(f"compiled graph: argument {n!r} has shape {tuple(arr.shape)} and dtype "
                                 f"{arr.dtype}; it was compiled for {v.shape} {v.dtype}")
-            ins.append(arr)
+            ins.append(_interp.readonly(arr) if v.name in protect else arr)
         st = [_interp._value(b, state) for _, b in g.state]
         objs = {b.name: (state or {}).get(b.name, b.obj) for _, b in g.state}
         try:
