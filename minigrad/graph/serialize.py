@@ -527,10 +527,10 @@ def _check_run(g, dec):
     and dtypes the file declares: a file that loads also runs. A fresh generator serves random ops
     (the default one is not advanced)."""
     from ..random import Generator
-    from .interpret import _side_value, eval_eqn, _resolve
+    from .interpret import _resolve, _side_value, eval_eqn, readonly
     env = {}
     for v in g.invars:
-        env[v.name] = _zeros(v)
+        env[v.name] = readonly(_zeros(v)) if v.name in g.readonly_inputs else _zeros(v)
     for v, b in g.state:
         env[v.name] = Generator(0) if b.kind == "generator" else _zeros(v)
     for v, a in g.consts:
