@@ -567,9 +567,15 @@ def _check_run(g, dec):
             if len(outs) < len(e.outvars):
                 dec.fail(f"{where} gives {len(outs)} outputs, the file declares {len(e.outvars)}")
             for v, o in list(zip(e.outvars, outs)) + [(v, np.asarray(o)) for (_, v), o in zip(e.side, side)]:
+                if o.shape != v.shape and o.dtype == v.dtype and o.ndim == len(v.shape) and e.prim in _DATA_SHAPED:
+                    o = _zeros(v)  # its shape depends on the values (zeros here); later ops get the traced one
                 if o.shape != v.shape or o.dtype != v.dtype:
                     dec.fail(f"{where} gives {v.name} as {o.dtype}{list(o.shape)}, the file declares {v.type_str}")
                 env[v.name] = o
+
+
+# ops whose output shape depends on their input's values (a graph holds the traced shape)
+_DATA_SHAPED = frozenset({"nonzero", "unique", "getitem"})
 
 
 def _zeros(v):
