@@ -22,6 +22,7 @@ zeros, checking that every equation gives the shape and dtype its file declares,
 loads also runs (``check=False`` skips that run). Version 1 files (no hashes) load only with
 ``allow_unverified=True``. Anything wrong raises `GraphFormatError` and nothing else.
 """
+import io
 import json
 import re
 import warnings
@@ -175,7 +176,6 @@ class _Dec:
             self.fail(f"array {member} is compressed (version 1 arrays are stored)")
         data = _safezip.read_member(self.zf, info, self.size, self.fail)
         try:
-            import io
             a = np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
         except Exception as e:  # noqa: BLE001 - numpy's header parser raises a dozen types
             self.fail(f"array {member} cannot be read without pickle ({type(e).__name__}: {e})")
@@ -478,9 +478,9 @@ def _eqn(dec, e, i, reg, define):
     for item in side_in:
         p, vn = dec.list_(item, f"{where}'s side output", 2)
         path = dec.dec(p)
-        if type(path) is not list or not path or path[0] not in ("arg", "attr", "saved") or len(path) < 2 \
-                or not all(type(k) in (int, str) for k in path[1:]) or (path[0] == "attr" and type(path[1]) is not str) \
-                or (path[0] != "attr" and type(path[1]) is not int):
+        if type(path) is not list or len(path) < 2 or path[0] not in ("arg", "attr", "saved") \
+                or not all(type(k) in (int, str) for k in path[1:]) \
+                or type(path[1]) is not (str if path[0] == "attr" else int):
             dec.fail(f"{where}: malformed side output path {_show(path)}")
         side_paths.append((tuple(path), vn))
     outs = [define(vn, f"output of {where}") for vn in dec.list_(e["outs"], f"{where}'s outputs")]
@@ -511,8 +511,8 @@ def _tree(t, dec, n, depth=0):
     if kind in ("tuple", "list"):
         return [kind, [_tree(b, dec, n, depth + 1) for b in dec.list_(body, "an output tree node")]]
     if kind == "dict":
-        return [kind, [[dec.scalar(k, "an output key"), _tree(b, dec, n, depth + 1)]
-                       for k, b in (dec.list_(kv, "an output tree item", 2) for kv in dec.list_(body, "an output tree node"))]]
+        items = [dec.list_(kv, "an output tree item", 2) for kv in dec.list_(body, "an output tree node")]
+        return [kind, [[dec.scalar(k, "an output key"), _tree(b, dec, n, depth + 1)] for k, b in items]]
     if kind == "t":
         if type(body) is not int or not 0 <= body < n:
             dec.fail(f"the output tree refers to output {_show(body)} of {n}")
