@@ -151,6 +151,14 @@ def test_ops_and_kernels_check_geometry_whatever_calls_them():
                                 np.empty(1600, np.float32))
         with pytest.raises(ValueError, match="does not fit"):
             conv.im2col(x, False, np.empty((8, 9), np.float32), 2, 2, 1, 1, 1, 1, 0, 0, 300, 3)
+        loss, norm = mg.kernels.load("loss"), mg.kernels.load("norm")
+        p = np.full((2, 3), 1 / 3, np.float32)
+        with pytest.raises(IndexError, match="out of range"):  # would write outside dz
+            loss.backward(p, np.array([0, 300]), np.float32(1), np.empty((2, 3), np.float32))
+        X = np.zeros((4, 3), np.float32)
+        with pytest.raises(ValueError, match="do not fit"):  # statistics of 1 row for 4
+            norm.rows_forward(X, np.ones(3, np.float32), np.zeros(3, np.float32), 1e-5, np.empty_like(X),
+                              np.empty(1, np.float32), np.empty(1, np.float32))
 
 
 # ---- item 4: semantic tampering, byte flips, versions, inputs --------------------------------------
