@@ -124,6 +124,35 @@ def _new_geom(op, shape, kernel, stride, dilation, pads, ceil_mode):
     return _Geom(N, C, H, W, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, OH, OW)
 
 
+def check_geom(op, geo, x=None, *, out=None, cols=None, channels=True):
+    """Refuse a geometry that does not describe the arrays it is applied to, before any strided view
+    or kernel reads memory (a tampered graph file's parameters reach the ops as they are): geo must
+    be a _Geom of plain ints, kernel, stride and dilation positive, padding non-negative, every window
+    inside the padded input; x (N, C, H, W), out (N, C or any, OH, OW) (channels=False: any C) and
+    cols (C*kh*kw, N*OH*OW) must have the shapes it says."""
+    if type(geo) is not _Geom or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in geo):
+        raise TypeError(f"{op}: the window geometry must be a _Geom of ints, got {geo!r:.200}")
+    N, C, H, W, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, OH, OW = geo
+    if min(kh, kw, sh, sw, dh, dw, OH, OW) <= 0 or min(N, C, H, W, pt, pb, pl, pr) < 0 \
+            or (OH - 1) * sh + dh * (kh - 1) + 1 > H + pt + pb or (OW - 1) * sw + dw * (kw - 1) + 1 > W + pl + pr \
+            or max(pt, pb, pl, pr) > (1 << 31):
+        raise ValueError(f"{op}: invalid window geometry {tuple(geo)} (N C H W kh kw sh sw dh dw pt pb pl pr OH OW): "
+                         f"its windows leave the padded input, or a size is not positive")
+    for name, a, want in (("input", x, (N, C, H, W)), ("output gradient", out, (N, C if channels else None, OH, OW)),
+                          ("columns", cols, (C * kh * kw, N * OH * OW))):
+        if a is not None and (a.ndim != len(want) or any(w is not None and d != w for d, w in zip(a.shape, want))):
+            raise ValueError(f"{op}: {name} of shape {tuple(a.shape)} does not match the window geometry, "
+                             f"which expects {tuple('*' if w is None else w for w in want)}")
+
+
+def _check_conv_weights(op, C, w, b, groups):
+    if not isinstance(groups, (int, np.integer)) or groups <= 0 or C % groups or w.ndim != 4 or w.shape[0] % groups \
+            or w.shape[1] * groups != C or (b is not None and b.shape != (w.shape[0],)):
+        raise ValueError(f"{op}: weight of shape {tuple(w.shape)}"
+                         f"{'' if b is None else f' and bias of shape {tuple(b.shape)}'} with groups={groups!r} "
+                         f"do not fit an input of {C} channels")
+
+
 _scratch = threading.local()
 _SCRATCH_SLOTS = 8
 
@@ -302,6 +331,7 @@ class Im2Col(Function):
 
     @staticmethod
     def forward(ctx, x, geo):
+        check_geom("unfold", geo, x)
         ctx.geo = geo
         return _im2col(x, geo)
 
@@ -323,6 +353,7 @@ class Col2Im(Function):
 
     @staticmethod
     def forward(ctx, cols, geo):
+        check_geom("fold", geo, cols=cols)
         ctx.geo = geo
         return _c_order(_col2im(cols, geo))  # fold: PyTorch's contiguous layout (col2im's is channel-major)
 
@@ -536,6 +567,8 @@ class Convolution(Function):
 
     @staticmethod
     def forward(ctx, x, w, b, geo, groups):
+        check_geom("conv2d", geo, x)
+        _check_conv_weights("conv2d", x.shape[1], w, b, groups)
         O = w.shape[0]
         K = w[0].size
         L = geo.N * geo.OH * geo.OW
@@ -612,6 +645,11 @@ class ConvolutionBackward(Function):
 
     @staticmethod
     def forward(ctx, g, x, w, cols, geo, G, need):
+        check_geom("conv2d_backward", geo, x, out=g, channels=False)
+        if w is not None:
+            _check_conv_weights("conv2d_backward", geo.C, w, None, G)
+            if g.shape[1] != w.shape[0]:
+                raise ValueError(f"conv2d_backward: gradient of shape {tuple(g.shape)} for weight {tuple(w.shape)}")
         ctx.geo, ctx.G, ctx.need = geo, G, need
         ctx.save_for_backward(g, x, w)
         nx, nw, nb = need
