@@ -52,7 +52,8 @@ _HARMLESS = {
         "kron", "lerp.inplace", "log10.inplace", "log2.inplace", "msort", "scatter.inplace",
         "scatter_add.inplace", "scatter_reduce.inplace", "sinc.inplace", "sinh.inplace", "sort",
         "sort.descending", "sqrt.inplace", "square.inplace", "trunc.inplace", "xlogy.inplace",
-        "nn.functional.dropout.p1", "nn.functional.gelu.large")},
+        "nn.functional.dropout.p1", "nn.functional.gelu.large", "flipud", "fliplr", "rot90.k2")},
+    **{(n, "C"): _TORCH_VIEW for n in ("rot90", "rot90.k-1_dims", "rot90.k3_method")},
 }
 
 
@@ -120,7 +121,7 @@ def test_is_contiguous_matches_torch(lay):
 
 def test_known_mismatch_counts():
     """What is left (the report's numbers): harmful (ours non-contiguous) and harmless entries."""
-    assert len(_HARMFUL) == 10 and len(_HARMLESS) == 63
+    assert len(_HARMFUL) == 10 and len(_HARMLESS) == 69
 
 
 # -- view is as strict as PyTorch's -------------------------------------------------------------------
