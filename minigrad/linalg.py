@@ -303,22 +303,37 @@ def _info_square(A, op):
     return Tensor._make(_mf._lu_np(A._data)[2])
 
 
+def _partial_cholesky(M):
+    """LAPACK potf2's (lower) result on one matrix: (L, info). It stops at the first column j whose
+    pivot M[j, j] - |L[j, :j]|^2 is not positive, leaving that value on the diagonal and M's lower
+    triangle in the columns after it (what PyTorch returns for a matrix that is not positive-definite)."""
+    L = np.tril(M).astype(M.dtype)
+    n = M.shape[-1]
+    for j in range(n):
+        d = M[j, j] - L[j, :j] @ L[j, :j]
+        if not d > 0:
+            L[j, j] = d
+            return L, j + 1
+        L[j, j] = np.sqrt(d)
+        L[j + 1:, j] = (M[j + 1:, j] - L[j + 1:, :j] @ L[j, :j]) / L[j, j]
+    return L, 0
+
+
 def cholesky_ex(A, *, upper=False, check_errors=False):
     """(L, info): cholesky without raising (torch.linalg.cholesky_ex): info is 0, or the order of the
     first leading minor that is not positive-definite, for each matrix (an error when check_errors).
-    L of a matrix that fails is zeros (PyTorch leaves LAPACK's partial result there)."""
+    L of a matrix that fails is LAPACK's partial result, as PyTorch's (no gradient flows through it)."""
     from .ops.decomposition import _square as _sq
     _sq(A, "cholesky_ex")
+    _float_check = A.dtype.kind == "f"
+    if not _float_check:
+        raise RuntimeError(f"linalg.cholesky_ex: Expected a floating point tensor as input. Got {A.dtype}")
     a = A._data
-    flat = a.reshape((-1,) + a.shape[-2:])
+    flat = a.reshape((int(np.prod(a.shape[:-2], dtype=np.int64)),) + a.shape[-2:])
     info = np.zeros(flat.shape[0], np.int32)
+    partial = np.zeros_like(flat)
     for i, M in enumerate(flat):
-        for k in range(1, M.shape[-1] + 1):
-            try:
-                np.linalg.cholesky(M[:k, :k])
-            except np.linalg.LinAlgError:
-                info[i] = k
-                break
+        partial[i], info[i] = _partial_cholesky(M)
     info = info.reshape(a.shape[:-2])
     if check_errors and info.any():
         raise RuntimeError(f"linalg.cholesky_ex: The factorization could not be completed because the input is "
@@ -328,7 +343,9 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
         return CholeskyExResult(cholesky(A, upper=upper), Tensor._make(info))
     ok = Tensor._make((info == 0)[..., None, None])
     safe = where(ok, A, Tensor._make(np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()))
-    return CholeskyExResult(where(ok, cholesky(safe, upper=upper), 0.0), Tensor._make(info))
+    partial = partial.reshape(a.shape)
+    partial = Tensor._make(np.ascontiguousarray(np.swapaxes(partial, -1, -2)) if upper else partial)
+    return CholeskyExResult(where(ok, cholesky(safe, upper=upper), partial), Tensor._make(info))
 
 
 def inv_ex(A, *, check_errors=False):

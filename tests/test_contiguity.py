@@ -58,7 +58,8 @@ _HARMLESS = {
         "kron", "lerp.inplace", "log10.inplace", "log2.inplace", "msort", "scatter.inplace",
         "scatter_add.inplace", "scatter_reduce.inplace", "sinc.inplace", "sinh.inplace", "sort",
         "sort.descending", "sqrt.inplace", "square.inplace", "trunc.inplace", "xlogy.inplace",
-        "nn.functional.dropout.p1", "nn.functional.gelu.large", "flipud", "fliplr", "rot90.k2")},
+        "nn.functional.dropout.p1", "nn.functional.gelu.large", "flipud", "fliplr", "rot90.k2",
+        "deg2rad.inplace", "rad2deg.inplace", "nan_to_num.inplace")},
     **{(n, "C"): _TORCH_VIEW for n in ("rot90", "rot90.k-1_dims", "rot90.k3_method")},
 }
 
@@ -127,7 +128,7 @@ def test_is_contiguous_matches_torch(lay):
 
 def test_known_mismatch_counts():
     """What is left (the report's numbers): harmful (ours non-contiguous) and harmless entries."""
-    assert len(_HARMFUL) == 10 and len(_HARMLESS) == 100
+    assert len(_HARMFUL) == 10 and len(_HARMLESS) == 103
 
 
 # -- view is as strict as PyTorch's -------------------------------------------------------------------

@@ -164,16 +164,22 @@ def test_ex_forms_info_as_torch():
     A, tA = _pair(torch, sing)
     ours, ref = mg.linalg.inv_ex(A), torch.linalg.inv_ex(tA)
     _same(ours.info, ref.info)
-    _same(ours.inverse[1], ref.inverse[1])
+    _same(ours.inverse, ref.inverse)   # inf/nan for the singular one, as LAPACK's triangular solves give
     b = np.array([[1.0, 1.0], [1.0, 2.0]])
     ours, ref = mg.linalg.solve_ex(A, mg.tensor(b)), torch.linalg.solve_ex(tA, torch.tensor(b))
     _same(ours.info, ref.info)
-    _same(ours.result[1], ref.result[1])
+    _same(ours.result, ref.result)
     not_pd = np.array([[[4.0, 2.0], [2.0, 3.0]], [[1.0, 2.0], [2.0, 1.0]]])
     (C, tC) = _pair(torch, not_pd)
-    ours, ref = mg.linalg.cholesky_ex(C), torch.linalg.cholesky_ex(tC)
-    _same(ours.info, ref.info)
-    _same(ours.L[0], ref.L[0])
+    for upper in (False, True):
+        ours, ref = mg.linalg.cholesky_ex(C, upper=upper), torch.linalg.cholesky_ex(tC, upper=upper)
+        _same(ours.info, ref.info)
+        _same(ours.L, ref.L)
+    for a in ([[4.0, 2, 1, 0], [2, 1, 3, 1], [1, 3, 5, 2], [0, 1, 2, 7]], [[4.0, 2, 1], [2, 5, 3], [1, 3, -5]],
+              [[-1.0, 2, 1], [2, 5, 3], [1, 3, 5]]):   # LAPACK's partial result where it stops
+        for o, r in zip(mg.linalg.cholesky_ex(mg.tensor(a, dtype=mg.float64)),
+                        torch.linalg.cholesky_ex(torch.tensor(a, dtype=torch.float64))):
+            _same(o, r)
     with pytest.raises(RuntimeError, match="linalg.cholesky_ex: .*not positive-definite"):
         mg.linalg.cholesky_ex(C, check_errors=True)
     with pytest.raises(RuntimeError, match="linalg.inv_ex: .*singular"):

@@ -18,7 +18,7 @@ from .shape import _dim, cat, flip, narrow, repeat, reshape, transpose, _at_leas
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "deg2rad", "rad2deg", "diff", "gradient", "tile", "inner",
            "fmax", "fmin", "flipud", "fliplr", "rot90", "ravel", "nan_to_num"]
 __methods__ = ["deg2rad", "rad2deg", "diff", "tile", "inner", "fmax", "fmin", "flipud", "fliplr", "rot90", "ravel",
-               "nan_to_num"]
+               "nan_to_num", "deg2rad_", "rad2deg_", "nan_to_num_"]
 
 
 def _tensor(x, op):
@@ -307,3 +307,18 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):  # noqa: A002
     out = where(isnan(x), nan, x)
     out = where(inf & (x > 0), posinf, out)
     return where(inf & (x < 0), neginf, out)
+
+
+# -- the in-place Tensor methods PyTorch has for these: x.deg2rad_(), x.rad2deg_(), x.nan_to_num_() ---
+def _inplace_of(op, name):
+    def op_(input, *args, **kwargs):  # noqa: A002
+        from .inplace import inplace
+        return inplace(input, lambda a, *r: op(a, *r, **kwargs), *args, name=name)
+    op_.__name__ = op_.__qualname__ = name
+    op_.__doc__ = f"In-place {op.__name__}: writes {op.__name__}(self, ...) into self (Tensor.{name})."
+    return op_
+
+
+deg2rad_ = _inplace_of(deg2rad, "deg2rad_")
+rad2deg_ = _inplace_of(rad2deg, "rad2deg_")
+nan_to_num_ = _inplace_of(nan_to_num, "nan_to_num_")

@@ -340,4 +340,11 @@ ops += [
            lambda x: np.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-3.0),
            unary_samples(kinks=([_NAN, _INF, -_INF, 1.5],)), variant="method_values",
            torch_op=lambda torch, x: x.nan_to_num(nan=1.0, posinf=2.0, neginf=-3.0), grad_fn=None),
+    OpInfo("deg2rad", _inplace_form("deg2rad_"), np.deg2rad, unary_samples(empty=False), variant="inplace",
+           torch_op=lambda torch, x: x.clone().deg2rad_(), aliases=("deg2rad_",), grad_fn=None),
+    OpInfo("rad2deg", _inplace_form("rad2deg_"), np.rad2deg, unary_samples(empty=False), variant="inplace",
+           torch_op=lambda torch, x: x.clone().rad2deg_(), aliases=("rad2deg_",), grad_fn=None),
+    OpInfo("nan_to_num", lambda x: x.clone().nan_to_num_(posinf=5.0), lambda x: np.nan_to_num(x, posinf=5.0),
+           unary_samples(empty=False, kinks=([_NAN, _INF, -_INF, 1.5],)), variant="inplace",
+           torch_op=lambda torch, x: x.clone().nan_to_num_(posinf=5.0), aliases=("nan_to_num_",), grad_fn=None),
 ]
