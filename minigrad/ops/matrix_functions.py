@@ -15,7 +15,8 @@ from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 from .decomposition import _NO_ONNX, _float, _square, inv, solve
 
-__all__ = ["pinverse", "matrix_power", "matrix_exp", "lu", "lu_solve", "lu_unpack", "triangular_solve", "vander"]
+__all__ = ["pinverse", "matrix_power", "matrix_exp", "lu", "lu_solve", "lu_unpack", "triangular_solve", "vander",
+           "chain_matmul"]
 __methods__ = ["pinverse", "matrix_power", "matrix_exp", "lu", "lu_solve", "triangular_solve"]
 
 LUUnpackResult = namedtuple("lu_unpack", ["P", "L", "U"])
@@ -176,7 +177,8 @@ def _block_exp(A, E):
 
 class LinalgMatrixExp(Function):
     """out = exp(A) (scaling and squaring with Pade approximants);  dA = the top-right block of
-    exp([[A^T, g], [0, A^T]]) (the exact Frechet derivative's adjoint; PyTorch's backward_analytic_function_of_a_matrix)"""
+    exp([[A^T, g], [0, A^T]]) (the exact Frechet derivative's adjoint, as PyTorch's
+    backward_analytic_function_of_a_matrix)"""
     batching = "leading_batch"
     onnx = _NO_ONNX
 
@@ -541,3 +543,20 @@ def vander(x, N=None, increasing=False):
             x.dtype if x.dtype.kind != "b" else np.int64)
     V = _powers(x, N)
     return V if increasing else V.flip(-1)
+
+
+def chain_matmul(*matrices):
+    """The product of two or more 2-D tensors in the cheapest order; one is returned as is (the older
+    torch.chain_matmul; mg.linalg.multi_dot takes a list and 1-D ends too)."""
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more tensors but got none")
+    for i, m in enumerate(matrices):
+        if not isinstance(m, Tensor) or m.ndim != 2:
+            raise RuntimeError(f"chain_matmul(): Tensor {i} must be 2D, got "
+                               f"{getattr(m, 'ndim', type(m).__name__)}D")
+    if len(matrices) == 1:
+        return matrices[0]
+    from ..linalg import multi_dot
+    return multi_dot(list(matrices))

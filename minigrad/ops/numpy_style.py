@@ -170,12 +170,14 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):  # noqa: A002
         steps = [spacing.item()] * len(dims)
     else:
         steps = list(spacing)
-        if len(steps) == 1 and not isinstance(steps[0], Tensor) and dim is None and f.ndim > 1:
-            steps = steps * len(dims)  # one number for every dim, as PyTorch
+        if len(steps) != len(dims) and dim is None:
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+                               f"equal to 'self.dim() = {f.ndim}', since dim argument was not given, but got a list "
+                               f"of length {len(steps)}")
         if len(steps) != len(dims):
-            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or its spacing and dim "
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
                                f"arguments to have the same length, but got a spacing argument of length "
-                               f"{len(steps)} and a dim argument of length {len(dims)}")
+                               f"{len(steps)} and a dim argument of length {len(dims)}.")
     for d, h in zip(dims, steps):
         if f.shape[d] < edge_order + 1:
             raise RuntimeError(f"torch.gradient expected each dimension size to be at least edge_order+1 "

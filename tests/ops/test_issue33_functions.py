@@ -96,8 +96,10 @@ def test_gradient_of_integers_and_short_dims():
         mg.gradient(mg.tensor([1.0, 4.0]), edge_order=2)
     with pytest.raises(RuntimeError, match="edge_order=1 and edge_order=2"):
         mg.gradient(mg.ones(4), edge_order=3)
-    with pytest.raises(RuntimeError, match="same length"):
-        mg.gradient(mg.ones(3, 3), spacing=[1.0, 2.0, 3.0])
+    with pytest.raises(RuntimeError, match="a list of length equal to 'self.dim\\(\\) = 2'"):
+        mg.gradient(mg.ones(3, 3), spacing=[1.0])     # one number for two dims: refused, as PyTorch
+    with pytest.raises(RuntimeError, match="spacing and dim arguments to have the same length"):
+        mg.gradient(mg.ones(3, 3), spacing=[1.0, 2.0, 3.0], dim=(0, 1))
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
