@@ -238,3 +238,18 @@ def test_multi_dot_householder_cond_vander_edges_as_torch():
         _same(mg.vander(x, N), torch.vander(tx, N))
     _same(mg.vander(mg.tensor([1, 2, 3])), torch.vander(torch.tensor([1, 2, 3])))
     _same(mg.linalg.vander(mg.tensor([1, 2, 3])), torch.linalg.vander(torch.tensor([1, 2, 3])))
+
+
+@pytest.mark.parametrize("name, call", [
+    ("lu", lambda: mg.lu(mg.eye(2))), ("chain_matmul", lambda: mg.chain_matmul(mg.eye(2), mg.eye(2))),
+    ("triangular_solve", lambda: mg.triangular_solve(mg.ones(2, 1), mg.eye(2))),
+    ("lu_solve", lambda: mg.lu_solve(mg.ones(2, 1), *mg.linalg.lu_factor(mg.eye(2))))])
+def test_pytorchs_older_spellings_warn_once_naming_the_new_one(name, call, monkeypatch):
+    from minigrad.ops import matrix_functions
+    monkeypatch.setattr(matrix_functions, "_WARNED", set())
+    with pytest.warns(UserWarning, match=f"mg.{name} is deprecated"):
+        call()
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        call()  # once per process, as PyTorch's TORCH_WARN_ONCE

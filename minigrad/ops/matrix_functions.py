@@ -7,6 +7,7 @@ has for them: pinverse, matrix_power, matrix_exp, lu, lu_solve, lu_unpack, trian
 All ops take batches: the last two dimensions are the matrix.
 """
 import math
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -21,6 +22,16 @@ __methods__ = ["pinverse", "matrix_power", "matrix_exp", "lu", "lu_solve", "tria
 
 LUUnpackResult = namedtuple("lu_unpack", ["P", "L", "U"])
 TriangularSolveResult = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+
+
+_WARNED = set()
+
+
+def _deprecated(name, msg):
+    """PyTorch's warning for its older linalg spellings, once per process (TORCH_WARN_ONCE)."""
+    if name not in _WARNED:
+        _WARNED.add(name)
+        warnings.warn(msg, UserWarning, stacklevel=3)
 
 
 def _matrix(A, op):
@@ -466,6 +477,9 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 def lu(A, pivot=True, get_infos=False):  # noqa: A002
     """(A_LU, pivots) or (A_LU, pivots, infos): torch.lu, the older form of torch.linalg.lu_factor_ex
     (no error for a singular matrix)."""
+    _deprecated("lu", "mg.lu is deprecated in favor of mg.linalg.lu_factor / mg.linalg.lu_factor_ex (as in "
+                      "PyTorch): LU, pivots = mg.linalg.lu_factor(A) (or LU, pivots, info = "
+                      "mg.linalg.lu_factor_ex(A) for get_infos=True)")
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
     return (LU, piv, info) if get_infos else (LU, piv)
 
@@ -473,6 +487,9 @@ def lu(A, pivot=True, get_infos=False):  # noqa: A002
 def lu_solve(b, LU_data, LU_pivots):
     """x with A x = b from A's lu_factor (torch.lu_solve, the older argument order of
     torch.linalg.lu_solve(LU, pivots, B))."""
+    _deprecated("lu_solve", "mg.lu_solve is deprecated in favor of mg.linalg.lu_solve (as in PyTorch), whose "
+                            "arguments come in another order: X = mg.lu_solve(B, LU, pivots) should be replaced "
+                            "with X = mg.linalg.lu_solve(LU, pivots, B)")
     return linalg_lu_solve(LU_data, LU_pivots, b)
 
 
@@ -496,6 +513,10 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):  # noqa: A002
     """(solution, cloned_coefficient) of A X = b (A^T X = b when transpose) with A triangular: the
     older torch.triangular_solve (argument order b, A; use mg.linalg.solve_triangular)."""
+    _deprecated("triangular_solve", "mg.triangular_solve is deprecated in favor of mg.linalg.solve_triangular (as "
+                                    "in PyTorch), whose arguments come in another order: X = mg.triangular_solve(B, "
+                                    "A).solution should be replaced with X = mg.linalg.solve_triangular(A, B, "
+                                    "upper=True)")
     _matrix(A, "triangular_solve")
     if not isinstance(b, Tensor) or b.ndim < 2:
         raise RuntimeError("triangular_solve: The input tensor b must have at least 2 dimensions.")
@@ -548,6 +569,8 @@ def vander(x, N=None, increasing=False):
 def chain_matmul(*matrices):
     """The product of two or more 2-D tensors in the cheapest order; one is returned as is (the older
     torch.chain_matmul; mg.linalg.multi_dot takes a list and 1-D ends too)."""
+    _deprecated("chain_matmul", "mg.chain_matmul is deprecated (as in PyTorch): use mg.linalg.multi_dot, which "
+                                "accepts a list of two or more tensors rather than multiple arguments")
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     if not matrices:
