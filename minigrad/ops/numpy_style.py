@@ -194,11 +194,14 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):  # noqa: A002
 
 
 # -- tile, inner ----------------------------------------------------------------------------------
-def tile(input, dims):  # noqa: A002
+def tile(input, dims, *more):  # noqa: A002
     """input repeated dims[i] times along each dim; a shorter dims is padded with 1s in front and a
-    shorter input with size-1 dims in front (torch.tile: repeat after that padding)."""
+    shorter input with size-1 dims in front (torch.tile: repeat after that padding). The method
+    takes the sizes as arguments too: x.tile(2, 3)."""
     x = _tensor(input, "tile")
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if more:
+        dims = dims + tuple(more)
     if any(int(r) < 0 for r in dims):
         raise RuntimeError(f"tile: Trying to create tensor with negative dimension: dims {dims}")
     if len(dims) < x.ndim:

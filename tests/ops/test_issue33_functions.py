@@ -160,6 +160,7 @@ def test_tile_inner_ravel_flips_shapes_and_errors_as_torch():
     x, t = mg.tensor(a), torch.tensor(a)
     for dims in [(2,), (1, 2), (2, 1, 2), (), (0, 2)]:
         _same(mg.tile(x, dims), torch.tile(t, dims))
+    _same(x.tile(2, 1, 2), t.tile(2, 1, 2))
     _same(mg.inner(x, x), torch.inner(t, t))
     _same(mg.inner(mg.tensor(2.0), x), torch.inner(torch.tensor(2.0), t))
     _same(x.T.ravel(), t.T.ravel())
