@@ -221,8 +221,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     rtol = eps_rtol if rcond is None or rcond < 0 else float(rcond)
     X = _mf.pinv(A, rtol=rtol) @ Bm
     S = svdvals(A.detach()) if min(m, n) else Tensor._make(np.zeros(A.shape[:-2] + (0,), A.dtype))
-    smax = S._data.max(-1, keepdims=True) if S.shape[-1] else S._data[..., :1]
-    rank = Tensor._make((S._data > rtol * smax).sum(-1).astype(np.int64))
+    if S.shape[-1]:   # in Tensor ops, so vmap batches it
+        rank = (S > S.amax(-1, keepdim=True) * rtol).sum(-1)
+    else:
+        rank = Tensor._make(np.zeros(A.shape[:-2], np.int64))
     empty = Tensor._make(np.zeros((0,), A.dtype))
     residuals = empty
     if m > n and driver != "gelsy" and np.all(rank._data == n):
@@ -297,55 +299,32 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 
 
 def _info_square(A, op):
-    """LAPACK getrf's info of each square matrix: the first zero pivot (1-based), 0 when none."""
-    from .ops.decomposition import _square as _sq
+    """LAPACK getrf's info of each square matrix: the first zero pivot (1-based), 0 when none (through
+    the LU op, so vmap batches it)."""
+    from .ops.decomposition import _square as _sq, _float as _fl
     _sq(A, op)
-    return Tensor._make(_mf._lu_np(A._data)[2])
-
-
-def _partial_cholesky(M):
-    """LAPACK potf2's (lower) result on one matrix: (L, info). It stops at the first column j whose
-    pivot M[j, j] - |L[j, :j]|^2 is not positive, leaving that value on the diagonal and M's lower
-    triangle in the columns after it (what PyTorch returns for a matrix that is not positive-definite)."""
-    L = np.tril(M).astype(M.dtype)
-    n = M.shape[-1]
-    for j in range(n):
-        d = M[j, j] - L[j, :j] @ L[j, :j]
-        if not d > 0:
-            L[j, j] = d
-            return L, j + 1
-        L[j, j] = np.sqrt(d)
-        L[j + 1:, j] = (M[j + 1:, j] - L[j + 1:, :j] @ L[j, :j]) / L[j, j]
-    return L, 0
+    _fl(A, op)
+    return _mf.LinalgLuFactorEx.apply(A.detach())[2]
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False):
     """(L, info): cholesky without raising (torch.linalg.cholesky_ex): info is 0, or the order of the
     first leading minor that is not positive-definite, for each matrix (an error when check_errors).
     L of a matrix that fails is LAPACK's partial result, as PyTorch's (no gradient flows through it)."""
-    from .ops.decomposition import _square as _sq
+    from .ops.decomposition import _square as _sq, _float as _fl
     _sq(A, "cholesky_ex")
-    _float_check = A.dtype.kind == "f"
-    if not _float_check:
-        raise RuntimeError(f"linalg.cholesky_ex: Expected a floating point tensor as input. Got {A.dtype}")
-    a = A._data
-    flat = a.reshape((int(np.prod(a.shape[:-2], dtype=np.int64)),) + a.shape[-2:])
-    info = np.zeros(flat.shape[0], np.int32)
-    partial = np.zeros_like(flat)
-    for i, M in enumerate(flat):
-        partial[i], info[i] = _partial_cholesky(M)
-    info = info.reshape(a.shape[:-2])
-    if check_errors and info.any():
+    _fl(A, "cholesky_ex")
+    partial, info = _mf.CholeskyPartial.apply(A.detach())
+    failed = info._data != 0
+    if check_errors and failed.any():
         raise RuntimeError(f"linalg.cholesky_ex: The factorization could not be completed because the input is "
-                           f"not positive-definite (the leading minor of order {int(info[info != 0].flat[0])} is "
+                           f"not positive-definite (the leading minor of order {int(info._data[failed].flat[0])} is "
                            f"not positive-definite).")
-    if not info.any():
-        return CholeskyExResult(cholesky(A, upper=upper), Tensor._make(info))
-    ok = Tensor._make((info == 0)[..., None, None])
-    safe = where(ok, A, Tensor._make(np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()))
-    partial = partial.reshape(a.shape)
-    partial = Tensor._make(np.ascontiguousarray(np.swapaxes(partial, -1, -2)) if upper else partial)
-    return CholeskyExResult(where(ok, cholesky(safe, upper=upper), partial), Tensor._make(info))
+    if not failed.any():
+        return CholeskyExResult(cholesky(A, upper=upper), info)
+    ok = (info == 0).unsqueeze(-1).unsqueeze(-1)
+    safe = where(ok, A, Tensor._make(np.eye(A.shape[-1], dtype=A.dtype)))
+    return CholeskyExResult(where(ok, cholesky(safe, upper=upper), partial.mT if upper else partial), info)
 
 
 def inv_ex(A, *, check_errors=False):
@@ -374,41 +353,35 @@ def solve_ex(A, B, *, left=True, check_errors=False):
 
 def _singular_solve(A, B, left=True):
     """inv(A) (B None) or solve(A, B) through A's LU when some matrix is singular: inf/nan there, as
-    LAPACK's triangular solves give (no error)."""
+    LAPACK's triangular solves give (no error); substitutions in Tensor ops, so vmap batches them."""
     LU, piv, _ = _mf.lu_factor_ex(A)
     if B is None:
-        B = Tensor._make(np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape).copy())
-    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+        B = Tensor._make(np.eye(A.shape[-1], dtype=A.dtype)).expand(*A.shape)
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     Bm = B.unsqueeze(-1 if left else -2) if vector else B
     with np.errstate(divide="ignore", invalid="ignore"):
         P, L, U = _mf.lu_unpack(LU, piv)
         if left:
-            X = _back_sub(U, _fwd_sub(L, P.mT @ Bm))
+            X = _substitute(U, _substitute(L, P.mT @ Bm, lower=True, unit=True), lower=False, unit=False)
         else:  # X A = B: A^T X^T = B^T, A^T = U^T L^T P^T
-            X = (P @ _back_sub(L.mT, _fwd_sub(U.mT, Bm.mT, unit=False), unit=True)).mT
+            Y = _substitute(U.mT, Bm.mT, lower=True, unit=False)
+            X = (P @ _substitute(L.mT, Y, lower=False, unit=True)).mT
     return X.squeeze(-1 if left else -2) if vector else X
 
 
-def _fwd_sub(L, B, unit=True):
-    """L^-1 B by forward substitution in NumPy (no error at a zero pivot: inf/nan, as trsm)."""
-    L, B = L._data, B._data
-    X = np.array(B, dtype=np.result_type(L, B))
-    for i in range(L.shape[-1]):
-        X[..., i, :] -= (L[..., i:i + 1, :i] @ X[..., :i, :])[..., 0, :]
-        if not unit:
-            X[..., i, :] /= L[..., i, i][..., None]
-    return Tensor._make(X)
-
-
-def _back_sub(U, B, unit=False):
-    U, B = U._data, B._data
-    X = np.array(B, dtype=np.result_type(U, B))
-    n = U.shape[-1]
-    for i in range(n - 1, -1, -1):
-        X[..., i, :] -= (U[..., i:i + 1, i + 1:] @ X[..., i + 1:, :])[..., 0, :]
-        if not unit:
-            X[..., i, :] /= U[..., i, i][..., None]
-    return Tensor._make(X)
+def _substitute(T, B, lower, unit):
+    """T^-1 B by forward (lower) or back substitution, row by row in Tensor ops: no error at a zero
+    pivot (inf/nan, as LAPACK's trsm)."""
+    from .ops.shape import cat
+    n = T.shape[-1]
+    rows = [None] * n
+    for i in (range(n) if lower else range(n - 1, -1, -1)):
+        r = B[..., i:i + 1, :]
+        lo, hi = (0, i) if lower else (i + 1, n)
+        if hi > lo:
+            r = r - T[..., i:i + 1, lo:hi] @ cat(rows[lo:hi], -2)
+        rows[i] = r if unit else r / T[..., i:i + 1, i:i + 1]
+    return cat(rows, -2)
 
 
 def multi_dot(tensors):

@@ -253,3 +253,15 @@ def test_pytorchs_older_spellings_warn_once_naming_the_new_one(name, call, monke
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         call()  # once per process, as PyTorch's TORCH_WARN_ONCE
+
+
+def test_ex_forms_info_and_lstsq_rank_under_vmap_match_the_loop():
+    sing = np.stack([np.eye(2), [[1.0, 2.0], [2.0, 4.0]], 2 * np.eye(2)])
+    not_pd = np.stack([np.eye(2), [[1.0, 2.0], [2.0, 1.0]], 2 * np.eye(2)])
+    b = mg.ones(2, 1, dtype=mg.float64)
+    for f, x in [(lambda A: mg.linalg.inv_ex(A).info, sing), (lambda A: mg.linalg.inv_ex(A).inverse, sing),
+                 (lambda A: mg.linalg.solve_ex(A, b).result, sing), (lambda A: mg.linalg.cholesky_ex(A).L, not_pd),
+                 (lambda A: mg.linalg.cholesky_ex(A).info, not_pd), (lambda A: mg.linalg.lstsq(A, b).rank, sing)]:
+        X = mg.tensor(x)
+        loop = np.stack([f(X[i]).numpy() for i in range(3)])
+        np.testing.assert_array_equal(mg.func.vmap(f)(X).numpy(), loop)

@@ -493,6 +493,46 @@ def lu_solve(b, LU_data, LU_pivots):
     return linalg_lu_solve(LU_data, LU_pivots, b)
 
 
+def _partial_cholesky(M):
+    """LAPACK potf2's (lower) result on one matrix: (L, info). It stops at the first column j whose
+    pivot M[j, j] - |L[j, :j]|^2 is not positive, leaving that value on the diagonal and M's lower
+    triangle in the columns after it (what PyTorch returns for a matrix that is not positive-definite)."""
+    L = np.tril(M).astype(M.dtype)
+    n = M.shape[-1]
+    for j in range(n):
+        d = M[j, j] - L[j, :j] @ L[j, :j]
+        if not d > 0:
+            L[j, j] = d
+            return L, j + 1
+        L[j, j] = np.sqrt(d)
+        L[j + 1:, j] = (M[j + 1:, j] - L[j + 1:, :j] @ L[j, :j]) / L[j, j]
+    return L, 0
+
+
+class CholeskyPartial(Function):
+    """(L, info) of cholesky_ex: LAPACK potf2's factor, partial where a matrix is not positive-definite,
+    and the order of its first failing leading minor (0: none); not differentiable (cholesky_ex takes
+    its gradient from linalg.cholesky where the factorisation succeeds)"""
+    batching = "leading_batch"
+    jvp = NoRule("not differentiable: cholesky_ex differentiates through linalg.cholesky")
+    onnx = _NO_ONNX
+
+    @staticmethod
+    def forward(ctx, A):
+        flat = A.reshape((int(np.prod(A.shape[:-2], dtype=np.int64)),) + A.shape[-2:])
+        L = np.zeros_like(flat)
+        info = np.zeros(flat.shape[0], np.int32)
+        for i, M in enumerate(flat):
+            L[i], info[i] = _partial_cholesky(M)
+        L, info = L.reshape(A.shape), info.reshape(A.shape[:-2])
+        ctx.mark_non_differentiable(L, info)
+        return L, info
+
+    @staticmethod
+    def backward(ctx, gL, ginfo):
+        raise RuntimeError("linalg.cholesky_ex: the partial factor is not differentiable")
+
+
 # -- triangular solves -----------------------------------------------------------------------------
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     _matrix(A, "linalg.solve_triangular")
