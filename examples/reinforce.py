@@ -18,6 +18,8 @@ each episode the policy gradient
 is followed, with G_t the discounted return from step t (--gamma) and b(s) a value network (the
 baseline, or critic) fitted to G_t by least squares: subtracting it leaves the gradient unbiased
 and lowers its variance. The advantages G_t - b(s_t) are standardised per episode.
+(An episode cut at 500 steps is treated as if it ended there, the usual simplification: the
+returns of its last steps are then underestimated, which the standardisation makes harmless here.)
 
 Training stops when the mean return of the last 20 episodes reaches --target (gym's "solved"
 threshold for CartPole-v1 is 475), or after --episodes episodes. ``--out DIR`` gets

@@ -11,8 +11,8 @@ evidence lower bound (ELBO) on log p(x):
 
 with one reparameterised sample z = mu + sigma * eps (``q.rsample()``), so the gradient flows
 through the sample into the encoder, and the KL term in closed form (``kl_divergence``).
-Each epoch reports the training and test negative ELBO in nats per image (lower is better; it
-bounds -log p(x) from above). At the end the importance-weighted bound with --iw-samples K samples
+Each epoch reports the training and test negative ELBO in nats per image (one sample of z per
+image; lower is better: it bounds -log p(x) from above). At the end the importance-weighted bound with --iw-samples K samples
 (Burda et al., 2016) gives a tighter estimate of the test -log p(x):
 
     log p(x) >= log (1/K) sum_k p(x, z_k) / q(z_k|x),     z_k ~ q(z|x)
