@@ -27,6 +27,7 @@ import stat
 import threading
 import time
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -49,6 +50,7 @@ _lock = threading.Lock()
 _memory = {}  # key -> choice (from the disk file and from timing)
 _made = {}  # key -> (choice, how) for the keys this process selected: how is "timed" or "cache"
 _state = {"loaded": None}  # the file path the memory was loaded from
+_forced = {}  # op -> candidate name pinned by force() (tests compare the candidates this way)
 
 
 def _benchmark():
@@ -181,6 +183,9 @@ def choose(op, parts, candidates, default):
     (each computes the op's result; the results of timing runs are dropped); default: the fixed
     rule's choice. Benchmark off, or one candidate: default (no key, no timing). Benchmark on: the
     cached choice if it names a candidate, else each candidate timed once and the fastest cached."""
+    pinned = _forced.get(op)
+    if pinned is not None and pinned in candidates:
+        return pinned
     if len(candidates) < 2 or not _benchmark():
         return default
     key = make_key(op, parts)
@@ -204,10 +209,35 @@ def choose(op, parts, candidates, default):
 def cached(op, parts, default, valid):
     """The choice already made for this key if it is one of valid, else default: for a backward that
     follows its forward's choice (it cannot time the forward's candidates)."""
+    pinned = _forced.get(op)
+    if pinned is not None and pinned in valid:
+        return pinned
     if not _benchmark():
         return default
     c = _memory.get(make_key(op, parts))
     return c if c in valid else default
+
+
+def active():
+    """True when choices may differ from the fixed rules: benchmark on, or a candidate forced."""
+    return bool(_forced) or _benchmark()
+
+
+@contextmanager
+def force(op, name):
+    """Within the block, op runs candidate name wherever it is valid (no timing, nothing cached):
+    how the tests run each candidate to compare them."""
+    if name not in OPS.get(op, ()):
+        raise ValueError(f"kernel selection: {op!r} has no candidate {name!r} (candidates: {OPS.get(op)})")
+    old = _forced.get(op)
+    _forced[op] = name
+    try:
+        yield
+    finally:
+        if old is None:
+            _forced.pop(op, None)
+        else:
+            _forced[op] = old
 
 
 def choices():
@@ -219,6 +249,25 @@ def choices():
 def lookup(op, parts):
     """(choice, how) made for op with key parts in this process, or None."""
     return _made.get(make_key(op, parts))
+
+
+def graph_choices(eqns):
+    """[(key, choice, how)] of the choices this process made for the equations of a graph (the
+    ones whose Function class has ``_kernel_keys``): what `mg.jit.explain` lists."""
+    out = {}
+    for e in eqns:
+        keys = getattr(e.fn, "_kernel_keys", None)
+        if keys is None:
+            continue
+        try:
+            keys = keys(e.args)
+        except (TypeError, ValueError, AttributeError, IndexError):  # an argument the rule cannot read
+            continue
+        for op, parts in keys:
+            k = make_key(op, parts)
+            if k in _made:
+                out[k] = _made[k]
+    return [(k, c, how) for k, (c, how) in out.items()]
 
 
 def clear(disk=False):

@@ -575,6 +575,11 @@ def _conv_key(geo, groups, O, dtype, channel_major):
     return [list(geo[:14]), O, groups, np.dtype(dtype).name, bool(channel_major)]
 
 
+def _keys_of(geo, groups, O, dtype):
+    return [(op, _conv_key(geo, groups, O, dtype, cm)) for op in ("conv2d", "conv2d_input_grad", "conv2d_weight_grad")
+            for cm in (False, True)]
+
+
 def _use_winograd(geo, groups, x, w, b, dtype):
     """True when this conv2d runs as Winograd: the fixed rule (_winograd), or with
     mg.backends.cpu.benchmark the faster of Winograd and im2col + GEMM, timed once per key."""
@@ -675,6 +680,12 @@ class Convolution(Function):
     op_name = "conv2d"
 
     @staticmethod
+    def _kernel_keys(args):
+        """The kernel-selection keys this equation's arguments (Vars) may have used (mg.jit.explain)."""
+        x, w, _b, geo, groups = args[:5]
+        return _keys_of(geo, groups, w.shape[0], x.dtype)
+
+    @staticmethod
     def forward(ctx, x, w, b, geo, groups):
         check_geom("conv2d", geo, x)
         _check_conv_weights("conv2d", x.shape[1], w, b, groups)
@@ -736,6 +747,12 @@ class ConvolutionBackward(Function):
     op_name = "conv2d_backward"
 
     @staticmethod
+    def _kernel_keys(args):
+        """The kernel-selection keys this equation's arguments (Vars) may have used (mg.jit.explain)."""
+        g, x, _w, _cols, geo, G = args[:6]
+        return _keys_of(geo, G, g.shape[1], (x if x is not None else g).dtype)
+
+    @staticmethod
     def forward(ctx, g, x, w, cols, geo, G, need):
         check_geom("conv2d_backward", geo, x, out=g, channels=False)
         if w is not None:
@@ -749,7 +766,7 @@ class ConvolutionBackward(Function):
         L = geo.N * geo.OH * geo.OW
         arrays = tuple(a for a in (g, x, w) if a is not None)
         wino = _winograd(geo, G, *arrays)
-        if select._benchmark() and _plain3x3(geo, G, arrays):
+        if select.active() and _plain3x3(geo, G, arrays):
             # follow the forward's choice: its tiles or columns say which it took; else its key's
             if cols is not None:
                 wino = cols.ndim == 3
@@ -763,7 +780,7 @@ class ConvolutionBackward(Function):
         direct = nw and _direct_weight_grad(geo, G, O, x, g)  # (then db comes with dw)
         # (free when g kept the forward's layout)
         plain_dw = nw and _plain3x3(geo, G, (x, g))
-        g2 = g.transpose(1, 0, 2, 3).reshape(O, L) if nx or not direct or (plain_dw and select._benchmark()) else None
+        g2 = g.transpose(1, 0, 2, 3).reshape(O, L) if nx or not direct or (plain_dw and select.active()) else None
         if plain_dw:
             direct = select.choose(
                 "conv2d_weight_grad", _conv_key(geo, G, O, x.dtype, _channel_major(x)),

@@ -188,6 +188,14 @@ class MaxPool2DWithIndices(Function):
     op_name = "max_pool2d"
 
     @staticmethod
+    def _kernel_keys(args):
+        """The kernel-selection keys this equation's arguments (Vars) may have used (mg.jit.explain)."""
+        x, _geo = args[:2]
+        N, C, H, W = x.shape
+        dt = np.dtype(x.dtype).name
+        return [("max_pool2d_2x2", [[N, C, H, W], dt, False]), ("max_pool2d_2x2", [[C, N, H, W], dt, True])]
+
+    @staticmethod
     def forward(ctx, x, geo):
         check_geom("max_pool2d", geo, x)
         out, ctx.pairs, ctx.idx = _max_windows(x, geo)
