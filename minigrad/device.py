@@ -138,7 +138,8 @@ backends.cpu.choices = _select.choices
 backends.cpu.clear_choices = _select.clear
 backends.cpu.cache_file = _select.cache_file
 # importable by their module paths too (`import minigrad.backends.cudnn as cudnn`, as scripts do with torch)
-for _m in (cuda, xpu, accelerator, backends, backends.cudnn, backends.mps, backends.cuda, backends.cpu):
+for _m in (cuda, xpu, accelerator, backends, backends.cudnn, backends.mps, backends.cuda,
+           backends.cpu):
     sys.modules.setdefault(_m.__name__, _m)
 
 _deterministic = [False]

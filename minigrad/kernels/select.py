@@ -214,7 +214,9 @@ def cached(op, parts, default, valid):
         return pinned
     if not _benchmark():
         return default
-    c = _memory.get(make_key(op, parts))
+    with _lock:
+        _load()
+        c = _memory.get(make_key(op, parts))
     return c if c in valid else default
 
 

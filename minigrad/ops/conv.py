@@ -584,9 +584,9 @@ def _use_winograd(geo, groups, x, w, b, dtype):
     """True when this conv2d runs as Winograd: the fixed rule (_winograd), or with
     mg.backends.cpu.benchmark the faster of Winograd and im2col + GEMM, timed once per key."""
     arrays = (x, w) if b is None else (x, w, b)
-    if not _plain3x3(geo, groups, arrays):
-        return False
     rule = _winograd(geo, groups, *arrays)
+    if not select.active() or not _plain3x3(geo, groups, arrays):
+        return rule  # (the fixed rule: no key built, nothing looked up)
     key = _conv_key(geo, groups, w.shape[0], x.dtype, _channel_major(x))
     return select.choose("conv2d", key, {"winograd": lambda: _wino_forward(x, w, b, geo),
                                          "im2col": lambda: _gemm_forward(x, w, b, geo, groups, dtype)},
@@ -597,8 +597,8 @@ def _direct_dw_choice(geo, groups, O, x, g, dtype):
     """Whether the weight gradient will be the direct pass, as far as the forward can tell: the
     choice already made for this key with benchmark on, else the fixed rule (_direct_weight_grad)."""
     rule = _direct_weight_grad(geo, groups, O, x, g)
-    if not _plain3x3(geo, groups, (x, g)):
-        return False
+    if not select.active() or not _plain3x3(geo, groups, (x, g)):
+        return rule
     key = _conv_key(geo, groups, O, dtype, _channel_major(x))
     return select.cached("conv2d_weight_grad", key, "direct" if rule else "gemm", OPS_DW) == "direct"
 

@@ -307,6 +307,17 @@ def test_max_pool_candidates_agree_bitwise():
         assert u.tobytes() == v.tobytes()
 
 
+@needs_numba
+def test_second_derivatives_with_benchmark_on():
+    """A double backward's convolutions (no forward of their own, x or w absent) with benchmark on."""
+    mg.backends.cpu.benchmark = True
+    rng = np.random.default_rng(4)
+    x = mg.tensor(rng.standard_normal((1, 2, 4, 3)), requires_grad=True)
+    w = mg.tensor(rng.standard_normal((2, 2, 3, 3)), requires_grad=True)
+    assert mg.autograd.gradgradcheck(lambda x, w: F.conv2d(x, w, padding=1), (x, w))
+    assert mg.backends.cpu.choices()
+
+
 def test_force_names_a_candidate():
     with pytest.raises(ValueError, match="no candidate 'fft'"):
         with select.force("conv2d", "fft"):
