@@ -28,7 +28,7 @@ from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, i
 
 __version__ = "0.1.0"
 from .serialization import save, load  # noqa: F401,E402
-from . import nn, optim, data, linalg, debug, utils, func, profiler, fft  # noqa: F401,E402
+from . import nn, optim, data, linalg, special, debug, utils, func, profiler, fft  # noqa: F401,E402
 from ._legacy import *  # noqa: F401,F403,E402  (FloatTensor, LongTensor, ...: PyTorch's legacy constructors)
 from .func import vmap  # noqa: F401,E402  (torch.vmap: the same as mg.func.vmap)
 from .device import (device, cuda, xpu, accelerator, backends, set_default_device, get_default_device,  # noqa: F401,E402
@@ -46,8 +46,13 @@ _dynamo = _types.ModuleType("minigrad._dynamo", "torch._dynamo's reset(), for sc
 _dynamo.reset = compiler.reset
 from . import onnx  # noqa: F401,E402  (imports the onnx package only when exporting)
 from . import viz  # noqa: F401,E402
+from . import distributions  # noqa: F401,E402  (mg.distributions, as torch.distributions)
 from . import _config as __config__  # noqa: F401,E402  (mg.__config__.show(), as torch.__config__)
 from ._config import show_config  # noqa: F401,E402
+from ._threads import (  # noqa: F401,E402
+    get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads)
+from . import _threads  # noqa: E402
+_threads._at_import()  # $MINIGRAD_NUM_THREADS, if set; otherwise BLAS's threads stay as they are
 from . import _docs  # noqa: F401,E402  (docstrings for the one-line definitions; last, after every export)
 
 import os as _os  # noqa: E402

@@ -20,12 +20,13 @@ import importlib.util
 import os
 import platform
 import sys
+from . import _threads
 
 __all__ = ["show", "parallel_info", "summary", "info"]
 
 # the optional extras a user may want to know about: (distribution, pyproject extra, what it gives)
 _EXTRAS = (("numba", "jit", "eager kernels and the compiler's fused kernels"),
-           ("threadpoolctl", "all", "the BLAS thread count here"),
+           ("threadpoolctl", "examples", "the BLAS thread count here and mg.set_num_threads"),
            ("tqdm", "examples", "progress bars"), ("matplotlib", "examples", "plots"),
            ("onnx", "onnx", "mg.onnx.export"), ("onnxruntime", "onnx", "running exported models"),
            ("mpi4py", "distributed", "mg.distributed"))
@@ -90,7 +91,7 @@ def info():
     from ._dtype import get_default_dtype
     return {"minigrad": __version__, "python": platform.python_version(),
             "platform": f"{platform.system()} {platform.machine()}", "numpy": np.__version__,
-            "numba": _numba(), "blas": _blas(), "cores": _cores(),
+            "numba": _numba(), "blas": _blas(), "cores": _cores(), "threads": _threads.get_num_threads(),
             "thread_env": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                                       "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
                            if k in os.environ},
@@ -122,6 +123,8 @@ def show():
              f"  numpy {i['numpy']}",
              f"  {numba}",
              f"  {_blas_text(i['blas'])}",
+             f"  threads: {i['threads']} (mg.set_num_threads; minigrad's own kernels run on the calling thread)"
+             + (f"; {_threads.adapted()} for now: other processes hold the other cores" if _threads.adapted() else ""),
              f"  CPU: {i['cores']} cores available to this process"
              + "".join(f", {k}={v}" for k, v in i["thread_env"].items()),
              f"  default dtype: {i['default_dtype']}"]
@@ -136,7 +139,9 @@ def show():
 def parallel_info():
     """The threads part of the report (``torch.__config__.parallel_info()``'s counterpart)."""
     i = info()
-    return "\n".join([f"CPU: {i['cores']} cores available to this process", _blas_text(i["blas"])]
+    return "\n".join([f"CPU: {i['cores']} cores available to this process", _blas_text(i["blas"]),
+                      f"mg.get_num_threads() : {i['threads']}",
+                      f"mg.get_num_interop_threads() : {_threads.get_num_interop_threads()}"]
                      + [f"{k}={v}" for k, v in i["thread_env"].items()])
 
 

@@ -8,7 +8,7 @@ __all__ = ["require", "install_hint"]
 
 # the pyproject extra that installs each optional package
 EXTRAS = {"onnx": "onnx", "onnxruntime": "onnx", "mpi4py": "distributed", "numba": "jit",
-          "matplotlib": "examples", "tqdm": "examples", "threadpoolctl": "all", "hypothesis": "test"}
+          "matplotlib": "examples", "tqdm": "examples", "threadpoolctl": "examples", "hypothesis": "test"}
 
 
 def install_hint(package, extra=None):

@@ -12,7 +12,9 @@ member. ``load`` checks the zip CRC of the manifest, compares each member's ``.n
 byte for byte with the one the manifest implies (and its length with the archive's) *before*
 allocating, and checks every array's SHA-256 (and CRC). The ``.npy`` header is never parsed with
 ``eval``/``literal_eval``. Anything corrupt, truncated or foreign raises `CheckpointError`
-and nothing else; version-1 files (no hashes) are still read, with the zip CRC as their check.
+and nothing else; version-1 files (no hashes) are read only with ``load(..., allow_unverified=True)``
+(the zip CRC their only check). Member sizes are checked before anything is inflated
+(minigrad/_safezip.py), so a deflate bomb is refused.
 
 Writes to a path are atomic (see ``minigrad._atomic``): a temporary file next to the target is
 written, fsynced and ``os.replace``d onto it, so a crash mid-save leaves the previous file intact.
@@ -22,11 +24,11 @@ import hashlib
 import io
 import json
 import os
-import re
 import zipfile
 
 import numpy as np
 
+from . import _safezip
 from ._atomic import atomic_write
 
 import minigrad as mg
@@ -40,8 +42,7 @@ MANIFEST = "minigrad.json"
 MAX_DEPTH = 100  # containers nested deeper than this are refused by save and load
 _CHUNK = 1 << 22
 # a plain (non-structured, non-object) dtype as numpy's dtype.str spells it: '<f4', '|b1', '<U7', '<M8[ns]'
-_DTYPE_RE = re.compile(r"[<>|][biufcSUVmM]\d{1,6}(\[[0-9a-zA-Z]{1,8}\])?")
-_SHA_RE = re.compile(r"[0-9a-f]{64}")
+_DTYPE_RE, _SHA_RE = _safezip.DTYPE_RE, _safezip.SHA_RE
 
 
 class CheckpointError(RuntimeError, ValueError):
@@ -49,18 +50,7 @@ class CheckpointError(RuntimeError, ValueError):
     format). The only error ``mg.load`` raises for a bad file; the message names the file."""
 
 
-# ---- the .npy header, built (never parsed) from dtype and shape
-
-def _npy_header(dtype, shape):
-    """The exact bytes numpy writes before the data of a C-ordered array of this dtype and shape."""
-    d = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": tuple(shape)}
-    buf = io.BytesIO()
-    try:
-        np.lib.format.write_array_header_1_0(buf, d)
-    except ValueError:  # header over 64 KiB: numpy's format 2.0
-        buf = io.BytesIO()
-        np.lib.format.write_array_header_2_0(buf, d)
-    return buf.getvalue()
+_npy_header = _safezip.npy_header  # the .npy header, built (never parsed) from dtype and shape
 
 
 # ---- encoding: object tree -> (JSON-able tree, list of (array, manifest entry))
@@ -136,13 +126,8 @@ def _encode(obj, arrays, path="obj", depth=0):
 # ---- decoding
 
 class _Reader:
-    def __init__(self, zf, name, version, size):
-        self.zf, self.name, self.version, self.size = zf, name, version, size
-        self.members = {}
-        for info in zf.infolist():
-            if info.filename in self.members:
-                self.fail(f"duplicate member {info.filename!r}")
-            self.members[info.filename] = info
+    def __init__(self, zf, name, version, size, members):
+        self.zf, self.name, self.version, self.size, self.members = zf, name, version, size, members
 
     def fail(self, msg):
         raise CheckpointError(f"mg.load: {self.name}: {msg}")
@@ -158,48 +143,14 @@ class _Reader:
             return self.array_v1(entry)
         member, info = self.member(entry)
         dtype, shape, sha = entry.get("dtype"), entry.get("shape"), entry.get("sha256")
-        if not (isinstance(dtype, str) and _DTYPE_RE.fullmatch(dtype) and isinstance(sha, str)
-                and _SHA_RE.fullmatch(sha) and isinstance(shape, list) and len(shape) <= 64
-                and all(type(n) is int and 0 <= n < 1 << 62 for n in shape)):
-            self.fail(f"malformed manifest entry for {member} (dtype {dtype!r:.40}, shape {shape!r:.80})")
-        dt = np.dtype(dtype)
-        if dt.hasobject or dt.str != dtype:
-            self.fail(f"malformed manifest entry for {member} (dtype {dtype!r})")
-        header = _npy_header(dt, shape)
-        nbytes = dt.itemsize
-        for n in shape:
-            nbytes *= n
-        # everything is checked against the archive before a single byte is allocated
-        if info.compress_type != zipfile.ZIP_STORED or info.file_size != len(header) + nbytes \
-                or info.compress_size != info.file_size or info.header_offset + info.file_size > self.size:
-            self.fail(f"array {member} is corrupt (its size in the archive does not match "
-                      f"dtype {dtype} and shape {tuple(shape)} in the manifest)")
-        h = hashlib.sha256()
-        with self.zf.open(member) as f:
-            got = f.read(len(header))
-            if got != header:
-                if b"'descr': '|O'" in got:
-                    self.fail(f"array {member} cannot be read without pickle (object dtype)")
-                self.fail(f"array {member} is corrupt (its .npy header does not match dtype {dtype} "
-                          f"and shape {tuple(shape)} in the manifest)")
-            h.update(got)
-            arr = np.empty(shape, dt)
-            flat = arr.reshape(-1).view(np.uint8)
-            for start in range(0, nbytes, _CHUNK):
-                chunk = f.read(min(_CHUNK, nbytes - start))
-                if len(chunk) != min(_CHUNK, nbytes - start):
-                    self.fail(f"array {member} is truncated")
-                flat[start:start + len(chunk)] = np.frombuffer(chunk, np.uint8)
-                h.update(chunk)
-            if f.read(1):  # also the end of the member, where zipfile checks its CRC
-                self.fail(f"array {member} is corrupt (longer than its header says)")
-        if h.hexdigest() != sha:
-            self.fail(f"array {member} is corrupt (SHA-256 mismatch)")
-        return arr
+        dt = _safezip.check_array_entry(dtype, shape, sha, self.fail, member)
+        return _safezip.read_npy(self.zf, info, dt, shape, sha, self.size, self.fail)
 
     def array_v1(self, entry):
-        member, _ = self.member(entry)
-        data = self.zf.read(member)  # the whole member: zipfile checks its CRC
+        member, info = self.member(entry)
+        if info.compress_type != zipfile.ZIP_STORED:  # minigrad wrote version 1 stored
+            self.fail(f"array {member} is compressed (version 1 arrays are stored)")
+        data = _safezip.read_member(self.zf, info, self.size, self.fail)  # checks its CRC
         buf = io.BytesIO(data)
         fmt = np.lib.format
         version = fmt.read_magic(buf)
@@ -305,7 +256,7 @@ def save(obj, f):
         _write_zip(out, manifest, arrays)
 
 
-def _load(fh, name):
+def _load(fh, name, allow_unverified=False):
     fh.seek(0, os.SEEK_END)
     size = fh.tell()
     fh.seek(0)
@@ -315,12 +266,15 @@ def _load(fh, name):
         raise CheckpointError(f"mg.load: {name}: not a minigrad checkpoint, or truncated/corrupt "
                               f"(not a valid zip archive: {e})") from None
     with zf:
-        names = zf.namelist()
-        if MANIFEST not in names:
+        def fail(msg):
+            raise CheckpointError(f"mg.load: {name}: {msg}")
+        members = _safezip.members(zf, fail)
+        if MANIFEST not in members:
             raise CheckpointError(f"mg.load: {name}: not a minigrad checkpoint (no {MANIFEST} inside; "
                                   "files saved by torch.save or pickle cannot be loaded)")
         try:
-            manifest = json.loads(zf.read(MANIFEST).decode("utf-8"))  # zf.read checks the CRC
+            manifest = json.loads(_safezip.read_member(zf, members[MANIFEST], _safezip.MANIFEST_CAP, fail)
+                                  .decode("utf-8"))  # read_member checks the size cap and the CRC
         except RecursionError:
             raise CheckpointError(f"mg.load: {name}: corrupt manifest (nested too deeply)") from None
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
@@ -329,14 +283,23 @@ def _load(fh, name):
         if version not in READS or isinstance(version, bool):
             raise CheckpointError(f"mg.load: {name}: unsupported checkpoint version {version!r:.40} "
                                   f"(this minigrad reads versions {', '.join(map(str, READS))})")
-        return _Reader(zf, name, version, size).decode(manifest.get("root"))
+        if version == 1 and not allow_unverified:
+            raise CheckpointError(
+                f"mg.load: {name}: a version 1 checkpoint has no SHA-256 of its arrays, so tampering "
+                f"cannot be detected (only the zip CRC); if you trust the file, load it with "
+                f"mg.load(path, allow_unverified=True) and save it again to get a verified version 2 file")
+        return _Reader(zf, name, version, size, members).decode(manifest.get("root"))
 
 
-def load(f, map_location=None, weights_only=True, **kwargs):
+def load(f, map_location=None, weights_only=True, *, allow_unverified=False, **kwargs):
     """Load an object saved by [`save()`][minigrad.save] from a path or a readable, seekable binary file object.
 
     Never executes code: the manifest is JSON and arrays are plain bytes checked against their
     SHA-256. ``map_location`` and ``weights_only`` are accepted for PyTorch compatibility and ignored.
+    Version 1 files (written before arrays were hashed) load only with ``allow_unverified=True``.
+    Every member's declared size is checked before it is read (a JSON manifest at most 64 MiB,
+    arrays exactly their manifest's dtype and shape, nothing compressed), so a deflate bomb is
+    refused without inflating it.
 
     Raises:
         CheckpointError: the file is truncated, corrupt, tampered with, or not a minigrad
@@ -346,13 +309,13 @@ def load(f, map_location=None, weights_only=True, **kwargs):
     if isinstance(f, (str, os.PathLike)):
         name = str(f)
         with open(f, "rb") as fh:
-            return _load_wrapped(fh, name)
-    return _load_wrapped(f, getattr(f, "name", repr(f)))
+            return _load_wrapped(fh, name, allow_unverified)
+    return _load_wrapped(f, getattr(f, "name", repr(f)), allow_unverified)
 
 
-def _load_wrapped(fh, name):
+def _load_wrapped(fh, name, allow_unverified=False):
     try:
-        return _load(fh, name)
+        return _load(fh, name, allow_unverified)
     except CheckpointError:
         raise
     except Exception as e:  # noqa: BLE001 - zipfile/zlib/json report corruption in a dozen types

@@ -10,6 +10,11 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+# One BLAS thread count for the whole run: minigrad lowers BLAS's threads while other processes hold
+# the cores (minigrad/_threads.py), and a GEMM's bits can depend on the thread count, so tests that
+# compare two paths bit for bit would depend on the machine's load. tests/test_threads.py turns it on.
+os.environ.setdefault("MINIGRAD_ADAPTIVE_THREADS", "0")
+
 try:
     from hypothesis import settings
 except ImportError:  # hypothesis is a test extra; modules that need it importorskip it

@@ -52,12 +52,16 @@ INTERNAL = {
     "minigrad.distributed.run": "the launcher command (python -m minigrad.distributed.run), in docs/distributed.md",
     **_group("minigrad.func", "batching_rules vmap", "vmap's machinery; the transforms are exported by minigrad.func"),
     **_group("minigrad.graph", "interpret ir serialize trace", "the tracer and the IR, exported by minigrad.graph"),
-    **_group("minigrad.compiler", "codegen memory pipeline passes jit",
+    **_group("minigrad.compiler", "codegen guards memory pipeline passes jit pystate",
              "the compiler's stages, walked through in docs/compiler.md; the entry points are exported "
              "by minigrad.compiler, mg.jit and mg.compile"),
     "minigrad.onnx.context": "the lowering context, exported by minigrad.onnx (Ctx, Unmapped)",
     "minigrad.testing.opinfo": "the registry, exported by minigrad.testing",
     "minigrad.kernels.": "the numba kernels themselves; the switches are on the minigrad.kernels page",
+    **_group("minigrad.distributions", "continuous discrete distribution extra gamma kl mixture multivariate transformed",
+             "the families and the KL registry, exported by minigrad.distributions"),
+    "minigrad.distributions.utils": "helpers shared by the families (broadcast_all, logits_to_probs, ...), as "
+                                    "torch.distributions.utils; not part of the documented API",
 }
 
 

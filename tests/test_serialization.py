@@ -222,6 +222,8 @@ def test_pickle_payloads_are_never_executed(tmp_path):
             zf.writestr(ser.MANIFEST, json.dumps({"format": ser.FORMAT, "version": version, "root": root}))
             zf.writestr("arrays/0.npy", npy.getvalue())
         with pytest.raises(CheckpointError, match=rf"forged.mg.*{msg}"):
+            load(forged, allow_unverified=True)
+        with pytest.raises(CheckpointError, match=rf"forged.mg.*{'allow_unverified' if version == 1 else msg}"):
             load(forged)
     assert not marker.exists()
 
@@ -377,7 +379,7 @@ def test_huge_declared_shape_is_checkpoint_error_before_allocating(tmp_path, ver
     _write_manifest(f, json.dumps({"format": ser.FORMAT, "version": version, "root": root}),
                     [("arrays/0.npy", npy.getvalue())])
     with pytest.raises(CheckpointError, match=r"huge.mg.*arrays/0.npy is corrupt"):
-        load(f)
+        load(f, allow_unverified=True)
 
 
 @pytest.mark.parametrize("header", [
@@ -393,7 +395,7 @@ def test_garbled_npy_headers_are_checkpoint_error(tmp_path, header):
         _write_manifest(f, json.dumps({"format": ser.FORMAT, "version": version, "root": root}),
                         [("arrays/0.npy", header + bytes(8))])
         with pytest.raises(CheckpointError, match="h.mg"):
-            load(f)
+            load(f, allow_unverified=True)
 
 
 def test_unknown_compression_method_is_checkpoint_error(tmp_path):
@@ -407,19 +409,23 @@ def test_unknown_compression_method_is_checkpoint_error(tmp_path):
         load(f)
 
 
-def test_version_1_checkpoints_still_load(tmp_path):
-    # written the way minigrad wrote version 1: np.save members, no hashes in the manifest
+def test_version_1_checkpoints_load_only_when_allowed(tmp_path):
+    # written the way minigrad wrote version 1: np.save members, no hashes in the manifest. Issue 31:
+    # a file relabelled v1 skipped the hashes, so v1 loads only with allow_unverified=True
     f = tmp_path / "v1.mg"
     npy = io.BytesIO()
     np.save(npy, np.arange(6, dtype=np.float32).reshape(2, 3))
     root = {"t": "dict", "v": [[{"t": "str", "v": "w"}, {"t": "tensor", "file": "arrays/0.npy", "requires_grad": False}]]}
     _write_manifest(f, json.dumps({"format": ser.FORMAT, "version": 1, "root": root}), [("arrays/0.npy", npy.getvalue())])
-    np.testing.assert_array_equal(load(f)["w"].numpy(), np.arange(6, dtype=np.float32).reshape(2, 3))
+    with pytest.raises(CheckpointError, match=r"v1.mg: a version 1 checkpoint .*allow_unverified=True"):
+        load(f)
+    np.testing.assert_array_equal(load(f, allow_unverified=True)["w"].numpy(),
+                                  np.arange(6, dtype=np.float32).reshape(2, 3))
     blob = bytearray(f.read_bytes())
     blob[blob.index(b"'shape': (2, 3)") + 11] = ord("4")  # a shape digit: the CRC catches it
     f.write_bytes(bytes(blob))
     with pytest.raises(CheckpointError, match="v1.mg"):
-        load(f)
+        load(f, allow_unverified=True)
 
 
 # ---- atomic writes: temporary files, crashes, modes (issue 7)

@@ -8,4 +8,5 @@
 """
 from .codegen import CompiledGraph, compile_graph  # noqa: F401
 from .pipeline import PASSES, PassReport, format_reports, optimize, stats  # noqa: F401
+from ..kernels.fused import CacheWarning  # noqa: F401,E402 - the kernel cache's warning (kernels/fused.py)
 from .jit import CompiledModule, Explanation, JitFunction, JitWarning, compile, explain, jit, mark_dynamic, reset  # noqa: F401,E402,E501

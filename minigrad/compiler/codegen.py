@@ -7,12 +7,40 @@ order; after its last read a value is dropped (`del v_e`), so memory is freed as
 frees it. `compiled.code` is the source that runs; the line comment is where the user's code made
 it. The results are bit for bit graph.run's (the same NumPy calls on the same values).
 """
+import keyword
+
 import numpy as np
 
 from ..graph import interpret as _interp
 from ..graph.ir import Var
 from ..tensor import Tensor
 from .memory import last_reads, plan_memory
+
+
+def _ident(name):
+    """name as a Python identifier in generated source: only a plain ASCII identifier passes, so no
+    text of a graph (a loaded file's variable names included) can become code."""
+    if type(name) is not str or not (name.isascii() and name.isidentifier()) or keyword.iskeyword(name) \
+            or len(name) > 200:
+        raise ValueError(f"codegen: {name!r:.80} is not a plain identifier; it cannot be a variable of "
+                         f"generated code")
+    return name
+
+
+def _v(var):
+    return _vname(var.name)
+
+
+def _vname(name):
+    if type(name) is not str:
+        raise ValueError(f"codegen: a variable name must be a str, got {type(name).__name__}")
+    return _ident("v_" + name)
+
+
+def _comment(text):
+    """text for a line comment: ASCII, escapes for every control or non-ASCII character (a newline
+    in an op name or a source location cannot end the comment), at most 200 characters."""
+    return str(text)[:200].encode("unicode_escape").decode("ascii")
 
 
 def _arr(o):
@@ -60,7 +88,7 @@ class _Gen:
 
     def expr(self, a):
         if isinstance(a, Var):
-            return "v_" + a.name
+            return _v(a)
         if type(a) is tuple and any(isinstance(x, (Var, tuple, dict)) for x in a):
             return "(" + "".join(self.expr(x) + ", " for x in a) + ")"
         if type(a) is dict:  # a fresh dict per run: forward may fill it (side outputs)
@@ -69,7 +97,7 @@ class _Gen:
             return repr(a)
         return self.const(a)
 
-    def expr_key(self, k):
+    def expr_key(self, k):  # a str's or int's repr is a literal whatever it holds; others are constants
         return repr(k) if type(k) in (str, int) else self.const(k)
 
 
@@ -79,11 +107,11 @@ def generate(graph, plan=None):
     gen = _Gen()
     lines = ["def compiled(_in, _st, _objs, _B):"]
     for i, v in enumerate(graph.invars):
-        lines.append(f"    v_{v.name} = _in[{i}]")
+        lines.append(f"    {_v(v)} = _in[{i}]")
     for i, (v, b) in enumerate(graph.state):
-        lines.append(f"    v_{v.name} = _st[{i}]  # {b.name} ({b.kind})")
+        lines.append(f"    {_v(v)} = _st[{i}]  # {_comment(b.name)} ({_comment(b.kind)})")
     for v, a in graph.consts:
-        lines.append(f"    v_{v.name} = {gen.const(a, 'K')}")
+        lines.append(f"    {_v(v)} = {gen.const(a, 'K')}")
     slot_of = plan.slot_of if plan is not None else {}
     views, view_of = [], {}
     last = last_reads(graph)
@@ -94,26 +122,27 @@ def generate(graph, plan=None):
             if v.name not in outputs:
                 dying.setdefault(last.get(v.name, i), []).append(v.name)
     for i, e in enumerate(graph.eqns):
-        where = f"  # {e.prim}" + (f"  {e.source}" if e.source else "")
+        where = f"  # {_comment(e.prim)}" + (f"  {_comment(e.source)}" if e.source else "")
         if e.effect:
             if e.prim == "assign":
                 t, val = e.args
-                lines.append(f"    v_{e.outvars[0].name} = _assign(v_{t.name}, v_{val.name}, _objs, {e.target!r}){where}")
+                lines.append(f"    {_v(e.outvars[0])} = _assign({_v(t)}, {_v(val)}, _objs, {gen.expr_key(e.target)})"
+                             f"{where}")
             elif e.prim == "set_grad":
                 val = e.args[0]
-                lhs = f"v_{e.outvars[0].name} = " if e.outvars else ""
-                arg = "None" if val is None else f"v_{val.name}"
+                lhs = f"{_v(e.outvars[0])} = " if e.outvars else ""
+                arg = "None" if val is None else _v(val)
                 own = ", copy=False" if val is not None and plan is not None and val.name in plan.donated else ""
-                lines.append(f"    {lhs}_set_grad({arg}, _objs, {e.target!r}{own}){where}")
+                lines.append(f"    {lhs}_set_grad({arg}, _objs, {gen.expr_key(e.target)}{own}){where}")
             else:
                 raise NotImplementedError(f"codegen: unknown effect {e.prim!r}")
         else:
             _eqn_lines(gen, e, where, slot_of, views, view_of, lines)
         drop = sorted(set(dying.get(i, ())))
         if drop:
-            lines.append("    del " + ", ".join(f"v_{n}" for n in drop))
+            lines.append("    del " + ", ".join(_vname(n) for n in drop))
     consts = {v.name for v, _ in graph.consts}
-    rets = [f"v_{v.name}.copy()" if v.name in consts else f"v_{v.name}" for v in graph.outvars]
+    rets = [f"{_v(v)}.copy()" if v.name in consts else _v(v) for v in graph.outvars]
     lines.append("    return [" + ", ".join(rets) + "]")  # a constant output is copied: callers own outputs
     return "\n".join(lines) + "\n", gen.glb, views
 
@@ -126,7 +155,7 @@ def _eqn_lines(gen, e, where, slot_of, views, view_of, lines):
         view_of[v.name] = j = len(views)
         views.append((slot_of[v.name], v.shape, np.dtype(v.dtype)))
         u = gen.const(e.fn._fast, "U")
-        lines.append(f"    v_{v.name} = {u}({args}, out=_B[{j}]){where}")
+        lines.append(f"    {_v(v)} = {u}({args}, out=_B[{j}]){where}")
         return
     f = gen.const(e.fn, "F")
     if e.fn._fast is not None and not e.side:
@@ -135,29 +164,30 @@ def _eqn_lines(gen, e, where, slot_of, views, view_of, lines):
     else:
         ctx = True
         need = e.need if e.need is not None else (False,) * len(e.args)
-        lines.append(f"    _c = _Ctx(); _c.needs_input_grad = {need!r}")
+        lines.append(f"    _c = _Ctx(); _c.needs_input_grad = {tuple(bool(n) for n in need)!r}")
         if e.side:
             lines.append(f"    _v = [{args}]")
             call = f"{f}.forward(_c, *_v)"
         else:
             call = f"{f}.forward(_c, {args})" if args else f"{f}.forward(_c)"
     if len(outs) == 1:
-        lines.append(f"    v_{outs[0].name} = _one({call}){where}")
+        lines.append(f"    {_v(outs[0])} = _one({call}){where}")
     else:
         lines.append(f"    _o = {call}{where}")
         for j, v in enumerate(outs):
-            lines.append(f"    v_{v.name} = _arr(_o[{j}])")
+            lines.append(f"    {_v(v)} = _arr(_o[{j}])")
         lines.append("    del _o")
     for path, v in e.side:
-        lines.append(f"    v_{v.name} = _side({gen.const(path, 'P')}, _v, _c)")
+        lines.append(f"    {_v(v)} = _side({gen.const(path, 'P')}, _v, _c)")
     if ctx:
         lines.append("    del _c" + (", _v" if e.side else ""))
 
 
 class CompiledGraph:
     """A graph compiled to Python: call it like graph.run; `.code` is the source that runs,
-    `.plan` the memory plan (None with plan=False). The planned buffers belong to this object:
-    one call at a time (not reentrant, not shared between threads)."""
+    `.plan` the memory plan (None with plan=False). The planned buffers belong to this object and
+    each call takes a set for its run: calls from several threads at once (or a reentrant one) each
+    get their own set (a second set is allocated the first time two calls overlap, then kept)."""
 
     def __init__(self, graph, plan=True):
         self.graph = graph
@@ -165,8 +195,12 @@ class CompiledGraph:
         self.code, glb, views = generate(graph, self.plan)
         exec(compile(self.code, f"<minigrad compiled graph {id(self):x}>", "exec"), glb)  # noqa: S102
         self._fn = glb["compiled"]
+        self._views = views
+        self._free = [self._buffers()]   # buffer sets not in use (list.pop/append: atomic under the GIL)
+
+    def _buffers(self):
         arenas = [np.empty(n, np.uint8) for n in self.plan.arenas] if self.plan else []
-        self._buffers = [arenas[b][:_size(s, d)].view(d).reshape(s) for b, s, d in views]
+        return [arenas[b][:_size(s, d)].view(d).reshape(s) for b, s, d in self._views]
 
     def __call__(self, *args, state=None):
         """Run the compiled program on the graph's inputs (tensors or arrays of the traced shapes and
@@ -177,15 +211,23 @@ class CompiledGraph:
             raise TypeError(f"compiled graph: expected {len(g.invars)} tensor arguments "
                             f"({', '.join(g.arg_names)}), got {len(args)}")
         ins = []
+        protect = getattr(g, "readonly_inputs", ())
         for v, a, n in zip(g.invars, args, g.arg_names):
             arr = a._data if isinstance(a, Tensor) else np.asarray(a)
             if arr.dtype != v.dtype or arr.shape != v.shape:
                 raise TypeError(f"compiled graph: argument {n!r} has shape {tuple(arr.shape)} and dtype "
                                 f"{arr.dtype}; it was compiled for {v.shape} {v.dtype}")
-            ins.append(arr)
+            ins.append(_interp.readonly(arr) if v.name in protect else arr)
         st = [_interp._value(b, state) for _, b in g.state]
         objs = {b.name: (state or {}).get(b.name, b.obj) for _, b in g.state}
-        outs = self._fn(ins, st, objs, self._buffers)
+        try:
+            bufs = self._free.pop()
+        except IndexError:           # another call (thread) holds the set: this one gets its own
+            bufs = self._buffers()
+        try:
+            outs = self._fn(ins, st, objs, bufs)
+        finally:
+            self._free.append(bufs)
         return _interp._unflatten(g.out_tree, [Tensor._make(o) for o in outs])
 
     run = __call__

@@ -13,6 +13,12 @@ learning rate a scheduler sets and the other hyper-parameters ("hyper" inputs, w
 GuardFailure when a branch the step took on them no longer holds: then the call traces again), and
 the random generator (Dropout draws from it at each run, as eager does).
 
+Computing that key walks every module and optimizer (45-100 us per call for a two-layer MLP step
+with Adam). So each cached program also gets a specialised guard (guards.py): straight-line code
+comparing with the objects and values seen when its key was last computed; a call first asks the
+last program's guard (measured 11 us against 88 us for the key in one run on this loaded machine),
+and only when it says no computes the key.
+
 Dynamic batch dimension: a traced program has its shapes baked into static parameters (reshape
 targets, the expand of a mean's backward, the size a mean divides by), so one trace cannot serve
 another batch size. A dimension marked dynamic (`dynamic=` or `mg.jit.mark_dynamic(x, 0)`)
@@ -25,6 +31,7 @@ end eagerly (its results are real); that key then always runs eagerly, with one 
 user's line. `fullgraph=True` raises GraphBreak at the line instead.
 """
 import functools
+import threading
 import time
 import types
 import warnings
@@ -37,10 +44,13 @@ import numpy as np
 from ..autograd import function as _function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..graph.ir import Graph, GuardFailure
-from ..graph.trace import _arg_names_of, roots_of, trace
+from ..kernels import select as _select
+from ..graph.trace import GraphBreak, _arg_names_of, roots_of, trace
 from ..tensor import Tensor
 from .codegen import compile_graph
 from .pipeline import DEFAULT, format_reports, optimize, stats
+from . import guards as _guards
+from .pystate import analyse, value_sig
 
 __all__ = ["jit", "compile", "JitFunction", "CompiledModule", "Explanation", "mark_dynamic",
            "explain", "JitWarning"]
@@ -152,11 +162,13 @@ class _Entry:
     """One compiled program (or an eager fallback) for one guard key."""
 
     __slots__ = ("graph", "optimized", "reports", "compiled", "eager", "reason", "guards",
-                 "trace_seconds", "compile_seconds")
+                 "trace_seconds", "compile_seconds", "fast", "builds")
 
     def __init__(self, graph):
         self.graph, self.optimized, self.reports, self.compiled = graph, None, [], None
         self.eager, self.reason, self.guards = False, None, []
+        self.fast = None  # the specialised guard (guards.py), built when the key is next looked up
+        self.builds = 0
         self.trace_seconds, self.compile_seconds = getattr(graph, "trace_seconds", 0.0), 0.0
 
     def guards_hold(self):
@@ -217,6 +229,8 @@ class JitFunction:
             raise TypeError(f"mg.jit: dynamic must be None, a bool, a dim (int) or a dict "
                             f"{{argument name or index: dim or dims}}, got {type(dynamic).__name__}")
         self._cache = OrderedDict()
+        self._lock = threading.Lock()  # held only to read and update the cache, never while a program runs
+        self._py = None  # what the function's code reads from / writes to outside Python state (pystate.py)
         _LIVE.add(self)
         self._erased_seen = set()
         self._history = []       # (per-argument signatures, rest of the key) of each counted trace
@@ -269,7 +283,10 @@ class JitFunction:
         roots = roots_of(self.fn, (), []) + [(n, a) for n, a in zip(names, args) if not isinstance(a, Tensor)] + \
             [(k, v) for k, v in kwargs.items() if not isinstance(v, Tensor)]
         state, groups = _state_sig(roots)
-        rest = (is_grad_enabled(), state)
+        py = self._py
+        if py is None:
+            py = self._py = analyse(self.fn)
+        rest = (is_grad_enabled(), state, py.values())
         return (tuple(sigs), rest), (tuple(erased), rest), groups
 
     # -- calling -----------------------------------------------------------------------------------
@@ -279,11 +296,29 @@ class JitFunction:
         if self.freeze and getattr(self.fn, "training", False):
             raise RuntimeError(f"mg.compile(freeze=True): {_fn_name(self.fn)} is in training mode; a frozen "
                                f"program is for inference (parameters as constants): call .eval() first")
+        last = self._last
+        if last is not None and last.fast is not None and last.fast(args, kwargs):
+            # the last program's specialised guard (guards.py): the key would be the same
+            if last.eager:
+                return self.fn(*args, **kwargs)
+            if last.guards_hold():
+                tensors = [a for a in args if isinstance(a, Tensor)] + \
+                    [a for a in kwargs.values() if isinstance(a, Tensor)]
+                try:
+                    with no_grad() if self.freeze else nullcontext():
+                        return last.compiled(*tensors)
+                except GuardFailure:
+                    pass
         key, erased, groups = self._key(args, kwargs)
-        entry = self._cache.get(key)
+        with self._lock:
+            entry = self._cache.get(key)
+            if entry is not None:
+                self._cache.move_to_end(key)
         if entry is not None:
-            self._cache.move_to_end(key)
             self._last = entry
+            if entry.builds < 8 and (entry.fast is None or not entry.fast(args, kwargs)):
+                entry.builds += 1  # (the guard is stricter than the key: build anew, a few times at most)
+                entry.fast = _guards.build(self.fn, args, kwargs, self._py, value_sig)
             if entry.eager:
                 return self.fn(*args, **kwargs)
             if entry.guards_hold():
@@ -297,6 +332,21 @@ class JitFunction:
         return self._trace(key, erased, groups, args, kwargs)
 
     def _trace(self, key, erased, groups, args, kwargs):
+        writes = self._py.writes
+        if writes:  # a compiled program would run the write once, not at every call: run eagerly
+            what, site = writes[0]
+            msg = (f"mg.jit({_fn_name(self.fn)}): the function {what}; a compiled program would do that "
+                   f"once, at the trace, and not at each call, so it runs eagerly. Move the write out of the "
+                   f"function (return the value instead)")
+            if self.fullgraph:
+                raise GraphBreak(f"{msg} ({site})")
+            self._warn(msg + ".", site)
+            entry = _Entry(Graph([], [], [], [], [], None))
+            entry.eager, entry.reason = True, "writes Python state"
+            with self._lock:
+                self._cache[key] = entry
+            self._last = entry
+            return self.fn(*args, **kwargs)
         self.traces += 1
         # a new key counts, unless it differs from a traced one only in dynamic dims; so does a
         # key traced again (a guard of its program failed: an optimizer option, a branch taken)
@@ -313,10 +363,11 @@ class JitFunction:
             g.consts = [(v, a.copy()) for v, a in g.consts]
         entry = _Entry(g)
         self._decide(entry, g, groups)
-        self._cache[key] = entry
-        self._cache.move_to_end(key)
-        while len(self._cache) > CACHE_SIZE_LIMIT:
-            self._cache.popitem(last=False)
+        with self._lock:
+            self._cache[key] = entry
+            self._cache.move_to_end(key)
+            while len(self._cache) > CACHE_SIZE_LIMIT:
+                self._cache.popitem(last=False)
         self._last = entry
         if counted:
             self.retraces += 1
@@ -381,6 +432,10 @@ class JitFunction:
                 rests.append(rest)
         name, vals = max(per_arg.items(), key=lambda kv: len(kv[1]), default=(None, []))
         if len(vals) <= 1:
+            if len({r[2] for r in rests}) > 1:
+                return ("not an argument: a Python value the function reads from a global or closure variable "
+                        "keeps changing (each value is baked into its trace); pass it as a tensor argument "
+                        "so it becomes an input of one program")
             if len({r[0] for r in rests}) > 1:
                 return "not an argument: the grad mode (mg.no_grad / enable_grad around the call) keeps changing"
             return ("not an argument: the state of the modules or optimizers it uses keeps changing "
@@ -455,7 +510,8 @@ def _describe(sig):
 class Explanation:
     """What mg.jit made of a function for one set of arguments (print it). Attributes: `graph` (as
     traced), `optimized`, `steps` ([(pass name, report, graph after)]), `breaks` ([(message,
-    'file:line')]), `code`, `plan`."""
+    'file:line')]), `code`, `plan`, `kernel_choices` ([(key, choice, how)]: the kernels chosen
+    for its ops with mg.backends.cpu.benchmark on, minigrad/kernels/select.py)."""
 
     def __init__(self, jitted, entry):
         self.name = _fn_name(jitted.fn)
@@ -471,6 +527,7 @@ class Explanation:
         for name in list(DEFAULT if jitted.passes is None else jitted.passes):
             g, (rep,) = optimize(g, [name])
             self.steps.append((name, rep, g))
+        self.kernel_choices = _select.graph_choices(g.eqns)
 
     def table(self):
         """The pass table: equations and intermediate bytes before -> after each pass."""
@@ -505,6 +562,11 @@ class Explanation:
             out.append(f"  {e!r}")
         if self.plan is not None:
             out.append(f"memory plan: {self.plan!r}")
+        bench = "on" if _select._benchmark() else "off"
+        out.append(f"kernel choices: {len(self.kernel_choices)}" if self.kernel_choices else
+                   f"kernel choices: none timed or cached (fixed rules; mg.backends.cpu.benchmark {bench})")
+        for key, choice, how in self.kernel_choices:
+            out.append(f"  {key}: {choice} ({how})")
         return "\n".join(out)
 
     __repr__ = __str__

@@ -12,7 +12,7 @@ nothing here imports mpi4py until [`init_process_group()`][minigrad.distributed.
 docs/distributed.md.
 """
 from .distributed_c10d import (  # noqa: F401
-    ReduceOp, Work, DistTimeoutError, init_process_group, destroy_process_group, is_initialized,
+    ReduceOp, Work, DistTimeoutError, DistPeerError, DistMismatchError, init_process_group, destroy_process_group, is_initialized,
     is_available, is_mpi_available, get_rank, get_world_size, get_backend, barrier, all_reduce,
     broadcast, all_gather, all_gather_into_tensor, reduce_scatter, reduce_scatter_tensor, gather, scatter)
 from .distributed_c10d import __all__  # noqa: F401

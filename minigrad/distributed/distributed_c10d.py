@@ -18,8 +18,11 @@ minigrad never needs it.
 """
 from __future__ import annotations
 
+import atexit
 import datetime
 import enum
+import hashlib
+import json
 import os
 import sys
 import time
@@ -30,7 +33,7 @@ import numpy as np
 from ..tensor import Tensor
 from .._optional import install_hint
 
-__all__ = ["ReduceOp", "Work", "DistTimeoutError", "init_process_group", "destroy_process_group",
+__all__ = ["ReduceOp", "Work", "DistTimeoutError", "DistPeerError", "DistMismatchError", "init_process_group", "destroy_process_group",
            "is_initialized", "is_available", "is_mpi_available", "get_rank", "get_world_size",
            "get_backend", "barrier", "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor",
            "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter"]
@@ -52,6 +55,21 @@ class DistTimeoutError(RuntimeError):
     """A collective did not complete within the process group's timeout."""
 
 
+class DistPeerError(RuntimeError):
+    """A collective cannot complete: a rank left the job (its script ended or called sys.exit)
+    without joining it. The message names that rank, how many collectives it joined, and where it
+    left."""
+
+
+class DistMismatchError(RuntimeError):
+    """The ranks disagree about a collective or a model: different shapes, dtypes, operations or
+    parameters (checked at DistributedDataParallel's construction always, and before every collective
+    with ``MINIGRAD_DISTRIBUTED_DEBUG=DETAIL`` or ``TORCH_DISTRIBUTED_DEBUG=DETAIL``)."""
+
+
+_LEAVE_TAG = 7201  # the control communicator's one message: "rank r leaves after k collectives, from where"
+
+
 class _Group:
     """The default process group: an MPI communicator of its own (a Dup of COMM_WORLD)."""
 
@@ -62,12 +80,42 @@ class _Group:
         self.size = comm.Get_size()
         self.timeout = timeout
         self.seq = 0  # collectives issued so far: the same count on every rank in a correct program
+        self.ctl = comm.Dup() if self.size > 1 else None  # leave notices (never mixed with collectives)
+        self.left = {}  # rank -> (collectives it joined, where it left), from its leave notice
+        self.detail = "DETAIL" in (os.environ.get("MINIGRAD_DISTRIBUTED_DEBUG", "").upper(),
+                                   os.environ.get("TORCH_DISTRIBUTED_DEBUG", "").upper())
         self.ops = {ReduceOp.SUM: MPI.SUM, ReduceOp.AVG: MPI.SUM, ReduceOp.PRODUCT: MPI.PROD,
                     ReduceOp.MIN: MPI.MIN, ReduceOp.MAX: MPI.MAX}
 
 
 _group: _Group | None = None
 _prev_excepthook = None
+_exit_site = None      # where this rank called sys.exit, while a group is up (for its leave notice)
+_real_exit = sys.exit
+_atexit_registered = False
+
+
+def _exit(code=None):
+    """sys.exit while a group is up: remembers the caller's line for the leave notice, then exits."""
+    global _exit_site
+    f = sys._getframe(1)
+    _exit_site = f"sys.exit({code!r}) at {f.f_code.co_filename}:{f.f_lineno}"
+    _real_exit(code)
+
+
+def _leave():
+    """At interpreter exit (atexit, before mpi4py finalises MPI): tell every other rank that this
+    one leaves and after how many collectives, so a rank waiting for a collective this one never
+    joins fails at once naming it (instead of waiting out the timeout)."""
+    g = _group
+    if g is None or g.ctl is None:
+        return
+    where = _exit_site or "its script ended"
+    msg = np.frombuffer(json.dumps([g.seq, where[:400]]).encode(), np.uint8).copy()
+    reqs = [g.ctl.Isend(msg, dest=r, tag=_LEAVE_TAG) for r in range(g.size) if r != g.rank]
+    deadline = time.monotonic() + 2.0  # small messages go eagerly; never hang the exit on a dead peer
+    while not all(r.Test() for r in reqs) and time.monotonic() < deadline:
+        time.sleep(1e-3)
 
 
 def is_available() -> bool:
@@ -140,6 +188,12 @@ def init_process_group(backend: str = "mpi", init_method=None, timeout=None, wor
     if _group.size > 1 and _prev_excepthook is None:
         _prev_excepthook = sys.excepthook
         sys.excepthook = _abort_on_exception
+    if _group.size > 1:
+        global _atexit_registered
+        sys.exit = _exit
+        if not _atexit_registered:  # registered after mpi4py's own handler: runs before MPI_Finalize
+            atexit.register(_leave)
+            _atexit_registered = True
 
 
 def destroy_process_group(group=None) -> None:
@@ -151,7 +205,11 @@ def destroy_process_group(group=None) -> None:
     if _prev_excepthook is not None:
         sys.excepthook = _prev_excepthook
         _prev_excepthook = None
+    if sys.exit is _exit:
+        sys.exit = _real_exit
     g.comm.Free()
+    if g.ctl is not None:
+        g.ctl.Free()
 
 
 def _abort_on_exception(exc_type, exc, tb):
@@ -220,7 +278,8 @@ _NAP_MAX_S = 1e-3
 
 
 def _poll(g, req, op, seq, timeout):
-    """Complete MPI request `req`, or raise DistTimeoutError after `timeout` seconds."""
+    """Complete MPI request `req`, or raise DistTimeoutError after `timeout` seconds, or
+    DistPeerError as soon as a rank that has not joined this collective has left the job."""
     if req.Test():
         return
     now = time.monotonic()
@@ -233,12 +292,63 @@ def _poll(g, req, op, seq, timeout):
         else:
             time.sleep(nap)
             nap = min(2 * nap, _NAP_MAX_S)
+            _check_left(g, op, seq)
         if now > deadline:
             raise DistTimeoutError(
                 f"minigrad.distributed: {op} (collective #{seq} of this process group) timed out "
                 f"after {timeout:g} s on rank {g.rank} of {g.size}: not every rank joined it (a rank "
                 f"may have died or hung, or the ranks issued different collectives); MPI cannot say "
                 f"which ranks are missing")
+
+
+def _check_left(g, op, seq):
+    """Read the leave notices that arrived; raise if a rank left before joining collective `seq`."""
+    ctl = getattr(g, "ctl", None)
+    if ctl is None:
+        return
+    st = g.MPI.Status()
+    while ctl.Iprobe(source=g.MPI.ANY_SOURCE, tag=_LEAVE_TAG, status=st):
+        buf = np.empty(st.Get_count(g.MPI.BYTE), np.uint8)
+        ctl.Recv(buf, source=st.Get_source(), tag=_LEAVE_TAG)
+        joined, where = json.loads(buf.tobytes().decode())
+        g.left[st.Get_source()] = (int(joined), str(where))
+    gone = sorted(r for r, (joined, _) in g.left.items() if joined < seq)
+    if gone:
+        r = gone[0]
+        joined, where = g.left[r]
+        raise DistPeerError(
+            f"minigrad.distributed: {op} (collective #{seq} of this process group) cannot complete on rank "
+            f"{g.rank} of {g.size}: rank {r} left the job after joining {joined} collective(s) "
+            f"({where}); every rank must issue the same collectives")
+
+
+def _verify_same(g, what, mine):
+    """Check that every rank passes the same `mine` (a JSON-able list of descriptions): one
+    all-gather of a 32-byte digest; on a difference, the descriptions themselves are gathered and
+    DistMismatchError names the first difference, each rank's value and the ranks."""
+    blob = json.dumps(mine).encode()
+    digest = np.frombuffer(hashlib.sha256(blob).digest(), np.uint8)
+    every = np.empty((g.size, digest.size), np.uint8)
+    _poll(g, g.comm.Iallgather(digest, every), f"{what} (the ranks' check)", g.seq, g.timeout)
+    if (every == every[0]).all():
+        return
+    sizes = np.empty(g.size, np.int64)
+    _poll(g, g.comm.Iallgather(np.array([len(blob)], np.int64), sizes), f"{what} (the ranks' check)", g.seq, g.timeout)
+    data = np.empty(int(sizes.sum()), np.uint8)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    _poll(g, g.comm.Iallgatherv(np.frombuffer(blob, np.uint8), [data, sizes, offsets, g.MPI.BYTE]),
+          f"{what} (the ranks' check)", g.seq, g.timeout)
+    lists = [json.loads(data[o:o + n].tobytes().decode()) for o, n in zip(offsets, sizes)]
+    for k in range(max(len(x) for x in lists)):
+        vals = [x[k] if k < len(x) else "(nothing)" for x in lists]
+        if any(v != vals[0] for v in vals):
+            by = {}
+            for r, v in enumerate(vals):
+                by.setdefault(v if isinstance(v, str) else json.dumps(v), []).append(r)
+            seen = "; ".join(f"{v} on rank{'s' if len(rs) > 1 else ''} {', '.join(map(str, rs))}"
+                             for v, rs in by.items())
+            raise DistMismatchError(f"minigrad.distributed: {what}: the ranks differ: {seen}")
+    raise DistMismatchError(f"minigrad.distributed: {what}: the ranks differ")  # pragma: no cover
 
 
 class Work:
@@ -287,8 +397,12 @@ class Work:
         return f"<Work {self._op} #{self._seq} ({state})>"
 
 
-def _issue(g, op, start, finish, result, async_op):
-    """Start the non-blocking collective (start() returns the MPI request) and wait unless async."""
+def _issue(g, op, start, finish, result, async_op, sig=""):
+    """Start the non-blocking collective (start() returns the MPI request) and wait unless async.
+    In DETAIL debug mode the ranks first check that they all issue this collective with the same
+    shapes and dtypes (`sig`), so a mismatch is named before MPI could truncate or mix buffers."""
+    if g.detail and g.size > 1:
+        _verify_same(g, f"{op} (collective #{g.seq + 1} of this process group)", [f"{op}({sig})"])
     g.seq += 1
     work = Work(g, start(), op, g.seq, finish, result)
     if async_op:
@@ -341,7 +455,7 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group=None, async_op
             np.divide(buf, g.size, out=buf)
         _store(tensor, buf, copy_back)
     return _issue(g, "all_reduce", lambda: g.comm.Iallreduce(g.MPI.IN_PLACE, buf, mpi_op), finish,
-                  [tensor], async_op)
+                  [tensor], async_op, f"{_desc(tensor)}, op={op.name}")
 
 
 def broadcast(tensor: Tensor, src: int = 0, group=None, async_op: bool = False):
@@ -351,7 +465,7 @@ def broadcast(tensor: Tensor, src: int = 0, group=None, async_op: bool = False):
     _check_rank("broadcast", "src", src, g)
     buf, copy_back = _buffer(tensor)
     return _issue(g, "broadcast", lambda: g.comm.Ibcast(buf, root=src),
-                  lambda: _store(tensor, buf, copy_back), [tensor], async_op)
+                  lambda: _store(tensor, buf, copy_back), [tensor], async_op, f"{_desc(tensor)}, src={src}")
 
 
 def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = False):
@@ -366,7 +480,8 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
         for t, part in zip(tensor_list, recv):
             t._data[...] = part
             t._bump_version()
-    return _issue(g, "all_gather", lambda: g.comm.Iallgather(send, recv), finish, tensor_list, async_op)
+    return _issue(g, "all_gather", lambda: g.comm.Iallgather(send, recv), finish, tensor_list, async_op,
+                  _desc(tensor))
 
 
 def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group=None, async_op: bool = False):
@@ -380,7 +495,8 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group=No
     send = np.ascontiguousarray(input_tensor._data)
     buf, copy_back = _buffer(output_tensor)
     return _issue(g, "all_gather_into_tensor", lambda: g.comm.Iallgather(send, buf),
-                  lambda: _store(output_tensor, buf, copy_back), [output_tensor], async_op)
+                  lambda: _store(output_tensor, buf, copy_back), [output_tensor], async_op,
+                  f"{_desc(output_tensor)}, {_desc(input_tensor)}")
 
 
 def reduce_scatter(output: Tensor, input_list: list, op: ReduceOp = ReduceOp.SUM, group=None,
@@ -393,7 +509,7 @@ def reduce_scatter(output: Tensor, input_list: list, op: ReduceOp = ReduceOp.SUM
     send = np.stack([t._data for t in input_list])
     buf, copy_back = _buffer(output)
     return _issue(g, "reduce_scatter", lambda: g.comm.Ireduce_scatter_block(send, buf, mpi_op),
-                  _reduce_finish(g, op, output, buf, copy_back), [output], async_op)
+                  _reduce_finish(g, op, output, buf, copy_back), [output], async_op, f"{_desc(output)}, op={op.name}")
 
 
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp.SUM, group=None,
@@ -409,7 +525,8 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp
     send = np.ascontiguousarray(input._data)
     buf, copy_back = _buffer(output)
     return _issue(g, "reduce_scatter_tensor", lambda: g.comm.Ireduce_scatter_block(send, buf, mpi_op),
-                  _reduce_finish(g, op, output, buf, copy_back), [output], async_op)
+                  _reduce_finish(g, op, output, buf, copy_back), [output], async_op,
+                  f"{_desc(output)}, {_desc(input)}, op={op.name}")
 
 
 def _reduce_finish(g, op, output, buf, copy_back):
@@ -440,7 +557,8 @@ def gather(tensor: Tensor, gather_list: list | None = None, dst: int = 0, group=
             for t, part in zip(gather_list, recv):
                 t._data[...] = part
                 t._bump_version()
-    return _issue(g, "gather", lambda: g.comm.Igather(send, recv, root=dst), finish, gather_list, async_op)
+    return _issue(g, "gather", lambda: g.comm.Igather(send, recv, root=dst), finish, gather_list, async_op,
+                  f"{_desc(tensor)}, dst={dst}")
 
 
 def scatter(tensor: Tensor, scatter_list: list | None = None, src: int = 0, group=None, async_op: bool = False):
@@ -458,13 +576,17 @@ def scatter(tensor: Tensor, scatter_list: list | None = None, src: int = 0, grou
         raise ValueError(f"scatter: scatter_list must be None or empty on rank {g.rank} (not src={src})")
     buf, copy_back = _buffer(tensor)
     return _issue(g, "scatter", lambda: g.comm.Iscatter(send, buf, root=src),
-                  lambda: _store(tensor, buf, copy_back), [tensor], async_op)
+                  lambda: _store(tensor, buf, copy_back), [tensor], async_op, f"{_desc(tensor)}, src={src}")
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None):
     """Wait until every rank has reached the barrier."""
     g = _check_group("barrier", group)
     return _issue(g, "barrier", lambda: g.comm.Ibarrier(), None, None, async_op)
+
+
+def _desc(t):
+    return f"{tuple(t.shape)} {t.dtype}"
 
 
 def _check_rank(op, name, r, g):

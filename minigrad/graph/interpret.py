@@ -66,12 +66,13 @@ def run(graph, args, state=None):
         raise TypeError(f"graph.run: expected {len(graph.invars)} tensor arguments "
                         f"({', '.join(graph.arg_names)}), got {len(args)}")
     env = {}
+    protect = getattr(graph, "readonly_inputs", ())
     for v, a, n in zip(graph.invars, args, graph.arg_names):
         arr = a._data if isinstance(a, Tensor) else np.asarray(a)
         if arr.dtype != v.dtype or (arr.shape != v.shape and not _dynamic_ok(graph, v, arr)):
             raise TypeError(f"graph.run: argument {n!r} has shape {tuple(arr.shape)} and dtype {arr.dtype}; "
                             f"the graph was traced with {v.shape} {v.dtype}")
-        env[v.name] = arr
+        env[v.name] = readonly(arr) if v.name in protect else arr
     objs = {}
     for v, b in graph.state:
         env[v.name] = _value(b, state)
@@ -95,6 +96,16 @@ def run(graph, args, state=None):
     for v in graph.outvars:
         res.append(Tensor._make(env[v.name]))
     return _unflatten(graph.out_tree, res)
+
+
+def readonly(arr):
+    """A read-only view of arr (a loaded graph's input that no assign writes: no op of the graph
+    may write into the caller's tensor)."""
+    if not arr.flags.writeable:
+        return arr
+    arr = arr.view()
+    arr.flags.writeable = False
+    return arr
 
 
 def _side_value(path, vals, ctx):

@@ -1,29 +1,49 @@
 """graph.save / mg.load_graph: a Graph without the model's Python code, never executing code on load.
 
-Format (the mg.save container style): a zip holding ``graph.json`` and one ``.npy`` per constant
-array (read with allow_pickle=False). graph.json:
-  {"format": "minigrad.graph", "version": 1,
+Format (version 2, the mg.save container): a zip (stored, not compressed) holding ``graph.json`` and
+one ``.npy`` per constant array. graph.json:
+  {"format": "minigrad.graph", "version": 2,
    "vars": {name: [shape, dtype]},            generator vars: [null, "generator"]
    "invars": [names], "arg_names": [...],
    "state": [[var, binding name, kind]],       kind: tensor | grad | generator | hyper
-   "consts": [[var, "arrays/i.npy"]],
+   "consts": [[var, array]],                   array: {"file", "dtype", "shape", "sha256"}
    "eqns": [{"prim", "fn" (registry key), "args" (tagged values), "outs", "side", "need",
              "effect", "target", "source"}],
    "outvars": [names], "out_tree": ...}
 Primitives are looked up by name in a registry of the Function classes defined in minigrad (plus
 those registered with `register`); nothing named in the file is ever imported.
+
+Loading trusts nothing in the file (issue 31): the zip is read through minigrad/_safezip.py (sizes
+checked before anything is inflated, the manifest at most 64 MiB); every array's dtype, shape and
+SHA-256 are checked; every field of the manifest is validated (types, ranges, variable names plain
+identifiers, dtypes from a fixed list, every variable defined once and before it is read, op names
+those of the registered classes, arities and effects well formed); and the graph is run once on
+zeros, checking that every equation gives the shape and dtype its file declares, so a file that
+loads also runs (``check=False`` skips that run). Version 1 files (no hashes) load only with
+``allow_unverified=True``. Anything wrong raises `GraphFormatError` and nothing else.
 """
+import io
 import json
+import re
+import warnings
 import zipfile
 
 import numpy as np
 
+from .. import _safezip
 from .._atomic import atomic_write
-from ..autograd.function import Function
+from ..autograd.function import Function, _op_name
 from .ir import Eqn, Graph, StateBinding, Var
 
-FORMAT, VERSION, MANIFEST = "minigrad.graph", 1, "graph.json"
+FORMAT, VERSION, MANIFEST = "minigrad.graph", 2, "graph.json"
 _USER = {}
+# the dtypes a graph file may declare (variables, constants, dtype parameters)
+DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                    "float16", "float32", "float64", "complex64", "complex128"})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_KINDS = ("tensor", "grad", "generator", "hyper")
+MAX_DEPTH = 32        # nesting of parameter values and of the output tree
+MAX_STR = 4096        # characters of a string parameter, a state name or a source location
 
 
 class GraphFormatError(RuntimeError, ValueError):
@@ -65,6 +85,15 @@ def _namedtuples():
     return out
 
 
+def _array_entry(a, arrays):
+    a = np.asarray(a)
+    if a.dtype.name not in DTYPES:
+        raise TypeError(f"graph.save: an array of dtype {a.dtype} cannot be saved (one of {', '.join(sorted(DTYPES))})")
+    entry = {"file": f"arrays/{len(arrays)}.npy", "dtype": a.dtype.str, "shape": list(a.shape)}
+    arrays.append((a, entry))  # the SHA-256 is added when the array is written
+    return entry
+
+
 def _enc(v, arrays):
     if isinstance(v, Var):
         return {"t": "var", "v": v.name}
@@ -91,88 +120,149 @@ def _enc(v, arrays):
     if isinstance(v, np.ndarray):
         if v.dtype.hasobject:
             raise TypeError("graph.save: an object array cannot be saved")
-        arrays.append(v)
-        return {"t": "array", "v": f"arrays/{len(arrays) - 1}.npy"}
+        return {"t": "array", "v": _array_entry(v, arrays)}
     if isinstance(v, np.ufunc):
         return {"t": "ufunc", "v": v.__name__}
     raise TypeError(f"graph.save: cannot save a static parameter of type {type(v).__name__} ({v!r:.60})")
 
 
 class _Dec:
-    def __init__(self, zf, name, vars_):
-        self.zf, self.name, self.vars = zf, name, vars_
-        self.members = set(zf.namelist())
+    """Decodes and validates a manifest's values; every problem is fail(...): GraphFormatError."""
+
+    def __init__(self, zf, name, members, size, version):
+        self.zf, self.name, self.members, self.size, self.version = zf, name, members, size, version
+        self.vars = {}
+        self.namedtuples = _namedtuples()
 
     def fail(self, msg):
         raise GraphFormatError(f"mg.load_graph: {self.name}: {msg}")
 
-    def array(self, member):
-        if not isinstance(member, str) or member not in self.members:
-            self.fail(f"refers to a missing array member {member!r}")
-        try:
-            with self.zf.open(member) as f:
-                return np.lib.format.read_array(f, allow_pickle=False)
-        except (ValueError, zipfile.BadZipFile, OSError, EOFError) as e:
-            self.fail(f"array {member} cannot be read without pickle ({e})")
-
-    def var(self, name):
-        v = self.vars.get(name) if isinstance(name, str) else None
-        if v is None:
-            self.fail(f"refers to an undefined variable {name!r}")
+    def str_(self, v, what, cap=MAX_STR):
+        if type(v) is not str or len(v) > cap:
+            self.fail(f"{what} must be a string of at most {cap} characters, got {_show(v)}")
         return v
 
-    def dec(self, e):
-        if not isinstance(e, dict) or "t" not in e:
-            self.fail(f"malformed value {e!r:.80}")
+    def list_(self, v, what, n=None):
+        if type(v) is not list or (n is not None and len(v) != n):
+            self.fail(f"{what} must be a list{f' of {n}' if n is not None else ''}, got {_show(v)}")
+        return v
+
+    def dtype(self, v, what):
+        try:
+            dt = np.dtype(self.str_(v, what, 16)) if _safezip.DTYPE_RE.fullmatch(v) else None
+        except TypeError:
+            dt = None
+        if dt is None or dt.name not in DTYPES:
+            self.fail(f"{what}: dtype {_show(v)} is not one of {', '.join(sorted(DTYPES))}")
+        return dt
+
+    def array(self, entry, what):
+        if self.version == 1:
+            return self.array_v1(entry, what)
+        if type(entry) is not dict:
+            self.fail(f"{what}: malformed array entry {_show(entry)}")
+        member = entry.get("file")
+        if type(member) is not str or member not in self.members:
+            self.fail(f"{what} refers to a missing array member {_show(member)}")
+        dtype, shape, sha = entry.get("dtype"), entry.get("shape"), entry.get("sha256")
+        dt = _safezip.check_array_entry(dtype, shape, sha, self.fail, member, DTYPES)
+        return _safezip.read_npy(self.zf, self.members[member], dt, shape, sha, self.size, self.fail)
+
+    def array_v1(self, member, what):
+        if type(member) is not str or member not in self.members:
+            self.fail(f"{what} refers to a missing array member {_show(member)}")
+        info = self.members[member]
+        if info.compress_type != zipfile.ZIP_STORED:  # version 1 wrote arrays stored
+            self.fail(f"array {member} is compressed (version 1 arrays are stored)")
+        data = _safezip.read_member(self.zf, info, self.size, self.fail)
+        try:
+            a = np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
+        except Exception as e:  # noqa: BLE001 - numpy's header parser raises a dozen types
+            self.fail(f"array {member} cannot be read without pickle ({type(e).__name__}: {e})")
+        if a.dtype.name not in DTYPES:
+            self.fail(f"array {member} has dtype {a.dtype} (one of {', '.join(sorted(DTYPES))})")
+        return a
+
+    def var(self, name, what="an equation"):
+        v = self.vars.get(name) if type(name) is str else None
+        if v is None:
+            self.fail(f"{what} refers to an undefined variable {_show(name)}")
+        return v
+
+    def scalar(self, v, what):
+        if v is None or type(v) in (bool, str, float) or (type(v) is int and abs(v) < 1 << 63):
+            if type(v) is str:
+                self.str_(v, what)
+            return v
+        self.fail(f"{what}: {_show(v)} is not a plain value")
+
+    def dec(self, e, depth=0):
+        if depth > MAX_DEPTH:
+            self.fail(f"a parameter is nested deeper than {MAX_DEPTH} levels")
+        if type(e) is not dict or type(e.get("t")) is not str:
+            self.fail(f"malformed value {_show(e)}")
         t, v = e["t"], e.get("v")
         if t == "var":
             return self.var(v)
-        if t == "py" and (v is None or isinstance(v, (bool, str))):
+        if t == "py" and (v is None or type(v) in (bool, str)):
+            return self.scalar(v, "a string parameter")
+        if t == "int" and type(v) is int:
+            if abs(v) >= 1 << 63:
+                self.fail(f"integer parameter {v} out of range")
             return v
-        if t == "int" and isinstance(v, int):
-            return v
-        if t == "float" and isinstance(v, str):
+        if t == "float" and type(v) is str and len(v) < 40:
             try:
                 return float.fromhex(v)
-            except ValueError:
-                self.fail(f"bad float {v!r}")
-        if t == "namedtuple" and isinstance(v, list):
-            cls = _namedtuples().get(e.get("type"))
+            except (ValueError, OverflowError):
+                self.fail(f"bad float {_show(v)}")
+        if t == "namedtuple" and type(v) is list:
+            cls = self.namedtuples.get(e.get("type")) if type(e.get("type")) is str else None
             if cls is None:
-                self.fail(f"unknown parameter type {e.get('type')!r} (only minigrad's own are loaded)")
-            return cls(*(self.dec(x) for x in v))
-        if t in ("tuple", "list") and isinstance(v, list):
-            items = [self.dec(x) for x in v]
+                self.fail(f"unknown parameter type {_show(e.get('type'))} (only minigrad's own are loaded)")
+            if len(v) != len(cls._fields):
+                self.fail(f"parameter {cls.__name__} has {len(v)} fields, not {len(cls._fields)}")
+            return cls(*(self.dec(x, depth + 1) for x in v))
+        if t in ("tuple", "list") and type(v) is list:
+            items = [self.dec(x, depth + 1) for x in v]
             return tuple(items) if t == "tuple" else items
-        if t == "dict" and isinstance(v, list):
-            return {k: self.dec(x) for k, x in v}
-        if t == "slice" and isinstance(v, list) and len(v) == 3:
-            return slice(*(self.dec(x) for x in v))
+        if t == "dict" and type(v) is list:
+            out = {}
+            for kv in v:
+                k, x = self.list_(kv, "a dict parameter's item", 2)
+                out[self.scalar(k, "a dict parameter's key")] = self.dec(x, depth + 1)
+            return out
+        if t == "slice" and type(v) is list and len(v) == 3:
+            items = [self.dec(x, depth + 1) for x in v]
+            if not all(x is None or type(x) is int for x in items):
+                self.fail(f"a slice parameter holds {_show(items)}, not integers")
+            return slice(*items)
         if t == "ellipsis":
             return Ellipsis
-        if t == "dtype" and isinstance(v, str):
-            try:
-                dt = np.dtype(v)
-            except TypeError:
-                self.fail(f"bad dtype {v!r}")
-            if dt.hasobject:
-                self.fail("object dtypes are not allowed")
-            return dt
+        if t == "dtype" and type(v) is str:
+            return self.dtype(v, "a dtype parameter")
         if t == "array":
-            return self.array(v)
-        if t == "ufunc" and isinstance(v, str):
-            f = getattr(np, v, None)
+            return self.array(v, "a parameter")
+        if t == "ufunc" and type(v) is str:
+            f = getattr(np, v, None) if _NAME.fullmatch(v) else None
             if not isinstance(f, np.ufunc):
-                self.fail(f"unknown NumPy ufunc {v!r}")
+                self.fail(f"unknown NumPy ufunc {_show(v)}")
             return f
-        self.fail(f"unknown value tag {t!r}")
+        self.fail(f"unknown value tag {_show(t)}")
+
+
+def _show(v):
+    r = repr(v)
+    return r if len(r) <= 80 else r[:77] + "..."
 
 
 def save_graph(graph, path):
     """Write `graph` to `path` atomically (see the module docstring for the format)."""
+    from ..serialization import _write_array
     arrays, vars_ = [], {}
 
     def note(v):
+        if v.dtype is not None and np.dtype(v.dtype).name not in DTYPES:
+            raise TypeError(f"graph.save: variable {v.name} has dtype {v.dtype}, which a graph file cannot hold")
         vars_[v.name] = [list(v.shape) if v.shape is not None else None,
                          np.dtype(v.dtype).str if v.dtype is not None else "generator"]
         return v.name
@@ -182,8 +272,7 @@ def save_graph(graph, path):
     consts = []
     for v, a in graph.consts:
         note(v)
-        arrays.append(np.asarray(a))
-        consts.append([v.name, f"arrays/{len(arrays) - 1}.npy"])
+        consts.append([v.name, _array_entry(a, arrays)])
     eqns = []
     for e in graph.eqns:
         for v in e.outvars:
@@ -194,106 +283,300 @@ def save_graph(graph, path):
                      "args": [_enc(a, arrays) for a in e.args],
                      "outs": [v.name for v in e.outvars],
                      "side": [[_enc(list(p), arrays), v.name] for p, v in e.side],
-                     "need": list(e.need) if e.need is not None else None,
-                     "effect": e.effect, "target": e.target, "source": e.source})
+                     "need": [bool(n) for n in e.need] if e.need is not None else None,
+                     "effect": bool(e.effect), "target": e.target, "source": e.source})
     manifest = {"format": FORMAT, "version": VERSION, "vars": vars_,
-                "invars": [v.name for v in graph.invars], "arg_names": graph.arg_names,
+                "invars": [v.name for v in graph.invars], "arg_names": list(graph.arg_names),
                 "state": state, "consts": consts, "eqns": eqns,
                 "outvars": [v.name for v in graph.outvars], "out_tree": graph.out_tree}
     with atomic_write(path) as out:
-        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as zf:
-            zf.writestr(MANIFEST, json.dumps(manifest))
-            for i, a in enumerate(arrays):
-                with zf.open(f"arrays/{i}.npy", "w") as f:
-                    np.lib.format.write_array(f, a, allow_pickle=False)
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+            for a, entry in arrays:
+                with zf.open(entry["file"], "w", force_zip64=a.nbytes > (1 << 31) - (1 << 20)) as f:
+                    entry["sha256"] = _write_array(f, a)
+            zf.writestr(MANIFEST, json.dumps(manifest))  # last: it holds the arrays' hashes
 
 
-def load_graph(path, bind=None):
+def load_graph(path, bind=None, *, check=True, allow_unverified=False):
     """Read a graph saved by `graph.save`. State inputs are unbound (pass them to run(state=...)),
     except the random generator, bound to mg.default_generator; `bind` (name -> Tensor/Generator)
     binds them now.
 
+    Nothing in the file is trusted: sizes are checked before anything is read (no deflate bomb),
+    every array against its SHA-256, every field of the program (names, dtypes, shapes, op names,
+    arities, every variable defined before it is read), and the graph is run once on zeros to check
+    that each equation gives the shape and dtype the file declares (``check=False`` skips that run,
+    for a trusted graph with ops that zeros cannot run, e.g. a Cholesky factorization). Inputs the
+    graph does not assign are passed to its ops read-only: a loaded graph cannot write into the
+    caller's tensors unless the traced function did.
+
+    Args:
+        path: the file.
+        bind: name -> Tensor/Generator for state inputs.
+        check: run the graph once on zeros at load (default True).
+        allow_unverified: read a version 1 file (written before graph files held SHA-256 hashes).
+
     Raises:
-        GraphFormatError: not a minigrad graph, corrupt, or tampered with (an unknown primitive, an
-            undefined variable, a constant whose shape differs from its declaration, ...).
+        GraphFormatError: not a minigrad graph, corrupt, truncated, tampered with (an unknown
+            primitive, an undefined variable, a constant whose bytes or shape differ from the
+            file's record, a parameter that makes an op fail, ...); the only error a bad file gives.
     """
     name = str(path)
     try:
-        zf = zipfile.ZipFile(path, "r")
+        with open(path, "rb") as fh:
+            return _load(fh, name, bind or {}, check, allow_unverified)
+    except GraphFormatError:
+        raise
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except Exception as e:  # noqa: BLE001 - the contract: a bad file is GraphFormatError, whatever broke
+        raise GraphFormatError(f"mg.load_graph: {name}: malformed graph ({type(e).__name__}: {e})") from None
+
+
+def _load(fh, name, bind, check, allow_unverified):
+    def fail(msg):
+        raise GraphFormatError(f"mg.load_graph: {name}: {msg}")
+    fh.seek(0, 2)
+    size = fh.tell()
+    fh.seek(0)
+    try:
+        zf = zipfile.ZipFile(fh, "r")
     except zipfile.BadZipFile as e:
-        raise GraphFormatError(f"mg.load_graph: {name}: not a minigrad graph (not a zip archive: {e})") from None
+        fail(f"not a minigrad graph (not a zip archive, or truncated: {e})")
     with zf:
+        members = _safezip.members(zf, fail)
+        if MANIFEST not in members:
+            fail(f"not a minigrad graph (no {MANIFEST})")
+        raw = _safezip.read_member(zf, members[MANIFEST], _safezip.MANIFEST_CAP, fail)
         try:
-            m = json.loads(zf.read(MANIFEST).decode("utf-8"))
-        except KeyError:
-            raise GraphFormatError(f"mg.load_graph: {name}: not a minigrad graph (no {MANIFEST})") from None
-        except (ValueError, UnicodeDecodeError, zipfile.BadZipFile, OSError) as e:
-            raise GraphFormatError(f"mg.load_graph: {name}: corrupt manifest ({e})") from None
-        if not isinstance(m, dict) or m.get("format") != FORMAT:
-            raise GraphFormatError(f"mg.load_graph: {name}: not a minigrad graph (format tag missing)")
-        if m.get("version") != VERSION:
-            raise GraphFormatError(f"mg.load_graph: {name}: unsupported version {m.get('version')!r}")
-        try:
-            return _build(zf, name, m, bind or {})
-        except GraphFormatError:
-            raise
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
-            raise GraphFormatError(f"mg.load_graph: {name}: malformed graph ({e!r})") from None
-
-
-def _build(zf, name, m, bind):
-    from ..random import default_generator
-    vars_ = {}
-    for vn, (shape, dt) in m["vars"].items():
-        if dt == "generator":
-            vars_[vn] = Var(vn, None, None)
-        else:
-            d = np.dtype(dt)
-            if d.hasobject:
-                raise GraphFormatError(f"mg.load_graph: {name}: object dtypes are not allowed")
-            vars_[vn] = Var(vn, tuple(int(s) for s in shape), d)
-    dec = _Dec(zf, name, vars_)
-    reg = registry()
-    state = []
-    for vn, bname, kind in m["state"]:
-        if kind not in ("tensor", "grad", "generator", "hyper"):
-            dec.fail(f"unknown state kind {kind!r}")
-        obj = bind.get(bname, default_generator if kind == "generator" and bname == "rng" else None)
-        state.append((dec.var(vn), StateBinding(bname, kind, obj)))
-    consts = []
-    for vn, member in m["consts"]:
-        v, a = dec.var(vn), dec.array(member)
-        if a.shape != v.shape or a.dtype != v.dtype:
-            dec.fail(f"constant {vn} is {a.dtype}{list(a.shape)} but declared {v.dtype}{list(v.shape)}")
-        consts.append((v, a))
-    eqns = []
-    for e in m["eqns"]:
-        fn = None
-        if e["fn"] is not None:
-            fn = reg.get(e["fn"])
-            if fn is None:
-                dec.fail(f"unknown primitive {e['fn']!r} ({e['prim']!r}): not a registered Function "
-                         f"(load_graph never imports code named in a file; register user Functions "
-                         f"with mg.graph.serialize.register)")
-        elif e["prim"] not in ("assign", "set_grad"):
-            dec.fail(f"unknown effect {e['prim']!r}")
-        args = [None if a is None else dec.dec(a) for a in e["args"]]
-        side = [(tuple(dec.dec(p)), dec.var(vn)) for p, vn in e["side"]]
-        eq = Eqn(e["prim"], fn, args, [dec.var(v) for v in e["outs"]], side, bool(e["effect"]),
-                 e.get("source"), e.get("target"))
-        eq.need = tuple(e["need"]) if e.get("need") is not None else None
-        eqns.append(eq)
-    g = Graph([dec.var(v) for v in m["invars"]], state, consts, eqns, [dec.var(v) for v in m["outvars"]],
-              _tree(m["out_tree"], dec), m.get("arg_names"))
+            m = json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:
+            fail(f"corrupt manifest ({type(e).__name__}: {str(e)[:200]})")
+        if type(m) is not dict or m.get("format") != FORMAT:
+            fail("not a minigrad graph (format tag missing)")
+        version = m.get("version")
+        if type(version) is not int or version not in (1, VERSION):
+            fail(f"unsupported version {_show(version)} (this minigrad reads 2, and 1 with allow_unverified=True)")
+        if version == 1 and not allow_unverified:
+            fail("a version 1 graph file has no SHA-256 of its arrays, so tampering cannot be detected; "
+                 "if you trust the file, load it with mg.load_graph(path, allow_unverified=True) and save "
+                 "it again to get a verified version 2 file")
+        dec = _Dec(zf, name, members, size, version)
+        g = _build(dec, m, bind)
+    if check:
+        _check_run(g, dec)
     return g
 
 
-def _tree(t, dec):
-    kind, body = t
+_TOP = {"format", "version", "vars", "invars", "arg_names", "state", "consts", "eqns", "outvars", "out_tree"}
+
+
+def _build(dec, m, bind):
+    from ..random import default_generator
+    if set(m) != _TOP:
+        dec.fail(f"manifest fields {sorted(set(m) ^ _TOP)} missing or unknown")
+    decl = m["vars"]
+    if type(decl) is not dict:
+        dec.fail("vars must be an object")
+    types_ = {}
+    for vn, spec in decl.items():
+        if not _NAME.fullmatch(vn):
+            dec.fail(f"variable name {_show(vn)} is not a plain identifier")
+        shape, dt = dec.list_(spec, f"variable {vn}'s type", 2)
+        if dt == "generator":
+            if shape is not None:
+                dec.fail(f"generator variable {vn} has a shape")
+            types_[vn] = (None, None)
+            continue
+        d = dec.dtype(dt, f"variable {vn}")
+        if not (type(shape) is list and len(shape) <= 64 and all(type(n) is int and 0 <= n < 1 << 40 for n in shape)):
+            dec.fail(f"variable {vn} has a malformed shape {_show(shape)}")
+        types_[vn] = (tuple(shape), d)
+    defined = dec.vars
+
+    def define(vn, what):
+        if type(vn) is not str or vn not in types_:
+            dec.fail(f"{what} {_show(vn)} is not declared in vars")
+        if vn in defined:
+            dec.fail(f"variable {vn} is defined twice ({what})")
+        v = defined[vn] = Var(vn, *types_[vn])
+        return v
+    invars = []
+    for vn in dec.list_(m["invars"], "invars"):
+        v = define(vn, "input")
+        if v.shape is None:
+            dec.fail(f"input {vn} is a generator")
+        invars.append(v)
+    arg_names = [dec.str_(a, "an argument name", 200) for a in dec.list_(m["arg_names"], "arg_names", len(invars))]
+    state = []
+    for item in dec.list_(m["state"], "state"):
+        vn, bname, kind = dec.list_(item, "a state entry", 3)
+        dec.str_(bname, "a state name", 1000)
+        if kind not in _KINDS:
+            dec.fail(f"unknown state kind {_show(kind)}")
+        v = define(vn, "state input")
+        if (v.shape is None) != (kind == "generator"):
+            dec.fail(f"state input {vn} ({kind}) has type {v.type_str}")
+        obj = bind.get(bname, default_generator if kind == "generator" and bname == "rng" else None)
+        state.append((v, StateBinding(bname, kind, obj)))
+    consts = []
+    for item in dec.list_(m["consts"], "consts"):
+        vn, entry = dec.list_(item, "a constant entry", 2)
+        v = define(vn, "constant")
+        a = dec.array(entry, f"constant {vn}")
+        if v.shape is None or a.shape != v.shape or a.dtype != v.dtype:
+            dec.fail(f"constant {vn} is {a.dtype}{list(a.shape)} but declared {v.type_str}")
+        consts.append((v, a))
+    reg = registry()
+    eqns = [_eqn(dec, e, i, reg, define) for i, e in enumerate(dec.list_(m["eqns"], "eqns"))]
+    outvars = [dec.var(vn, "the outputs") for vn in dec.list_(m["outvars"], "outvars")]
+    tree = _tree(m["out_tree"], dec, len(outvars))
+    state_names = {b.name for _, b in state}
+    for e in eqns:
+        if e.prim == "assign" and e.target not in state_names and e.target != e.args[0].name:
+            dec.fail(f"an assign writes {_show(e.target)}, which is neither a state input nor its target variable")
+        if e.prim == "set_grad" and e.target not in state_names:
+            dec.fail(f"a set_grad writes {_show(e.target)}, which is not a state input")
+    g = Graph(invars, state, consts, eqns, outvars, tree, arg_names)
+    # the inputs no assign writes: runs pass them to the ops read-only (interpret.run, codegen)
+    written = {e.args[0].name for e in eqns if e.prim == "assign"}
+    g.readonly_inputs = frozenset(v.name for v in invars) - written
+    return g
+
+
+_EQN = {"prim", "fn", "args", "outs", "side", "need", "effect", "target", "source"}
+
+
+def _eqn(dec, e, i, reg, define):
+    if type(e) is not dict or set(e) != _EQN:
+        dec.fail(f"equation {i} is malformed (fields {_show(sorted(e) if type(e) is dict else e)})")
+    prim = dec.str_(e["prim"], f"equation {i}'s primitive", 100)
+    where = f"equation {i} ({_show(prim)})"
+    source = e["source"] if e["source"] is None else dec.str_(e["source"], f"{where}'s source", 1000)
+    target = e["target"] if e["target"] is None else dec.str_(e["target"], f"{where}'s target", 1000)
+    if type(e["effect"]) is not bool:
+        dec.fail(f"{where}: effect must be true or false")
+    fn = None
+    if e["fn"] is not None:
+        fn = reg.get(e["fn"]) if type(e["fn"]) is str else None
+        if fn is None:
+            dec.fail(f"unknown primitive {_show(e['fn'])} ({_show(prim)}): not a registered Function "
+                     f"(load_graph never imports code named in a file; register user Functions "
+                     f"with mg.graph.serialize.register)")
+        if prim != _op_name(fn) or e["effect"]:
+            dec.fail(f"{where} names {_show(prim)}, but its Function {e['fn']} is {_op_name(fn)!r}")
+    elif prim not in ("assign", "set_grad") or not e["effect"]:
+        dec.fail(f"unknown effect {_show(prim)}")
+    args = [None if a is None else dec.dec(a) for a in dec.list_(e["args"], f"{where}'s arguments")]
+    need = e["need"]
+    if need is not None:
+        if type(need) is not list or len(need) != len(args) or not all(type(n) is bool for n in need):
+            dec.fail(f"{where}: need must be a list of {len(args)} booleans")
+        need = tuple(need)
+    side_in = dec.list_(e["side"], f"{where}'s side outputs")
+    side_paths = []
+    for item in side_in:
+        p, vn = dec.list_(item, f"{where}'s side output", 2)
+        path = dec.dec(p)
+        if type(path) is not list or len(path) < 2 or path[0] not in ("arg", "attr", "saved") \
+                or not all(type(k) in (int, str) for k in path[1:]) \
+                or type(path[1]) is not (str if path[0] == "attr" else int):
+            dec.fail(f"{where}: malformed side output path {_show(path)}")
+        side_paths.append((tuple(path), vn))
+    outs = [define(vn, f"output of {where}") for vn in dec.list_(e["outs"], f"{where}'s outputs")]
+    side = [(path, define(vn, f"side output of {where}")) for path, vn in side_paths]
+    if any(v.shape is None for v in outs + [s for _, s in side]):
+        dec.fail(f"{where} outputs a generator")
+    if fn is None:
+        if prim == "assign" and (len(args) != 2 or not all(isinstance(a, Var) for a in args) or len(outs) != 1
+                                 or side or type(target) is not str):
+            dec.fail(f"{where}: an assign takes a target and a value variable and gives one output")
+        if prim == "set_grad" and (len(args) != 1 or not (args[0] is None or isinstance(args[0], Var))
+                                   or len(outs) != (args[0] is not None) or side or type(target) is not str):
+            dec.fail(f"{where}: a set_grad takes one value variable (or null) and gives it as its output")
+        if prim == "assign" and (args[0].shape is None or outs[0].shape != args[0].shape
+                                 or outs[0].dtype != args[0].dtype):
+            dec.fail(f"{where}: its output is not of its target's type")
+    elif target is not None:
+        dec.fail(f"{where}: only an effect has a target")
+    eq = Eqn(prim, fn, args, outs, side, e["effect"], source, target)
+    eq.need = need
+    return eq
+
+
+def _tree(t, dec, n, depth=0):
+    if depth > MAX_DEPTH:
+        dec.fail(f"the output tree is nested deeper than {MAX_DEPTH} levels")
+    kind, body = dec.list_(t, "an output tree node", 2)
     if kind in ("tuple", "list"):
-        return [kind, [_tree(b, dec) for b in body]]
+        return [kind, [_tree(b, dec, n, depth + 1) for b in dec.list_(body, "an output tree node")]]
     if kind == "dict":
-        return [kind, [[k, _tree(b, dec)] for k, b in body]]
-    if kind in ("t", "py"):
+        items = [dec.list_(kv, "an output tree item", 2) for kv in dec.list_(body, "an output tree node")]
+        return [kind, [[dec.scalar(k, "an output key"), _tree(b, dec, n, depth + 1)] for k, b in items]]
+    if kind == "t":
+        if type(body) is not int or not 0 <= body < n:
+            dec.fail(f"the output tree refers to output {_show(body)} of {n}")
         return [kind, body]
-    dec.fail(f"bad output tree node {kind!r}")
+    if kind == "py":
+        return [kind, dec.scalar(body, "an output constant")]
+    dec.fail(f"bad output tree node {_show(kind)}")
+
+
+def _check_run(g, dec):
+    """Run g once on zeros (inputs and state), checking each equation's outputs against the shapes
+    and dtypes the file declares: a file that loads also runs. A fresh generator serves random ops
+    (the default one is not advanced)."""
+    from ..random import Generator
+    from .interpret import _resolve, _side_value, eval_eqn, readonly
+    env = {}
+    for v in g.invars:
+        env[v.name] = readonly(_zeros(v)) if v.name in g.readonly_inputs else _zeros(v)
+    for v, b in g.state:
+        env[v.name] = Generator(0) if b.kind == "generator" else _zeros(v)
+    for v, a in g.consts:
+        env[v.name] = a.copy()
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i, e in enumerate(g.eqns):
+            where = f"equation {i} ({e.prim}, traced at {e.source})"
+            if e.fn is None:
+                if e.prim == "assign":
+                    t, val = env[e.args[0].name], env[e.args[1].name]
+                    try:
+                        np.broadcast_to(val, t.shape)
+                    except ValueError:
+                        dec.fail(f"{where} writes a {list(val.shape)} value into a {list(t.shape)} target")
+                    env[e.outvars[0].name] = t
+                elif e.outvars:
+                    env[e.outvars[0].name] = env[e.args[0].name].copy()
+                continue
+            vals = [_resolve(a, env) for a in e.args]
+            try:
+                outs, ctx = eval_eqn(e, vals)
+                side = [_side_value(p, vals, ctx) for p, _ in e.side]
+            except np.linalg.LinAlgError:
+                return  # a factorization zeros cannot run: checked as far as here
+            except RecursionError:
+                dec.fail(f"{where} recursed too deeply when checked on zeros")
+            except MemoryError:
+                dec.fail(f"{where} needs more memory than there is when checked on zeros")
+            except Exception as err:  # noqa: BLE001 - any failure of a tampered parameter
+                dec.fail(f"{where} fails when the graph is checked on zeros ({type(err).__name__}: "
+                         f"{str(err)[:300]}); a corrupt or tampered file (load a trusted graph whose ops "
+                         f"cannot run on zeros with check=False)")
+            if len(outs) < len(e.outvars):
+                dec.fail(f"{where} gives {len(outs)} outputs, the file declares {len(e.outvars)}")
+            for v, o in list(zip(e.outvars, outs)) + [(v, np.asarray(o)) for (_, v), o in zip(e.side, side)]:
+                if o.shape != v.shape and o.dtype == v.dtype and o.ndim == len(v.shape) and e.prim in _DATA_SHAPED:
+                    o = _zeros(v)  # its shape depends on the values (zeros here); later ops get the traced one
+                if o.shape != v.shape or o.dtype != v.dtype:
+                    dec.fail(f"{where} gives {v.name} as {o.dtype}{list(o.shape)}, the file declares {v.type_str}")
+                env[v.name] = o
+
+
+# ops whose output shape depends on their input's values (a graph holds the traced shape)
+_DATA_SHAPED = frozenset({"nonzero", "unique", "getitem"})
+
+
+def _zeros(v):
+    return np.zeros(v.shape, v.dtype)

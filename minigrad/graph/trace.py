@@ -16,6 +16,7 @@ import gc
 import itertools
 import os
 import sys
+import threading
 import time
 import types
 
@@ -492,14 +493,21 @@ class _Before:
     permanent generation, which gc.get_objects() does not list), so the objects listed while tracing
     are exactly those made since: a tensor among them is new, any other existed before. A trace
     that asks more than a few times, or needs the tensor that owns a NumPy array, lists everything
-    once (unfreezing first) as before. stop() unfreezes."""
+    once (unfreezing first) as before. stop() unfreezes.
+
+    The freeze is process-wide, so traces in several threads take turns for it (_FREEZE): a second
+    thread's trace listing objects while the first one's are frozen saw none of them (parameters
+    taken for new tensors, their gradients for foreign ones), and the first one's stop() unfroze the
+    second's. Only traces wait: compiled programs and eager code in other threads run on."""
 
     def __init__(self):
         self.frozen, self.queries, self.young = True, 0, set()
 
     @classmethod
     def start(cls):
+        _FREEZE.acquire()
         if gc.get_freeze_count():  # someone else's frozen objects: leave gc.freeze alone
+            _FREEZE.release()
             return None
         gc.freeze()
         return cls()
@@ -522,15 +530,33 @@ class _Before:
         if self.frozen:
             self.frozen = False
             gc.unfreeze()
+            _FREEZE.release()
+
+
+_FREEZE = threading.RLock()  # re-entrant: a trace inside a trace (same thread) lists everything instead
 
 
 def _live_tensors():
     """Every Tensor alive now. The filter runs in C (map/compress over the gc's list): a Python loop
     over gc.get_objects() cost 0.1-1 s per trace in a process holding a few hundred thousand objects.
     type(), not isinstance: isinstance reads o.__class__, which some objects
-    (torch.distributed.reduce_op) warn on."""
-    objs = gc.get_objects()
-    return list(itertools.compress(objs, map(_tensor_types().__contains__, map(type, objs))))
+    (torch.distributed.reduce_op) warn on.
+
+    Other threads wait while the list exists: gc.get_objects() also lists a tuple that another
+    thread is still filling (tuple(generator) switched out mid-way), and the extra reference makes
+    that thread's tuple resize fail with "SystemError: bad argument to internal function" (CPython
+    3.11). A long switch interval, after one sleep(0) that hands over any switch already asked for,
+    keeps the list and its filter (C calls, no Python code) in one turn of the GIL."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e3)
+    try:
+        time.sleep(0)
+        objs = gc.get_objects()
+        found = list(itertools.compress(objs, map(_tensor_types().__contains__, map(type, objs))))
+        del objs
+    finally:
+        sys.setswitchinterval(old)
+    return found
 
 
 def trace(fn, *example_args, constants=(), on_break="raise", **kwargs):

@@ -49,6 +49,9 @@ def im2col(x, cm, cols, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
         N, C = B, A
     else:
         N, C = A, B
+    if cols.shape[0] != C * kh * kw or cols.shape[1] != N * OH * OW or min(min(kh, kw), min(sh, sw)) < 1 \
+            or min(min(dh, dw), min(OH, OW)) < 1 or pt < 0 or pl < 0:
+        raise ValueError("im2col kernel: the columns' shape or the geometry does not fit x")
     xf = x.reshape(-1)
     cf = cols.reshape(-1)
     S = OH * OW
@@ -116,6 +119,9 @@ def col2im(cols, dx, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
     """dx: (C, N, H, W) C-contiguous; cols: (C*kh*kw, N*OH*OW), C-contiguous. Each input row is
     zeroed, then the taps (i, j) are added in order, as _col2im's slice-adds."""
     C, N, H, W = dx.shape
+    if cols.shape[0] != C * kh * kw or cols.shape[1] != N * OH * OW or min(min(kh, kw), min(sh, sw)) < 1 \
+            or min(min(dh, dw), min(OH, OW)) < 1 or pt < 0 or pl < 0:
+        raise ValueError("col2im kernel: the columns' shape or the geometry does not fit dx")
     L = N * OH * OW
     cf = cols.reshape(-1)
     df = dx.reshape(-1)

@@ -22,9 +22,14 @@ a fused equation runs, `kernel(expr, *inputs, out=None)`:
 """
 import hashlib
 import importlib.util
+import json
 import os
+import stat
 import sys
 import tempfile
+import threading
+import types
+import warnings
 
 import numpy as np
 
@@ -108,10 +113,18 @@ class Group:
         return max([depth[j] for j in self.outs], default=0)
 
 
+# the dtypes a generated kernel may name (np.<name>): nothing else reaches its source
+KERNEL_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                           "float16", "float32", "float64", "complex64", "complex128"})
+
+
 def _literal(v):
-    if isinstance(v, bool):
+    """A literal operand as source text: only a Python or NumPy number (its repr) can be one."""
+    if isinstance(v, (bool, np.bool_)):
         return "True" if v else "False"
-    v = float(v) if not isinstance(v, int) else v
+    if not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"fused kernels: a literal operand must be a number, got {type(v).__name__}")
+    v = int(v) if isinstance(v, (int, np.integer)) else float(v)
     if isinstance(v, float) and v != v:
         return "np.nan"
     if isinstance(v, float) and abs(v) == float("inf"):
@@ -120,7 +133,11 @@ def _literal(v):
 
 
 def _dtype_ctor(dt):
-    return "np." + np.dtype(dt).name
+    name = np.dtype(dt).name
+    if name not in KERNEL_DTYPES:
+        raise TypeError(f"fused kernels: dtype {name!r:.40} cannot be in a generated kernel "
+                        f"(one of {', '.join(sorted(KERNEL_DTYPES))})")
+    return "np." + name
 
 
 def numba_source(group):
@@ -172,34 +189,163 @@ def numba_source(group):
 _loaded = {}
 
 
+class CacheWarning(UserWarning):
+    """The on-disk kernel cache was not used as found: a folder owned by another user, writable by
+    others or not a folder, or a cached file that differs from what minigrad generates or recorded
+    (edited, corrupt, empty, numba's files replaced). Nothing found there is imported: the kernel is
+    written and compiled again (in a private folder when the cache folder itself is refused)."""
+
+
+def _dir_problem(d):
+    """Why folder d must not hold kernels (None: it is fine), creating it 0700 when missing. A
+    symbolic link, another user's folder or one writable by group or others is refused: whoever
+    can write there could make this process import their code."""
+    try:
+        os.makedirs(d, mode=0o700, exist_ok=True)
+        st = os.lstat(d)
+    except OSError as e:
+        return f"cannot be created or read ({e.strerror})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a folder (a symbolic link or a file)"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"is owned by another user (uid {st.st_uid})"
+    if st.st_mode & 0o022:
+        return f"is writable by group or others (mode {stat.S_IMODE(st.st_mode):o})"
+    if not os.access(d, os.W_OK | os.X_OK):
+        return "is not writable"
+    return None
+
+
+_private = []  # a folder made for this process when no shared one may be used
+
+
+def kernel_dir():
+    """The folder this process writes its kernels to: cache_dir(), else (refused: see
+    `CacheWarning`) `minigrad-kernels-<uid>` in the temporary folder, else a new private folder."""
+    if _private:
+        return _private[0]
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    why = []
+    for d in (cache_dir(), os.path.join(tempfile.gettempdir(), f"minigrad-kernels-{uid}")):
+        problem = _dir_problem(d)
+        if problem is None:
+            return d
+        why.append(f"{d} {problem}")
+    _private.append(tempfile.mkdtemp(prefix="minigrad-kernels-"))
+    warnings.warn(f"fused kernels: not using the kernel cache ({'; '.join(why)}); kernels of this "
+                  f"process are compiled into {_private[0]}", CacheWarning, stacklevel=3)
+    return _private[0]
+
+
+def _sha(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for b in iter(lambda: f.read(1 << 20), b""):
+            h.update(b)
+    return h.hexdigest()
+
+
+def _write(path, data):
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def _numba_files(fn, stem):
+    """(folder, names) of numba's cache files for the kernel of module file stem (its index and
+    machine code), wherever numba keeps them (beside the module, or under NUMBA_CACHE_DIR)."""
+    try:
+        folder = fn._cache._cache_path
+    except AttributeError:
+        return None, []
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.startswith(stem + ".")
+                       and n.endswith((".nbi", ".nbc")))
+    except OSError:
+        names = []
+    return folder, names
+
+
+def _check_numba_cache(fn, stem, manifest_path):
+    """Remove numba's cache files for this kernel unless each is recorded, with its SHA-256, in the
+    kernel's manifest (numba unpickles its index: a planted one would run code)."""
+    folder, names = _numba_files(fn, stem)
+    if not names:
+        return
+    problem = _dir_problem(folder)
+    try:
+        with open(manifest_path, "rb") as f:
+            recorded = json.loads(f.read(1 << 20).decode("utf-8")).get("numba", {})
+    except (OSError, ValueError, AttributeError):
+        recorded = {}
+    bad = [n for n in names if problem or recorded.get(n) != _sha(os.path.join(folder, n))]
+    if bad:
+        warnings.warn(f"fused kernels: numba's cached {', '.join(bad)} in {folder} "
+                      f"{problem or 'do not match the SHA-256 recorded when they were written'}; "
+                      f"removed, the kernel is compiled again", CacheWarning, stacklevel=4)
+        for n in names:
+            try:
+                os.unlink(os.path.join(folder, n))
+            except OSError:
+                pass
+
+
+def _record_numba_cache(fn, stem, manifest_path):
+    """Record the SHA-256 of numba's cache files for this kernel (after it compiled or loaded)."""
+    folder, names = _numba_files(fn, stem)
+    rec = {"numba": {n: _sha(os.path.join(folder, n)) for n in names}}
+    try:
+        _write(manifest_path, json.dumps(rec).encode())
+    except OSError:
+        pass
+
+
 def _load_numba_kernel(src):
-    key = hashlib.sha1(src.encode()).hexdigest()[:20]
-    fn = _loaded.get(key)
-    if fn is not None:
-        return fn
-    path = None
-    for d in (cache_dir(), os.path.join(tempfile.gettempdir(), f"minigrad-kernels-{os.getuid()}")):
-        try:  # the cache directory, or (not writable) a private one under the temporary directory
-            os.makedirs(d, exist_ok=True)
-            path = os.path.join(d, f"k_{key}.py")
-            if not os.path.exists(path):  # written once: numba's cache is keyed on the file's time stamp
-                tmp = f"{path}.{os.getpid()}.tmp"
-                with open(tmp, "w") as f:
-                    f.write(src)
-                os.replace(tmp, path)
-            break
-        except OSError:
-            path = None
-    if path is None:
-        raise OSError(f"fused kernels: cannot write a kernel module to {cache_dir()} or the temporary "
-                      f"directory; set MINIGRAD_CACHE to a writable directory")
+    """The `kernel` function of the generated module src: written to the kernel folder (once, under
+    the hash of its source) for numba's on-disk cache, and executed from src itself, never from the
+    file or a bytecode cache. A file found there that is not src (edited, corrupt, empty) is
+    replaced, and numba's files for it are used only if they match the SHA-256 recorded beside it."""
+    key = hashlib.sha256(src.encode()).hexdigest()[:32]
+    entry = _loaded.get(key)
+    if entry is not None:
+        return entry
+    d = kernel_dir()
+    stem = f"k_{key}"
+    path = os.path.join(d, stem + ".py")
+    manifest = os.path.join(d, stem + ".json")
+    data = src.encode()
+    try:
+        with open(path, "rb") as f:
+            found = f.read(len(data) + 1)
+    except FileNotFoundError:
+        found = None
+    except OSError:
+        found = b""
+    try:
+        if found != data:  # written once: numba's cache is keyed on the file's time stamp
+            if found is not None:
+                warnings.warn(f"fused kernels: the cached kernel {path} is not the source minigrad "
+                              f"generates for it (edited, corrupt or empty); written again",
+                              CacheWarning, stacklevel=3)
+                try:
+                    os.unlink(manifest)
+                except OSError:
+                    pass
+            _write(path, data)
+    except OSError as e:
+        raise OSError(f"fused kernels: cannot write a kernel module to {d} ({e.strerror}); set "
+                      f"MINIGRAD_CACHE to a writable folder") from None
     name = f"minigrad_kernel_{key}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
+    mod = types.ModuleType(name)
+    mod.__file__ = path
     sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    fn = _loaded[key] = mod.kernel
-    return fn
+    exec(compile(src, path, "exec"), mod.__dict__)  # noqa: S102 - src is generated here, not read
+    fn = mod.kernel
+    _check_numba_cache(fn, stem, manifest)
+    entry = _loaded[key] = (fn, stem, manifest)
+    return entry
 
 
 class NumbaKernel:
@@ -210,7 +356,8 @@ class NumbaKernel:
     def __init__(self, group):
         self.group = group
         self.source, self.flat = numba_source(group)
-        self.fn = _load_numba_kernel(self.source)
+        self.fn, self._stem, self._manifest = _load_numba_kernel(self.source)
+        self._recorded = 0  # signatures whose cache files are recorded in the manifest
         self.out_specs = [(group.shape, np.dtype(group.ops[j][2])) for j in group.outs]
 
     def __call__(self, expr, *ins, out=None):
@@ -222,6 +369,9 @@ class NumbaKernel:
         else:
             args = [np.broadcast_to(a, g.shape) for a in ins]
             self.fn(*args, *(o.reshape(1) if o.ndim == 0 else o for o in outs))
+        if len(self.fn.signatures) != self._recorded:  # compiled (or loaded) a new signature
+            self._recorded = len(self.fn.signatures)
+            _record_numba_cache(self.fn, self._stem, self._manifest)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 

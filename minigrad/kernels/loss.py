@@ -42,7 +42,11 @@ def backward(p, t, gi, dz):
     """dz = gi * (p - onehot(t)), gi a scalar in p's dtype: dz = p * gi, then dz[i, t_i] -= gi, as
     the NumPy path's two steps."""
     N, C = p.shape
+    if t.shape[0] != N or dz.shape[0] != N or dz.shape[1] != C:
+        raise ValueError("cross_entropy backward kernel: shapes of the targets and gradient do not fit")
     for i in range(N):
+        if t[i] < 0 or t[i] >= C:  # never write outside dz, whatever the caller passes
+            raise IndexError("cross_entropy backward kernel: a target is out of range")
         for c in range(C):
             dz[i, c] = p[i, c] * gi
         dz[i, t[i]] -= gi

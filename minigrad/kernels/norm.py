@@ -23,6 +23,11 @@ def _row(a, cf, c, n):
     return a[c, n] if cf else a[n, c]
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _same3(a, b):
+    return a.shape[0] == b.shape[0] and a.shape[1] == b.shape[1] and a.shape[2] == b.shape[2]
+
+
 @numba.njit(cache=True, nogil=True, fastmath=SUMS)
 def forward(x, cf, w, b, eps, out, mean, var, rstd):
     """x, out: (N, C, L), or (C, N, L) when cf; w, b, mean, var, rstd: (C,) in x's dtype. Biased
@@ -31,6 +36,9 @@ def forward(x, cf, w, b, eps, out, mean, var, rstd):
     N = x.shape[1] if cf else x.shape[0]
     L = x.shape[2]
     M = N * L
+    if not (_same3(out, x) and w.size == C and b.size == C and mean.size == C and var.size == C
+            and rstd.size == C):
+        raise ValueError("batch_norm kernel: array shapes do not fit the input")
     for c in range(C):
         s = 0.0
         for n in range(N):
@@ -70,6 +78,9 @@ def backward_dx(g, x, cf, w, mean, rstd, dx, sums):
     N = g.shape[1] if cf else g.shape[0]
     L = g.shape[2]
     M = N * L
+    if not (_same3(x, g) and _same3(dx, g) and w.size == C and mean.size == C and rstd.size == C
+            and sums.shape[0] == 2 and sums.shape[1] == C):
+        raise ValueError("batch_norm backward kernel: array shapes do not fit the gradient")
     st = np.empty(2, dx.dtype)  # the two means in dx's dtype, as the NumPy path's arithmetic
     for c in range(C):
         wc = w[c]
@@ -104,6 +115,9 @@ def rows_forward(x, w, b, eps, out, mean, rstd):
     """out = (x - mean) * rstd * w + b per row of x (N, D); w, b (D,); mean, rstd (N,) in x's dtype.
     Two-pass statistics accumulated in float64 (the biased variance), as forward above."""
     N, D = x.shape
+    if not (out.shape[0] == N and out.shape[1] == D and w.size == D and b.size == D and mean.size == N
+            and rstd.size == N):
+        raise ValueError("layer_norm kernel: array shapes do not fit the input")
     for n in range(N):
         xr = x[n]
         s = 0.0
@@ -128,6 +142,9 @@ def rows_backward(g, x, w, mean, rstd, dx, dw, db):
     """dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)) per row, xhat = (x - mean) * rstd;
     dw += sum over rows of g * xhat, db += sum of g (float64 (D,) accumulators)."""
     N, D = x.shape
+    if not (g.shape[0] == N and g.shape[1] == D and dx.shape[0] == N and dx.shape[1] == D and w.size == D
+            and mean.size == N and rstd.size == N and dw.size == D and db.size == D):
+        raise ValueError("layer_norm backward kernel: array shapes do not fit the input")
     for n in range(N):
         gr = g[n]
         xr = x[n]

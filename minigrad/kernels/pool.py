@@ -31,12 +31,15 @@ def max2x2_forward(x, out, ih, iv, hp):
     vectorises: the horizontal pairs over the whole array (every pair is two neighbours in memory,
     whatever row it is in), then the two rows of each window. Branch-free: random maxima would
     mispredict every other branch."""
+    R, OW = out.shape
+    if iv.shape[0] != R or iv.shape[1] != OW or hp.size != 2 * R * OW or ih.size != hp.size \
+            or x.size != 2 * hp.size:
+        raise ValueError("max_pool2d kernel: array sizes do not fit a 2x2 pooling of x")
     for k in range(hp.size):
         p = x[2 * k]
         q = x[2 * k + 1]
         hp[k] = _max(p, q)
         ih[k] = q > p
-    R, OW = out.shape
     for r in range(R):
         top = hp[2 * r * OW:][:OW]
         bot = hp[(2 * r + 1) * OW:][:OW]
@@ -56,6 +59,9 @@ def max2x2_backward(g, ih, iv, dx, gs):
     vectorise): first each window's gradient to its row (gs), then each row's to its column, over
     the whole array at once, as the forward's two passes in reverse."""
     R, OW = iv.shape
+    if g.shape[0] != R or g.shape[1] != OW or gs.size != 2 * R * OW or ih.size != gs.size \
+            or dx.size != 2 * gs.size:
+        raise ValueError("max_pool2d backward kernel: array sizes do not fit a 2x2 pooling")
     one = dx.dtype.type(1)
     for r in range(R):
         top = gs[2 * r * OW:][:OW]

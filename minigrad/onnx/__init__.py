@@ -12,6 +12,8 @@ one `reshape` primitive with the target shape), so all become ONNX Reshape; redu
 axes as an input from opset 18 on (an attribute before); a dynamic batch axis (`dynamic_axes` with
 axis 0 on the first input) turns a reshape's leading batch size into -1.
 """
+import warnings
+
 import numpy as np
 
 from .._atomic import atomic_write
@@ -20,9 +22,15 @@ from ..graph.ir import Var
 from .context import Ctx, Unmapped
 from .._optional import require
 
-__all__ = ["export", "to_model", "mapped", "OPSET", "Ctx", "Unmapped", "NoRule"]
+__all__ = ["export", "to_model", "mapped", "OPSET", "Ctx", "Unmapped", "NoRule", "ExportWarning"]
 
 OPSET = 18
+
+
+class ExportWarning(UserWarning):
+    """The exported model may not be faithful for every input its dynamic axes allow: the traced
+    program changed with the size of a dynamic axis (a Python branch on a tensor's shape, or a
+    constant sized by it); the message names the axis, the sizes tried and the line."""
 
 
 def _onnx():
@@ -115,14 +123,20 @@ def to_model(g, input_names=None, output_names=None, dynamic_axes=None, opset_ve
             raise r
     onnx, helper = _onnx()
     from onnx import numpy_helper
-    if opset_version < 17:
-        raise ValueError(f"mg.onnx.export: opset_version must be 17 or newer, got {opset_version}")
+    newest = onnx.defs.onnx_opset_version()
+    if type(opset_version) is not int or not 17 <= opset_version <= newest:
+        raise ValueError(f"mg.onnx.export: opset_version must be an int from 17 to {newest} (the newest "
+                         f"this onnx {onnx.__version__} knows), got {opset_version!r}")
+    if not g.outvars:
+        raise ValueError("mg.onnx.export: the function returns no tensor (None or only Python values); an "
+                         "ONNX model needs at least one output")
     input_names = list(input_names or [f"input_{i}" for i in range(len(g.invars))])
     output_names = list(output_names or [f"output_{i}" for i in range(len(g.outvars))])
     if len(input_names) != len(g.invars) or len(output_names) != len(g.outvars):
         raise ValueError(f"mg.onnx.export: {len(g.invars)} inputs and {len(g.outvars)} outputs, but "
                          f"{len(input_names)} input_names and {len(output_names)} output_names")
-    dynamic_axes = dynamic_axes or {}
+    dynamic_axes = _dynamic_axes(dynamic_axes, dict(zip(input_names, g.invars)),
+                                 dict(zip(output_names, g.outvars)))
     batch = g.invars[0].shape[0] if g.invars and g.invars[0].shape else None
     dynamic_batch = bool(input_names) and 0 in dynamic_axes.get(input_names[0], {})
     views = {e.args[0].name for e in g.eqns
@@ -176,6 +190,118 @@ def to_model(g, input_names=None, output_names=None, dynamic_axes=None, opset_ve
     return model
 
 
+def _dynamic_axes(dynamic_axes, ins, outs):
+    """{name: {axis: label}} from PyTorch's forms ({name: {axis: label}} or {name: [axes]}, labels
+    then "<name>_dynamic_axes_<k>"), checked: every name an input or output, every axis an int in
+    range (PyTorch raises for both; they were ignored)."""
+    if dynamic_axes is None:
+        return {}
+    if not isinstance(dynamic_axes, dict):
+        raise TypeError(f"mg.onnx.export: dynamic_axes must be a dict {{name: {{axis: label}}}} or {{name: [axes]}}, "
+                        f"got {type(dynamic_axes).__name__}")
+    out = {}
+    for name, axes in dynamic_axes.items():
+        v = ins.get(name, outs.get(name))
+        if v is None:
+            raise ValueError(f"mg.onnx.export: dynamic_axes names {name!r}, which is not an input or output "
+                             f"(inputs {list(ins)}, outputs {list(outs)})")
+        if isinstance(axes, (list, tuple)):
+            axes = {a: f"{name}_dynamic_axes_{k + 1}" for k, a in enumerate(axes)}
+        if not isinstance(axes, dict):
+            raise TypeError(f"mg.onnx.export: dynamic_axes[{name!r}] must be a dict {{axis: label}} or a list of "
+                            f"axes, got {type(axes).__name__}")
+        for a, label in axes.items():
+            if type(a) is not int or not 0 <= a < len(v.shape):
+                raise ValueError(f"mg.onnx.export: dynamic_axes[{name!r}] has axis {a!r}, out of range for its "
+                                 f"shape {tuple(v.shape)}")
+            if not isinstance(label, str):
+                raise TypeError(f"mg.onnx.export: dynamic_axes[{name!r}][{a}] must be a str label, got {label!r}")
+        out[name] = dict(axes)
+    return out
+
+
+def _signature(g):
+    """(prim, args) per equation and the constants, to compare two traces of one program."""
+    return [(e.prim, e.args) for e in g.eqns], [a for _, a in g.consts]
+
+
+def _same(a, b, s, p):
+    """a (traced at size s) and b (at size p) agree: equal, or an int scaled with the size (a batch,
+    B*T), structures alike, arrays of one shape and the same values."""
+    if isinstance(a, Var) or isinstance(b, Var):
+        return isinstance(a, Var) and isinstance(b, Var)
+    if isinstance(a, (bool, np.bool_)) or isinstance(b, (bool, np.bool_)):
+        return a == b
+    if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
+        return a == b or a * p == b * s
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y, s, p) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k], s, p) for k in a)
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001 -- incomparable objects: not known to agree
+        return False
+
+
+def _check_dynamic(trace_with, args, g, dynamic_axes, input_names):
+    """Trace again with each dynamic input label's size changed (to 1 and to size + 1) and warn
+    (ExportWarning) where the program differs: ONNX runs the one traced program at every size."""
+    from ..tensor import Tensor
+    slots = [k for k, a in enumerate(args) if isinstance(a, Tensor)]  # the graph's inputs, in order
+    labels = {}
+    for k, name in zip(slots, input_names):
+        for axis, label in dynamic_axes.get(name, {}).items():
+            labels.setdefault(label, []).append((k, axis))
+    names = dict(zip(slots, input_names))
+    ref = _signature(g)
+    for label, where in labels.items():
+        s = args[where[0][0]].shape[where[0][1]]
+        if any(args[k].shape[a] != s for k, a in where) or s == 0:
+            continue
+        for p in sorted({1, s + 1} - {s}):
+            probe = list(args)
+            for k, a in where:
+                probe[k] = Tensor(np.take(args[k]._data, np.arange(p) % s, axis=a))
+            try:
+                other = _signature(trace_with(probe))
+            except Exception as err:  # noqa: BLE001 -- reported in the warning
+                warnings.warn(f"mg.onnx.export: dynamic axis {label!r} ({names[where[0][0]]!r} axis "
+                              f"{where[0][1]}): the function fails at size {p} ({type(err).__name__}: {err}); "
+                              f"the exported model was traced at size {s} only", ExportWarning, stacklevel=3)
+                break
+            site = _first_difference(ref, other, g, s, p)
+            if site is not None:
+                warnings.warn(f"mg.onnx.export: dynamic axis {label!r} ({names[where[0][0]]!r} axis "
+                              f"{where[0][1]}): the traced program at size {p} differs from the one at size {s}, "
+                              f"{site}: a Python branch on a shape, or a constant sized by it. The exported model "
+                              f"runs size {s}'s program at every size, so its results can be wrong for others; "
+                              f"make the branch a tensor op (mg.where) or export without this dynamic axis",
+                              ExportWarning, stacklevel=3)
+                break
+
+
+def _first_difference(ref, other, g, s, p):
+    (eq_a, consts_a), (eq_b, consts_b) = ref, other
+    for k, ((prim_a, args_a), (prim_b, args_b)) in enumerate(zip(eq_a, eq_b)):
+        if prim_a != prim_b or not _same(args_a, args_b, s, p):
+            what = f"{prim_a} with other parameters" if prim_a == prim_b else f"{prim_a} there, {prim_b} at size {p}"
+            return f"at {g.eqns[k].source} ({what})"
+    if len(eq_a) != len(eq_b):
+        k = min(len(eq_a), len(eq_b))
+        return f"after {g.eqns[k - 1].source if k else 'the start'} ({len(eq_a)} vs {len(eq_b)} operations)"
+    if len(consts_a) != len(consts_b):
+        return f"in its constants ({len(consts_a)} vs {len(consts_b)})"
+    for (v, _), a, b in zip(g.consts, consts_a, consts_b):
+        if not _same(a, b, s, p):
+            user = next((e for e in g.eqns if any(x is v for x in e.invars)), None)
+            where = f" read at {user.source} ({user.prim})" if user is not None else ""
+            return f"in a constant{where}: other values, or a shape made from a shape (mg.ones(x.shape[0]))"
+    return None
+
+
 def export(model_or_fn, example_args, path, input_names=None, output_names=None, dynamic_axes=None,
            opset_version=OPSET):
     """Export a model (put in eval mode) or function to an ONNX file at `path`, written atomically.
@@ -206,17 +332,34 @@ def export(model_or_fn, example_args, path, input_names=None, output_names=None,
     from ..tensor import Tensor
     if isinstance(example_args, Tensor):
         example_args = (example_args,)
+    if not isinstance(example_args, tuple):
+        raise TypeError(f"mg.onnx.export: example_args must be a Tensor or a tuple of Tensors, got "
+                        f"{type(example_args).__name__}")
+    for k, a in enumerate(example_args):
+        if isinstance(a, np.ndarray) or (isinstance(a, (list, tuple)) and a and not any(isinstance(x, Tensor) for x in a)
+                                         and all(isinstance(x, (int, float)) for x in a)):
+            raise TypeError(f"mg.onnx.export: example_args[{k}] is a {type(a).__name__}, which would be baked into "
+                            f"the model as a constant (it would have no input for it); pass mg.tensor(...) so it "
+                            f"becomes an input")
     was = None
     if isinstance(model_or_fn, Module):
         was = model_or_fn.training
         model_or_fn.eval()
-    try:
+
+    def trace_with(args):
         with no_grad():
-            g = trace(model_or_fn, *example_args)
+            return trace(model_or_fn, *args)
+    try:
+        g = trace_with(example_args)
+        model = to_model(g, input_names, output_names, dynamic_axes, opset_version)
+        names = list(input_names or [f"input_{i}" for i in range(len(g.invars))])
+        axes = _dynamic_axes({n: a for n, a in (dynamic_axes or {}).items() if n in names},
+                             dict(zip(names, g.invars)), {})
+        if axes:
+            _check_dynamic(trace_with, example_args, g, axes, names)
     finally:
         if was:
             model_or_fn.train(was)
-    model = to_model(g, input_names, output_names, dynamic_axes, opset_version)
     data = model.SerializeToString()
     with atomic_write(path) as out:
         out.write(data)

@@ -62,6 +62,35 @@ def _geom_nd(op, shape, kernel, stride, dilation, pads, ceil_mode=False):
     return _GeomNd(N, C, size, tuple(kernel), tuple(stride), tuple(dilation), tuple(new_pads), tuple(out))
 
 
+def _int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def check_geom_nd(op, geo, x=None, *, out=None, channels=True):
+    """Refuse a geometry that does not describe the arrays it is applied to, before a strided view
+    reads memory (a tampered graph file's parameters reach the ops as they are): geo must be a
+    _GeomNd of ints, kernel, stride, dilation and output sizes positive, padding non-negative, every
+    window inside the padded input; x must be (N, C, *size) and out (N, C or any, *out)."""
+    ok = type(geo) is _GeomNd and _int(geo.N) and _int(geo.C) and geo.N >= 0 and geo.C >= 0
+    if ok:
+        parts = (geo.size, geo.kernel, geo.stride, geo.dilation, geo.out, geo.pads)
+        ok = all(type(t) is tuple and len(t) == len(geo.size) for t in parts) and all(
+            _int(v) for t in parts[:5] for v in t) and all(
+            type(p) is tuple and len(p) == 2 and _int(p[0]) and _int(p[1]) and 0 <= p[0] <= 1 << 31
+            and 0 <= p[1] <= 1 << 31 for p in geo.pads)
+    if ok:
+        ok = all(n >= 0 and k >= 1 and s >= 1 and d >= 1 and o >= 1 and (o - 1) * s + d * (k - 1) + 1 <= n + lo + hi
+                 for n, k, s, d, o, (lo, hi) in zip(geo.size, geo.kernel, geo.stride, geo.dilation, geo.out, geo.pads))
+    if not ok:
+        raise ValueError(f"{op}: invalid window geometry {geo!r:.300}: its windows leave the padded input, or a "
+                         f"size is not positive")
+    for name, a, want in (("input", x, (geo.N, geo.C) + geo.size),
+                          ("output gradient", out, (geo.N, geo.C if channels else None) + geo.out)):
+        if a is not None and (a.ndim != len(want) or any(w is not None and d != w for d, w in zip(a.shape, want))):
+            raise ValueError(f"{op}: {name} of shape {tuple(a.shape)} does not match the window geometry, which "
+                             f"expects {tuple('*' if w is None else w for w in want)}")
+
+
 def _padded(x, geo, value=0):
     """x (N, C, *size) padded per geo (x itself when there is no padding)."""
     if not any(lo or hi for lo, hi in geo.pads):
@@ -154,6 +183,7 @@ class ConvolutionNd(Function):
 
     @staticmethod
     def forward(ctx, x, w, b, geo, groups):
+        check_geom_nd("convolution", geo, x)
         ctx.geo, ctx.groups = geo, groups
         ctx.save_for_backward(x, w)
         O, G = w.shape[0], groups
@@ -204,6 +234,7 @@ class ConvTransposeNd(Function):
 
     @staticmethod
     def forward(ctx, g, w, b, geo, groups):
+        check_geom_nd("conv_transpose", geo, out=g, channels=False)
         ctx.geo, ctx.groups = geo, groups
         ctx.save_for_backward(g, w)
         O, G = w.shape[0], groups
@@ -267,6 +298,7 @@ class ConvWeightNd(Function):
 
     @staticmethod
     def forward(ctx, x, g, geo, groups):
+        check_geom_nd("convolution_weight", geo, x, out=g, channels=False)
         ctx.geo, ctx.groups = geo, groups
         ctx.save_for_backward(x, g)
         O, G = g.shape[1], groups

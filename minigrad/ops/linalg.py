@@ -400,8 +400,37 @@ def _normalise_equation(eq, operands):
     return eq
 
 
+def _sublist_letter(n):
+    if n is Ellipsis:
+        return "..."
+    if isinstance(n, (int, np.integer)) and 0 <= n < 26:
+        return chr(ord("A") + int(n))
+    if isinstance(n, (int, np.integer)) and 26 <= n < 52:
+        return chr(ord("a") + int(n) - 26)
+    raise ValueError(f"einsum(): subscript in subscript list is not within the valid range [0, 52): got {n!r}")
+
+
+def _sublist_equation(args):
+    """einsum(op0, sublist0, op1, sublist1, ..., [sublist_out]) as (equation, operands), as PyTorch
+    writes it: subscripts 0-25 are 'A'-'Z', 26-51 'a'-'z', Ellipsis is '...'."""
+    for sub in args[1::2]:
+        if not isinstance(sub, (list, tuple)):
+            raise TypeError(f"einsum(): in the sublist form each operand is followed by a list of subscripts, "
+                            f"got {type(sub).__name__}")
+    eq = ",".join("".join(_sublist_letter(n) for n in sub) for sub in args[1::2])
+    if len(args) % 2 == 1:
+        return eq + "->" + "".join(_sublist_letter(n) for n in args[-1]), args[:-1:2]
+    return eq, args[::2]
+
+
 def einsum(equation, *operands):
-    """einsum(equation, *operands) as torch.einsum (with '...' broadcasting); differentiable in every operand."""
+    """einsum(equation, *operands) as torch.einsum (with '...' broadcasting); differentiable in every operand.
+    The sublist form einsum(a, [0, 1], b, [1, 2], [0, 2]) works too (subscripts 0-51 and Ellipsis)."""
+    if isinstance(equation, Tensor):
+        equation, operands = _sublist_equation((equation,) + operands)
+    elif not isinstance(equation, str):
+        raise TypeError(f"einsum(): the first argument must be an equation string or a Tensor (the sublist form), "
+                        f"got {type(equation).__name__}")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     operands = [o if isinstance(o, Tensor) else Tensor(o) for o in operands]

@@ -8,8 +8,8 @@ import numpy as np
 from .. import kernels
 from ..autograd.function import Function, NoRule
 from .._memory_format import _c_order
-from ..kernels import buffers
-from .conv import _alloc, _channel_major, _mem_order, _padded, _window
+from ..kernels import buffers, select
+from .conv import _alloc, _channel_major, _mem_order, _padded, _window, check_geom
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
 
@@ -72,9 +72,18 @@ def _max_2x2(x, geo):
     maximum in row-major window order win ties, as PyTorch (and the general path).
     Returns (out, (ih, iv, channel_major))."""
     xm, cm = _mem_order(x)
-    if kernels.available():  # numba: the same three results in one pass over x
+    if kernels.available() and select.choose(  # numba: the same three results in one pass over x
+            "max_pool2d_2x2", [list(xm.shape), x.dtype.name, cm],
+            {"numba": lambda: kernels.load("pool").forward(xm, geo.OH, geo.OW),
+             "numpy": lambda: _max_2x2_numpy(xm, geo, x.dtype)}, "numba") == "numba":
         out, ih, iv = kernels.load("pool").forward(xm, geo.OH, geo.OW)
-        return (out.transpose(1, 0, 2, 3) if cm else out), (ih, iv, cm)
+    else:
+        out, ih, iv = _max_2x2_numpy(xm, geo, x.dtype)
+    return (out.transpose(1, 0, 2, 3) if cm else out), (ih, iv, cm)
+
+
+def _max_2x2_numpy(xm, geo, dtype):
+    """_max_2x2's NumPy path on the memory-order array: (out, ih, iv), as the numba kernel's."""
     A, B = xm.shape[:2]
     p = xm.reshape(-1, 2)
     a, b = p[:, 0], p[:, 1]
@@ -82,10 +91,9 @@ def _max_2x2(x, geo):
     ih = np.greater(b, a, out=buffers.empty(hm.shape, np.bool_))
     q = hm.reshape(-1, 2, geo.OW)            # (A*B*OH, top/bottom row, OW)
     t, u = q[:, 0], q[:, 1]
-    out = np.maximum(t, u, out=buffers.empty((A, B, geo.OH, geo.OW), x.dtype).reshape(t.shape))
+    out = np.maximum(t, u, out=buffers.empty((A, B, geo.OH, geo.OW), dtype).reshape(t.shape))
     iv = np.greater(u, t, out=buffers.empty(t.shape, np.bool_))
-    out = out.reshape(A, B, geo.OH, geo.OW)
-    return (out.transpose(1, 0, 2, 3) if cm else out), (ih, iv, cm)
+    return out.reshape(A, B, geo.OH, geo.OW), ih, iv
 
 
 def _max_2x2_idx(ih, iv, cm, geo):
@@ -153,6 +161,20 @@ def _max_windows(x, geo):
     return best, None, idx
 
 
+def _check_choices(op, geo, pairs, idx):
+    """The forward's record of each window's maximum must fit the geometry (the 2x2 kernels index by it)."""
+    if pairs is not None:
+        ok = type(pairs) is tuple and len(pairs) == 3 and _is_2x2_tiling(geo) and all(
+            isinstance(a, np.ndarray) and a.dtype == np.bool_ for a in pairs[:2])
+        R = geo.N * geo.C * geo.OH
+        if not ok or pairs[0].size != R * 2 * geo.OW or pairs[1].size != R * geo.OW:
+            raise ValueError(f"{op}: the 2x2 pooling choices do not fit the window geometry {tuple(geo)}")
+    if idx is not None and (not isinstance(idx, np.ndarray) or idx.dtype.kind not in "iu"
+                            or idx.shape != (geo.N, geo.C, geo.OH, geo.OW)):
+        raise ValueError(f"{op}: window offsets of shape {getattr(idx, 'shape', None)} do not fit the window "
+                         f"geometry (expected {(geo.N, geo.C, geo.OH, geo.OW)})")
+
+
 def _argmax_offsets(pairs, idx, geo):
     """The window offset of each maximum, from whichever form _max_windows gave."""
     return idx if idx is not None else _max_2x2_idx(*pairs, geo)
@@ -166,7 +188,16 @@ class MaxPool2DWithIndices(Function):
     op_name = "max_pool2d"
 
     @staticmethod
+    def _kernel_keys(args):
+        """The kernel-selection keys this equation's arguments (Vars) may have used (mg.jit.explain)."""
+        x, _geo = args[:2]
+        N, C, H, W = x.shape
+        dt = np.dtype(x.dtype).name
+        return [("max_pool2d_2x2", [[N, C, H, W], dt, False]), ("max_pool2d_2x2", [[C, N, H, W], dt, True])]
+
+    @staticmethod
     def forward(ctx, x, geo):
+        check_geom("max_pool2d", geo, x)
         out, ctx.pairs, ctx.idx = _max_windows(x, geo)
         ctx.geo = geo
         ctx.save_for_backward(x)  # as PyTorch's node: the backward op takes it (its gradient there is 0)
@@ -200,6 +231,8 @@ class MaxPool2DWithIndicesBackward(Function):
 
     @staticmethod
     def forward(ctx, g, x, pairs, idx, geo):
+        check_geom("max_pool2d_backward", geo, x, out=g)
+        _check_choices("max_pool2d_backward", geo, pairs, idx)
         ctx.pairs, ctx.idx, ctx.geo = pairs, idx, geo
         if pairs is not None:
             return _max_2x2_scatter(g, *pairs, geo)
@@ -225,6 +258,8 @@ class MaxPoolDoubleBackward(Function):
 
     @staticmethod
     def forward(ctx, x, idx, geo):
+        check_geom("max_pool_double_backward", geo, x)
+        _check_choices("max_pool_double_backward", geo, None, idx)
         ctx.idx, ctx.geo = idx, geo
         return _gather_windows(x, idx, geo)
 
@@ -265,6 +300,7 @@ class AvgPool2D(Function):
 
     @staticmethod
     def forward(ctx, x, geo, div):
+        check_geom("avg_pool2d", geo, x)
         ctx.geo, ctx.div = geo, div
         xp = _padded(x, geo)
         out = _window(xp, geo, 0, 0).copy(order="C")  # PyTorch's contiguous layout, whatever x's
@@ -302,6 +338,7 @@ class AvgPool2DBackward(Function):
 
     @staticmethod
     def forward(ctx, g, geo, div):
+        check_geom("avg_pool2d_backward", geo, out=g)
         ctx.geo, ctx.div = geo, div
         gd = g / div
 

@@ -13,7 +13,7 @@ import numpy as np
 from ..autograd.function import Function, NoRule
 from .._memory_format import _c_order
 from ..tensor import Tensor
-from .conv_nd import _padded, _spread_windows, _windows
+from .conv_nd import _padded, _spread_windows, _windows, check_geom_nd
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
 
@@ -81,6 +81,7 @@ class MaxPoolNd(Function):
 
     @staticmethod
     def forward(ctx, x, geo):
+        check_geom_nd("max_pool", geo, x)
         n = len(geo.size)
         win = _windows(_padded(x, geo, _lowest(x.dtype)), geo)
         flat = win.reshape(win.shape[:2 + n] + (int(np.prod(geo.kernel)),))  # explicit: N or C may be 0
@@ -137,6 +138,7 @@ class AvgPoolNd(Function):
 
     @staticmethod
     def forward(ctx, x, geo, div):
+        check_geom_nd("avg_pool", geo, x)
         ctx.geo, ctx.div = geo, div
         n = len(geo.size)
         win = _windows(_padded(x, geo), geo)
@@ -171,6 +173,7 @@ class AvgPoolNdBackward(Function):
 
     @staticmethod
     def forward(ctx, g, geo, div):
+        check_geom_nd("avg_pool_backward", geo, out=g)
         ctx.geo, ctx.div = geo, div
         gd = g / div
         vals = np.broadcast_to(gd.reshape(gd.shape + (1,) * len(geo.size)), gd.shape + geo.kernel)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _threads
 from .._dtype import get_default_dtype
 from ..autograd import forward_ad as _forward_ad
 from ..autograd import function as _function
@@ -225,6 +226,7 @@ def _observed_step(step: Callable) -> Callable:
 
     @functools.wraps(step)
     def wrapper(self, *args: Any, **kwargs: Any) -> Any:
+        _threads.adapt()  # fewer BLAS threads while other processes hold the cores (one clock read)
         if "step" in _observers._events and not self.__dict__.get("_stepping"):
             _observers.emit("step", self, [p for g in self.param_groups for p in g["params"]])
             self._stepping = True

@@ -7,7 +7,7 @@ import pytest
 
 import minigrad.distributed as dist
 from minigrad.distributed.run import LOCAL_ARGS, build_command, main as run_main, mpi_env
-from mpi_helpers import REPO, requires_mpi, run_mpi, run_ranks_json
+from mpi_helpers import REPO, WORKERS, requires_mpi, run_mpi, run_ranks_json
 
 BASE = np.array([1.0, -2.0, 3.0])  # rank r sends BASE * (r + 2)
 
@@ -103,6 +103,47 @@ def test_collective_timeout_names_op_sequence_and_rank():
     assert ("DistTimeoutError: minigrad.distributed: all_reduce (collective #2 of this process group) "
             "timed out after 1.5 s on rank 0 of 2") in proc.stderr
     assert "finished normally" not in proc.stdout  # the sleeping rank 1 was taken down by the abort
+
+
+@requires_mpi
+@pytest.mark.parametrize("mode", ["exit", "skip"])
+def test_a_rank_that_leaves_ends_the_job_at_once_naming_it_and_where(mode):
+    """Issue 31 item 10: rank 1 leaves (sys.exit(3), or its script ends having skipped a barrier)
+    while rank 0 waits in collective #2; with the default 30-minute timeout the job hung. Now rank 0
+    reads rank 1's leave notice and fails within seconds naming rank 1, its count and its line."""
+    import time
+    t0 = time.monotonic()
+    proc = run_mpi("failures.py", mode, timeout=60)
+    took = time.monotonic() - t0
+    assert proc.returncode != 0
+    assert ("DistPeerError: minigrad.distributed: barrier (collective #2 of this process group) cannot "
+            "complete on rank 0 of 2: rank 1 left the job after joining 1 collective(s)") in proc.stderr
+    where = "sys.exit(3) at " + str(WORKERS / "failures.py") + ":" if mode == "exit" else "its script ended"
+    assert where in proc.stderr
+    assert "rank 0 finished normally" not in proc.stdout
+    assert took < 30, took  # seconds, not the 1,800 s timeout
+
+
+@requires_mpi
+def test_mismatched_shapes_are_named_with_their_ranks_before_mpi_runs_them():
+    """Issue 31 item 9: DDP over models that differ between ranks corrupted the heap (SIGABRT, no
+    rank named); all_reduce of 4 vs 3 elements gave rank 0 wrong values before MPI_ERR_TRUNCATE. DDP
+    checks always; collectives in DETAIL debug mode."""
+    proc = run_mpi("failures.py", "ddp")
+    assert proc.returncode != 0
+    assert ("DistMismatchError: minigrad.distributed: DistributedDataParallel (the model on each rank): the "
+            "ranks differ: parameter '1.weight': (2, 4) float32 on rank 0; parameter '1.weight': (5, 4) "
+            "float32 on rank 1") in proc.stderr
+    import os
+    os.environ["MINIGRAD_DISTRIBUTED_DEBUG"] = "DETAIL"
+    try:
+        proc = run_mpi("failures.py", "mismatch")
+    finally:
+        del os.environ["MINIGRAD_DISTRIBUTED_DEBUG"]
+    assert proc.returncode != 0
+    assert ("the ranks differ: all_reduce((4,) float32, op=SUM) on rank 0; "
+            "all_reduce((3,) float32, op=SUM) on rank 1") in proc.stderr
+    assert "finished normally" not in proc.stdout
 
 
 @requires_mpi

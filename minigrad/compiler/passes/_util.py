@@ -9,7 +9,7 @@ def copy_graph(g, eqns=None, consts=None, outvars=None):
     """A new Graph like g with some parts replaced (the others shared: passes never mutate)."""
     h = Graph(g.invars, g.state, g.consts if consts is None else consts, g.eqns if eqns is None else eqns,
               g.outvars if outvars is None else outvars, g.out_tree, g.arg_names)
-    for attr in ("dynamic", "breaks", "trace_seconds", "result"):
+    for attr in ("dynamic", "breaks", "trace_seconds", "result", "readonly_inputs"):
         if hasattr(g, attr):
             setattr(h, attr, getattr(g, attr))
     return h

@@ -79,6 +79,10 @@ def _hook_flag_dicts() -> dict:
             "_forward_hooks_always_called": OrderedDict()}
 
 
+_EPOCH = [0]  # bumped by every attribute write or registration on any Module: mg.jit's guards
+# (compiler/guards.py) read this one counter instead of every module's attributes at each call
+
+
 class Module:
     r"""Base class for all neural network modules, as ``torch.nn.Module``.
 
@@ -219,6 +223,7 @@ class Module:
             persistent (bool): whether the buffer is part of [`state_dict()`][minigrad.nn.Module.state_dict].
                 Default: ``True``.
         """
+        _EPOCH[0] += 1
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         self._check_name(name, "buffer")
@@ -242,6 +247,7 @@ class Module:
                 Linear without bias), skipped by [`parameters()`][minigrad.nn.Module.parameters] and
                 [`state_dict()`][minigrad.nn.Module.state_dict].
         """
+        _EPOCH[0] += 1
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         self._check_name(name, "parameter")
@@ -258,6 +264,7 @@ class Module:
 
     def add_module(self, name: str, module: "Module | None") -> None:
         """Add a child module, reachable as an attribute by ``name``."""
+        _EPOCH[0] += 1
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._check_name(name, "module")
@@ -277,6 +284,7 @@ class Module:
             raise KeyError(f'{kind} name can\'t contain "."')
 
     def __setattr__(self, name: str, value: Any) -> None:
+        _EPOCH[0] += 1
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -330,6 +338,7 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name: str) -> None:
+        _EPOCH[0] += 1
         if name in self._parameters:
             del self._parameters[name]
         elif name in self._buffers:

@@ -112,6 +112,12 @@ class DistributedDataParallel(Module):
                                "parameter that requires a gradient.")
         self._param_names = {id(p): n for n, p in named}
         self._params = [p for _, p in named]
+        if self.world_size > 1:  # as PyTorch's _verify_param_shape_across_processes, always: a
+            # parameter whose shape differs between ranks corrupted the heap in the flat broadcasts
+            from ...distributed.distributed_c10d import _require, _verify_same
+            _verify_same(_require("DistributedDataParallel"), "DistributedDataParallel (the model on each rank)",
+                         [f"parameter {n!r}: {tuple(p.shape)} {p.dtype}" for n, p in module.named_parameters()] +
+                         [f"buffer {n!r}: {tuple(b.shape)} {b.dtype}" for n, b in module.named_buffers()])
         self._sync_module_states()
         self._buckets = self._make_buckets(self._params, self.bucket_cap_mb * 2 ** 20)
         self._bucket_of = {id(p): b for b in self._buckets for p in b.params}

@@ -21,7 +21,7 @@ tensors (cat, stack); anything else (ints, tuples, strings) is passed through as
 
 Layout: core.py holds the entry, the samplers and the helpers; one module per op family holds its
 entries as a list `ops` (elementwise, reduction, scan, shape, indexing, sorting, linalg, comparison,
-bitwise, inplace, nn, recurrent); this module assembles `op_db` from them and answers the registry queries (ops_named, public_ops).
+bitwise, inplace, nn, recurrent, special); this module assembles `op_db` from them and answers the registry queries (ops_named, public_ops).
 
 To add an op: see docs/adding-an-op.md.
 """
@@ -29,7 +29,7 @@ import minigrad as mg
 
 from . import (bitwise, comparison, complex, elementwise, indexing, inplace, linalg, nn, recurrent, reduction, scan,
                shape, sorting)
-from . import random, sparse
+from . import random, sparse, special
 from .core import (  # noqa: F401 - the registry's public names, importable from minigrad.testing.opinfo
     ALL_NUMERIC, BINARY_SHAPES, EMPTY_PAIRS, EMPTY_SHAPES, FLOATS, UNARY_SHAPES, Const, OpInfo,
     SampleInput, binary_samples, case, chain, distinct, grad_fn_base, make_args, nonzero, positive, rebuild,
@@ -38,7 +38,10 @@ from .reduction import REDUCTION_DIMS, reduction_samples  # noqa: F401
 
 op_db = (elementwise.ops + reduction.ops + scan.ops + shape.ops + indexing.ops + sorting.ops + linalg.ops
          + comparison.ops + bitwise.ops + inplace.ops + nn.ops + recurrent.ops + sparse.ops + random.ops
-         + complex.ops)
+         + special.ops + complex.ops)
+for _alias, _target in special.ALIASES.items():  # minigrad.special's names for ops registered elsewhere
+    _entry = next(o for o in op_db if o.name == _target and not o.variant)
+    _entry.aliases += (_alias,)
 
 
 # -- registry queries ------------------------------------------------------------------------------
@@ -75,4 +78,5 @@ def public_ops():
             ops[n] = v
     ops.update(_exported(F, "nn.functional."))
     ops.update(_exported(mg.linalg, "linalg."))
+    ops.update(_exported(mg.special, "special."))
     return ops

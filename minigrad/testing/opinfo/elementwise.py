@@ -321,3 +321,30 @@ ops += [
     OpInfo("square", _inplace_form("square_"), np.square, unary_samples(empty=False), variant="inplace",
            torch_op=lambda torch, x: x.clone().square_(), aliases=("square_",), grad_fn=None),
 ]
+
+
+# -- issue 33's NumPy-style elementwise functions (ops/numpy_style.py): composites of mul and where ----
+_NAN, _INF = float("nan"), float("inf")
+ops += [
+    _ew("deg2rad", np.deg2rad, grad_fn=None),
+    _ew("rad2deg", np.rad2deg, grad_fn=None),
+    _ew("deg2rad", np.deg2rad, op=lambda x: x.deg2rad(), variant="method", torch_op=lambda torch, x: x.deg2rad(),
+        grad_fn=None),
+    _binary("fmax", np.fmax, grad_fn=None, kinks=(([1.0, 2.0, 3.0], [1.0, 0.0, 5.0]), ([1.0, 1.0, 2.0], [1.0]))),
+    _binary("fmin", np.fmin, grad_fn=None, kinks=(([1.0, 2.0, 3.0], [1.0, 0.0, 5.0]), ([1.0, 1.0, 2.0], [1.0]))),
+    _binary("fmax", np.fmax, op=lambda x, y: x.fmax(y), variant="method", torch_op=lambda torch, x, y: x.fmax(y),
+            grad_fn=None),
+    OpInfo("nan_to_num", mg.nan_to_num, np.nan_to_num,
+           unary_samples(kinks=([_NAN, _INF, -_INF, 1.5],)), grad_fn=None),
+    OpInfo("nan_to_num", lambda x: x.nan_to_num(nan=1.0, posinf=2.0, neginf=-3.0),
+           lambda x: np.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-3.0),
+           unary_samples(kinks=([_NAN, _INF, -_INF, 1.5],)), variant="method_values",
+           torch_op=lambda torch, x: x.nan_to_num(nan=1.0, posinf=2.0, neginf=-3.0), grad_fn=None),
+    OpInfo("deg2rad", _inplace_form("deg2rad_"), np.deg2rad, unary_samples(empty=False), variant="inplace",
+           torch_op=lambda torch, x: x.clone().deg2rad_(), aliases=("deg2rad_",), grad_fn=None),
+    OpInfo("rad2deg", _inplace_form("rad2deg_"), np.rad2deg, unary_samples(empty=False), variant="inplace",
+           torch_op=lambda torch, x: x.clone().rad2deg_(), aliases=("rad2deg_",), grad_fn=None),
+    OpInfo("nan_to_num", lambda x: x.clone().nan_to_num_(posinf=5.0), lambda x: np.nan_to_num(x, posinf=5.0),
+           unary_samples(empty=False, kinks=([_NAN, _INF, -_INF, 1.5],)), variant="inplace",
+           torch_op=lambda torch, x: x.clone().nan_to_num_(posinf=5.0), aliases=("nan_to_num_",), grad_fn=None),
+]

@@ -210,3 +210,71 @@ ops += [
     case("column_stack", "", [[(3,), (3, 2)]], lambda L, xs: L.column_stack(xs), lambda xs: np.column_stack(xs),
          grad_fn="Cat"),
 ]
+
+
+# -- issue 33's NumPy-style functions (ops/numpy_style.py), composites of the ops above -----------
+def _np_gradient(*spacing, **kw):
+    def ref(a):
+        g = np.gradient(a, *spacing, **kw)
+        parts = g if isinstance(g, (list, tuple)) else [g]
+        return np.concatenate([p.reshape(-1) * (i + 1.0) for i, p in enumerate(parts)])
+    return ref
+
+
+def _np_diff(x, n=1, axis=-1, prepend=None, append=None):
+    kw = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    return np.diff(x, n, axis, **kw)
+
+
+ops += [
+    case("atleast_1d", "", [()], lambda L, x: L.atleast_1d(x), np.atleast_1d, grad_fn=None),
+    case("atleast_1d", "many", [(), (2,)], lambda L, x, y: _all_parts(L, L.atleast_1d(x, y)),
+         lambda x, y: np.concatenate([np.atleast_1d(x), np.atleast_1d(y) * 2.0]), grad_fn=None),
+    case("atleast_2d", "", [(3,)], lambda L, x: L.atleast_2d(x), np.atleast_2d, grad_fn=None),
+    case("atleast_2d", "list", [(), (2, 3, 1)], lambda L, x, y: _all_parts(L, L.atleast_2d([x, y])),
+         lambda x, y: np.concatenate([np.atleast_2d(x).reshape(-1), y.reshape(-1) * 2.0]), grad_fn=None),
+    case("atleast_3d", "", [(3,)], lambda L, x: L.atleast_3d(x), np.atleast_3d, grad_fn=None),
+    case("atleast_3d", "2d", [(2, 3)], lambda L, x: L.atleast_3d(x), np.atleast_3d, grad_fn=None),
+    case("atleast_3d", "0d", [()], lambda L, x: L.atleast_3d(x), np.atleast_3d, grad_fn=None),
+    case("diff", "", [(2, 5)], lambda L, x: L.diff(x), np.diff, grad_fn=None),
+    case("diff", "n2_dim0", [(4, 3)], lambda L, x: L.diff(x, n=2, dim=0), lambda x: np.diff(x, 2, 0), grad_fn=None),
+    case("diff", "prepend_append", [(2, 3), (2, 1), (2, 2)],
+         lambda L, x, p, a: L.diff(x, 2, 1, prepend=p, append=a),
+         lambda x, p, a: _np_diff(x, 2, 1, p, a), grad_fn=None),
+    case("diff", "method", [(4,)], lambda L, x: x.diff(n=3), lambda x: np.diff(x, 3), grad_fn=None),
+    case("gradient", "", [(4, 3)], lambda L, x: _all_parts(L, L.gradient(x)), _np_gradient(), grad_fn=None),
+    case("gradient", "1d", [(5,)], lambda L, x: _all_parts(L, L.gradient(x)), _np_gradient(), grad_fn=None),
+    case("gradient", "spacing_edge2", [(4, 3)],
+         lambda L, x: _all_parts(L, L.gradient(x, spacing=[2.0, 0.5], edge_order=2)),
+         _np_gradient(2.0, 0.5, edge_order=2), grad_fn=None),
+    case("gradient", "coords_dim", [(3, 4)],
+         lambda L, x: _all_parts(L, L.gradient(x, spacing=[L.tensor([0.0, 0.5, 2.0, 2.5], dtype=x.dtype)], dim=1)),
+         lambda x: np.gradient(x, np.array([0.0, 0.5, 2.0, 2.5]), axis=1).reshape(-1), grad_fn=None),
+    case("gradient", "coords_edge2", [(4,)],
+         lambda L, x: _all_parts(L, L.gradient(x, spacing=(L.tensor([0.0, 1.0, 1.5, 3.0], dtype=x.dtype),),
+                                               edge_order=2)),
+         lambda x: np.gradient(x, np.array([0.0, 1.0, 1.5, 3.0]), edge_order=2), grad_fn=None),
+    case("tile", "", [(2, 3)], lambda L, x: L.tile(x, (2,)), lambda x: np.tile(x, (2,)), grad_fn="Repeat"),
+    case("tile", "more_dims", [(3,)], lambda L, x: L.tile(x, (2, 2)), lambda x: np.tile(x, (2, 2)), grad_fn="Repeat"),
+    case("tile", "method", [(2, 1)], lambda L, x: x.tile((1, 3)), lambda x: np.tile(x, (1, 3)), grad_fn="Repeat"),
+    case("inner", "", [(2, 3), (4, 3)], lambda L, x, y: L.inner(x, y), np.inner, grad_fn=None),
+    case("inner", "1d", [(3,), (3,)], lambda L, x, y: L.inner(x, y), np.inner, grad_fn=None),
+    case("inner", "0d", [(), (2, 3)], lambda L, x, y: L.inner(x, y), np.inner, grad_fn=None),
+    case("inner", "method", [(2, 2, 3), (3,)], lambda L, x, y: x.inner(y), np.inner, grad_fn=None),
+    case("flipud", "", [(3, 2)], lambda L, x: L.flipud(x), np.flipud, grad_fn="Flip"),
+    case("fliplr", "", [(2, 3, 2)], lambda L, x: L.fliplr(x), np.fliplr, grad_fn="Flip"),
+    case("rot90", "", [(2, 3)], lambda L, x: L.rot90(x), np.rot90, grad_fn=None),
+    case("rot90", "k2", [(2, 3)], lambda L, x: L.rot90(x, 2), lambda x: np.rot90(x, 2), grad_fn="Flip"),
+    case("rot90", "k-1_dims", [(2, 3, 4)], lambda L, x: L.rot90(x, -1, [2, 0]),
+         lambda x: np.rot90(x, -1, (2, 0)), grad_fn=None),
+    case("rot90", "k3_method", [(3, 2)], lambda L, x: x.rot90(3, [-1, -2]), lambda x: np.rot90(x, 3, (-1, -2)),
+         grad_fn=None),
+    case("ravel", "", [(2, 3)], lambda L, x: L.ravel(x), np.ravel, grad_fn=None),
+    case("ravel", "method_noncontig", [(3, 2)], lambda L, x: x.t().ravel(), lambda x: np.ravel(x.T), grad_fn=None),
+    case("einsum", "sublist", [(2, 3), (3, 4)], lambda L, x, y: L.einsum(x, [0, 1], y, [1, 2], [0, 2]),
+         lambda x, y: np.einsum(x, [0, 1], y, [1, 2], [0, 2]), grad_fn=None),
+    case("einsum", "sublist_implicit", [(2, 3), (3, 4)], lambda L, x, y: L.einsum(x, [30, 1], y, [1, 2]),
+         lambda x, y: np.einsum("xb,bc", x, y), grad_fn=None),
+    case("einsum", "sublist_ellipsis", [(3, 2, 2)], lambda L, x: L.einsum(x, [Ellipsis, 0, 0], [Ellipsis]),
+         lambda x: np.einsum("...ii->...", x), grad_fn=None),
+]
