@@ -113,7 +113,7 @@ class SGDStep(Function):
     forward(ctx, n, nesterov, maximize, scratch, outputs, lr, momentum, dampening, weight_decay,
     *arrays): arrays = the n parameters, the n gradients, then (with momentum) the n momentum buffers,
     a None one made on first use; the hyper-parameters floats or 0-d arrays. With outputs it returns
-    the parameters' and the buffers' arrays."""
+    the parameters' arrays, then the buffers' when it was given buffers."""
     batching = NoRule("an optimizer update: it is not run under vmap")
     jvp = NoRule("an optimizer update: not differentiated")
     onnx = NoRule("an optimizer step: export an inference graph (model.eval(), no training step)")
@@ -130,7 +130,8 @@ class SGDStep(Function):
                   nesterov, maximize)
         if not outputs:
             return ()
-        return tuple(ps) + (tuple(bufs) if float(momentum) != 0 else ())
+        # what it was given decides what it returns (not the momentum's value: a graph's outputs are static)
+        return tuple(ps) + (tuple(bufs) if len(arrays) == 3 * n else ())
 
 
 def _sgd_step(ps, gs, bufs, scratch, lr, momentum, dampening, weight_decay, nesterov, maximize):
