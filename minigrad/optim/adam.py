@@ -6,6 +6,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .. import kernels, ops
+from ..kernels import buffers as _buffers
 from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 from .optimizer import (_HOST_MATH, Optimizer, _addcdiv_, _addcmul_, _bump, _check_args, _fusable, _host_math, _hyper,
@@ -185,8 +186,8 @@ def _adam_step(ps, gs, ms, vs, vmaxs, steps, scratch, amsgrad, beta1, beta2, lr,
         if scratch is not None:
             rows = scratch[p.dtype]
             tmp, denom = rows[0, :p.size].reshape(p.shape), rows[1, :p.size].reshape(p.shape)
-        else:  # the kernel's case left to NumPy (a strided tensor): temporaries of its own
-            tmp, denom = np.empty_like(p), np.empty_like(p)
+        else:  # a traced step's, or a strided tensor's: recycled temporaries (kernels/buffers.py)
+            tmp, denom = _buffers.empty(p.shape, p.dtype), _buffers.empty(p.shape, p.dtype)
         if maximize:
             g = np.negative(g)
         if weight_decay != 0:

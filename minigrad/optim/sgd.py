@@ -6,6 +6,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .. import kernels
+from ..kernels import buffers as _buffers
 from ..autograd import function as _function
 from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
@@ -68,7 +69,8 @@ class SGD(Optimizer):
                 for st, buf in zip(states, bufs):
                     st["momentum_buffer"] = buf
             return
-        if _fusable(group, params, grads, bufs, traced=True) and (group["momentum"] == 0 or all(b is not None for b in bufs)):
+        made = group["momentum"] == 0 or all(b is not None for b in bufs)  # (the first step makes them)
+        if made and _fusable(group, params, grads, bufs, traced=True):
             _traced_sgd(group, params, grads, bufs)  # under mg.graph.trace: one equation
             return
         _single_tensor_sgd(params, grads, bufs, lr=_hyper(group, "lr"), momentum=_hyper(group, "momentum"),
@@ -153,7 +155,8 @@ def _sgd_step(ps, gs, bufs, scratch, lr, momentum, dampening, weight_decay, nest
                     c = consts[dt] = (dt(-lr), dt(weight_decay), dt(momentum), dt(1 - dampening))
                 kernel(p, g, p if buf is None else buf, first, c[0], c[1], c[2], c[3], nesterov, maximize)
                 continue
-        tmp = scratch[p.dtype][0, :p.size].reshape(p.shape) if scratch is not None else np.empty_like(p)
+        # without the optimizer's scratch (a traced step, a strided tensor): a recycled one (kernels/buffers.py)
+        tmp = scratch[p.dtype][0, :p.size].reshape(p.shape) if scratch is not None else _buffers.empty(p.shape, p.dtype)
         if maximize:
             g = np.negative(g)
         if weight_decay != 0:

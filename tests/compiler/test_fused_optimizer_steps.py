@@ -206,3 +206,22 @@ def test_the_eager_apply_path_makes_the_momentum_buffers(monkeypatch):
         res.append(_snapshot(m, opt))
     monkeypatch.setattr(sgd_mod._function, "_unrecorded", _function._unrecorded)
     _same(*res)
+
+
+def test_each_parameter_group_is_one_op_with_its_own_learning_rate():
+    def make(params):
+        params = list(params)
+        return mg.optim.Adam([{"params": params[:2], "lr": 0.05}, {"params": params[2:]}], lr=1e-2)
+    m1, opt1, step1, x, y = _setup(make)
+    m2, opt2, step2, x, y = _setup(make)
+    sched = [mg.optim.lr_scheduler.ExponentialLR(o, gamma=0.7) for o in (opt1, opt2)]
+    jitted = mg.jit(step2)
+    for _ in range(5):
+        step1(x, y)
+        jitted(x, y)
+        for s in sched:
+            s.step()
+    _same(_snapshot(m1, opt1), _snapshot(m2, opt2))
+    g = jitted._last.graph
+    assert g.count()["adam_step"] == 2 and jitted.cache_info()["traces"] == 2
+    assert {"opt.param_groups[0].lr", "opt.param_groups[1].lr"} <= set(g.state_names())
