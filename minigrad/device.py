@@ -7,6 +7,8 @@ and any other device is refused with a clear error.
 import sys
 import types
 
+from .kernels import select as _select
+
 __all__ = ["device", "set_default_device", "get_default_device", "cuda", "xpu", "accelerator", "backends", "check_device",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled"]
 
@@ -119,8 +121,25 @@ backends.mps.is_built = _no
 backends.cuda = types.ModuleType("minigrad.backends.cuda")
 backends.cuda.is_built = _no
 backends.cuda.matmul = types.SimpleNamespace(allow_tf32=False)
+# minigrad's own switch, as cudnn.benchmark: time an op's candidate kernels once per shape and cache
+# the choice (minigrad/kernels/select.py)
+backends.cpu = types.ModuleType("minigrad.backends.cpu", """The CPU backend's kernel selection (as ``torch.backends.cudnn``).
+
+``benchmark`` (False by default, as ``torch.backends.cudnn.benchmark``): where an op has several
+implementations of one result (conv2d as Winograd or im2col + GEMM, its input and weight gradients,
+the Winograd weight gradient's GEMM in one call or in chunks), time each candidate valid for the
+arguments once per key (op, shapes, dtypes, memory order, geometry), run the fastest and cache the
+choice in memory and in ``choices.json`` beside the compiled kernels; a cached key is never timed
+again, so with the cache present the choice is deterministic. Off, every op takes its fixed rule.
+`mg.jit`'s programs call the same ops, so they select the same way; `mg.jit.explain` lists the
+choices. See docs/compiler.md, "Kernel selection".""")
+backends.cpu.benchmark = False
+backends.cpu.choices = _select.choices
+backends.cpu.clear_choices = _select.clear
+backends.cpu.cache_file = _select.cache_file
 # importable by their module paths too (`import minigrad.backends.cudnn as cudnn`, as scripts do with torch)
-for _m in (cuda, xpu, accelerator, backends, backends.cudnn, backends.mps, backends.cuda):
+for _m in (cuda, xpu, accelerator, backends, backends.cudnn, backends.mps, backends.cuda,
+           backends.cpu):
     sys.modules.setdefault(_m.__name__, _m)
 
 _deterministic = [False]

@@ -174,3 +174,70 @@ def test_custom_op_gradcheck():
     assert "raise_exception=False) returned False" in out
     assert "raised GradcheckError" in out and "Jacobian mismatch" in out
     assert "all checks behaved as expected" in out
+
+
+@needs_mnist
+def test_vae_trains_and_draws(tmp_path):
+    # a small VAE for 2 epochs on 500 images: the test -ELBO falls, the IW bound is tighter
+    out = run("vae.py", "--data", DATA, "--epochs", 2, "--limit", 500, "--test-limit", 300,
+              "--hidden", 128, "--latent", 8, "--iw-samples", 20, "--out", tmp_path)
+    h = mg.load(tmp_path / "checkpoint.mg")["history"]
+    assert len(h["test_nelbo"]) == 2 and h["test_nelbo"][1] < h["test_nelbo"][0] < 560  # 784 ln 2 = 543
+    final = float(out.split("final test -ELBO: ")[1].split()[0])
+    iw = float(out.split("test -log p(x) <= ")[1].split()[0])
+    assert final == pytest.approx(h["test_nelbo"][-1], abs=0.01) and iw < final
+    assert (tmp_path / "samples.png").stat().st_size > 1000
+
+
+def _reinforce():
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import reinforce
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    return reinforce
+
+
+def test_reinforce_cartpole_dynamics():
+    import numpy as np
+    env = _reinforce().CartPole(np.random.default_rng(0))
+    obs = env.reset()
+    assert obs.shape == (4,) and np.all(np.abs(obs) <= 0.05)
+    env.state = np.zeros(4)
+    obs, reward, done = env.step(1)  # push right from rest, by hand from gym's equations:
+    temp = 10 / 1.1                  # theta'' = -temp / (0.5 (4/3 - 0.1/1.1)), x'' = temp - 0.05 theta'' / 1.1
+    theta_acc = -temp / (0.5 * (4 / 3 - 0.1 / 1.1))
+    x_acc = temp - 0.05 * theta_acc / 1.1
+    np.testing.assert_allclose(obs, [0.0, 0.02 * x_acc, 0.0, 0.02 * theta_acc], rtol=1e-6)
+    assert reward == 1.0 and not done
+    steps = 1
+    while not done:  # always pushing right: the pole falls back past 12 degrees long before 500 steps
+        obs, _, done = env.step(1)
+        steps += 1
+    assert steps < 100 and abs(obs[2]) > 12 * np.pi / 180
+    env.reset()
+    env.state = np.array([2.39, 1.0, 0.0, 0.0])
+    assert env.step(1)[2]  # off the track
+    env.reset()
+    env.steps = 499
+    assert env.step(0)[2]  # the 500-step cap
+    np.testing.assert_allclose(_reinforce().discounted_returns([1.0, 1.0, 1.0], 0.5), [1.75, 1.5, 1.0])
+
+
+def test_reinforce_learns_without_matplotlib(tmp_path):
+    blocker = tmp_path / "blocker"
+    (blocker / "matplotlib").mkdir(parents=True)
+    (blocker / "matplotlib" / "__init__.py").write_text("raise ImportError('matplotlib hidden')\n")
+    out = run("reinforce.py", "--episodes", 50, "--out", tmp_path / "out",
+              env={"PYTHONPATH": str(blocker)})
+    assert "matplotlib is not installed: skipping returns.png" in out
+    returns = mg.load(tmp_path / "out" / "checkpoint.mg")["returns"]
+    # seed 0: ~30 over the first 20 episodes (a random policy balances ~22 steps), ~120 over the last 20
+    assert len(returns) == 50 and sum(returns[-20:]) > 2 * sum(returns[:20])
+    assert not (tmp_path / "out" / "returns.png").exists()
+
+
+def test_reinforce_writes_the_return_curve(tmp_path):
+    out = run("reinforce.py", "--episodes", 25, "--target", 20, "--out", tmp_path)
+    assert "reached a mean return of" in out and "at episode 20 " in out  # stops at the target
+    assert (tmp_path / "returns.png").stat().st_size > 1000

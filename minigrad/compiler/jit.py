@@ -44,6 +44,7 @@ import numpy as np
 from ..autograd import function as _function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..graph.ir import Graph, GuardFailure
+from ..kernels import select as _select
 from ..graph.trace import GraphBreak, _arg_names_of, roots_of, trace
 from ..tensor import Tensor
 from .codegen import compile_graph
@@ -509,7 +510,8 @@ def _describe(sig):
 class Explanation:
     """What mg.jit made of a function for one set of arguments (print it). Attributes: `graph` (as
     traced), `optimized`, `steps` ([(pass name, report, graph after)]), `breaks` ([(message,
-    'file:line')]), `code`, `plan`."""
+    'file:line')]), `code`, `plan`, `kernel_choices` ([(key, choice, how)]: the kernels chosen
+    for its ops with mg.backends.cpu.benchmark on, minigrad/kernels/select.py)."""
 
     def __init__(self, jitted, entry):
         self.name = _fn_name(jitted.fn)
@@ -525,6 +527,7 @@ class Explanation:
         for name in list(DEFAULT if jitted.passes is None else jitted.passes):
             g, (rep,) = optimize(g, [name])
             self.steps.append((name, rep, g))
+        self.kernel_choices = _select.graph_choices(g.eqns)
 
     def table(self):
         """The pass table: equations and intermediate bytes before -> after each pass."""
@@ -559,6 +562,11 @@ class Explanation:
             out.append(f"  {e!r}")
         if self.plan is not None:
             out.append(f"memory plan: {self.plan!r}")
+        bench = "on" if _select._benchmark() else "off"
+        out.append(f"kernel choices: {len(self.kernel_choices)}" if self.kernel_choices else
+                   f"kernel choices: none timed or cached (fixed rules; mg.backends.cpu.benchmark {bench})")
+        for key, choice, how in self.kernel_choices:
+            out.append(f"  {key}: {choice} ({how})")
         return "\n".join(out)
 
     __repr__ = __str__

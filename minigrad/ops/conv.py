@@ -24,7 +24,7 @@ from numpy.lib.stride_tricks import as_strided
 from .. import kernels
 from ..autograd.function import Function, NoRule, _spread
 from .._memory_format import _c_order
-from ..kernels import buffers
+from ..kernels import buffers, select
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
 
@@ -472,8 +472,20 @@ def _matmul_split_k(a, b):
     """a @ b for stacks a (B, M, K), b (B, K, N) summed over chunks of K (see _SPLIT_K_MNK)."""
     M, K = a.shape[-2:]
     N = b.shape[-1]
-    if M * N > _SPLIT_K_MAX_MN or M * N * K <= _SPLIT_K_MNK:
+    if M * N * K <= _SPLIT_K_MNK:
         return np.matmul(a, b)
+    chunks = M * N <= _SPLIT_K_MAX_MN  # the fixed rule; mg.backends.cpu.benchmark times both instead
+    if select.choose("matmul_split_k", [list(a.shape), N, a.dtype.name],
+                     {"chunks": lambda: _split_k(a, b), "one": lambda: np.matmul(a, b)},
+                     "chunks" if chunks else "one") == "one":
+        return np.matmul(a, b)
+    return _split_k(a, b)
+
+
+def _split_k(a, b):
+    """a @ b summed over chunks of K of at most _SPLIT_K_MNK multiply-adds each."""
+    M, K = a.shape[-2:]
+    N = b.shape[-1]
     n = -(-M * N * K // _SPLIT_K_MNK)
     chunk = -(-K // n)
     out = np.matmul(a[..., :chunk], b[..., :chunk, :])
@@ -557,6 +569,108 @@ def _weight_grad3x3(g, x, geo):
 _BIAS_IN_GEMM = 128
 
 
+def _conv_key(geo, groups, O, dtype, channel_major):
+    """The kernel-selection key parts of a conv2d: its geometry, output channels, groups, dtype and
+    the input's memory order (minigrad/kernels/select.py)."""
+    return [list(geo[:14]), O, groups, np.dtype(dtype).name, bool(channel_major)]
+
+
+def _keys_of(geo, groups, O, dtype):
+    return [(op, _conv_key(geo, groups, O, dtype, cm)) for op in ("conv2d", "conv2d_input_grad", "conv2d_weight_grad")
+            for cm in (False, True)]
+
+
+def _use_winograd(geo, groups, x, w, b, dtype):
+    """True when this conv2d runs as Winograd: the fixed rule (_winograd), or with
+    mg.backends.cpu.benchmark the faster of Winograd and im2col + GEMM, timed once per key."""
+    arrays = (x, w) if b is None else (x, w, b)
+    rule = _winograd(geo, groups, *arrays)
+    if not select.active() or not _plain3x3(geo, groups, arrays):
+        return rule  # (the fixed rule: no key built, nothing looked up)
+    key = _conv_key(geo, groups, w.shape[0], x.dtype, _channel_major(x))
+    return select.choose("conv2d", key, {"winograd": lambda: _wino_forward(x, w, b, geo),
+                                         "im2col": lambda: _gemm_forward(x, w, b, geo, groups, dtype)},
+                         "winograd" if rule else "im2col") == "winograd"
+
+
+def _direct_dw_choice(geo, groups, O, x, g, dtype):
+    """Whether the weight gradient will be the direct pass, as far as the forward can tell: the
+    choice already made for this key with benchmark on, else the fixed rule (_direct_weight_grad)."""
+    rule = _direct_weight_grad(geo, groups, O, x, g)
+    if not select.active() or not _plain3x3(geo, groups, (x, g)):
+        return rule
+    key = _conv_key(geo, groups, O, dtype, _channel_major(x))
+    return select.cached("conv2d_weight_grad", key, "direct" if rule else "gemm", OPS_DW) == "direct"
+
+
+OPS_DW = select.OPS["conv2d_weight_grad"]
+
+
+def _gemm_forward(x, w, b, geo, groups, dtype):
+    """conv2d as im2col + GEMM: (out (O, N*OH*OW), the columns)."""
+    O = w.shape[0]
+    K = w[0].size
+    L = geo.N * geo.OH * geo.OW
+    out = buffers.empty((O, L), dtype)
+    if b is not None and groups == 1 and K < _BIAS_IN_GEMM and b.dtype == dtype == x.dtype:
+        # the bias as one more weight column against a row of ones: no pass over the output
+        # (and the backward's weight GEMM gives the bias gradient as its last column)
+        cols = _im2col(x, geo, ones_row=True)
+        wb = np.empty((O, K + 1), dtype)
+        wb[:, :K] = w.reshape(O, K)
+        wb[:, K] = b
+        np.matmul(wb, cols, out=out)
+    else:
+        cols = _im2col(x, geo)
+        if groups == 1:
+            np.matmul(w.reshape(O, -1), cols, out=out)
+        else:
+            np.matmul(w.reshape(groups, O // groups, -1), cols.reshape(groups, -1, L),
+                      out=out.reshape(groups, O // groups, L))
+        if b is not None:
+            out += b[:, None]  # on the contiguous (O, N*L) buffer, before the transposed view
+    return out, cols
+
+
+def _dx_col2im(g2, w3, geo, G, O, L, g):
+    """conv2d's input gradient as W^T g then col2im (numba's one pass, or NumPy's adds)."""
+    K = w3.shape[1]
+    if _numba_for(g) and g.dtype == w3.dtype:
+        # W^T g into scratch columns, then col2im's one numba pass (faster than the flat
+        # grid at every size measured, batch 1 to 64)
+        dcols = _workspace(("conv_dx_dcols", G, K, L, g.dtype), lambda: np.empty((G, K, L), g.dtype))
+        np.matmul(w3, g2.reshape(G, O // G, L), out=dcols)
+        return _col2im(dcols.reshape(G * K, L), geo)
+    return _col2im(np.matmul(w3, g2.reshape(G, O // G, L)).reshape(G * K, L), geo)
+
+
+def _gemm_weight_grad(g2, x, cols, geo, G, O, L):
+    """(dw, db or None) of conv2d as a GEMM against the columns (made from x when cols is None)."""
+    if cols is None:
+        cols = _im2col(x, geo)
+    db = None
+    Kc = geo.C // G * geo.kh * geo.kw
+    wshape = (O, Kc // (geo.kh * geo.kw), geo.kh, geo.kw)
+    if G == 1:
+        # the result is an array of the weight's shape that owns its memory (not a reshaped
+        # view), so the engine takes it as w.grad without another copy
+        dw_out = np.empty(wshape, np.result_type(g2, cols))
+        dw2 = dw_out.reshape(O, Kc)
+        if L <= 4096 and cols.shape[0] == Kc:
+            # short inner dimension (batch 1): g2 @ cols^T gives (O, K) directly
+            np.matmul(g2, cols.T, out=dw2)
+        else:
+            # short rows with forward's row of ones (its column is the bias gradient), or
+            # cols @ g2^T (long inner dimension second: the faster BLAS orientation here)
+            dw = np.matmul(g2, cols.T) if L <= 4096 else np.matmul(cols, g2.T).T
+            if cols.shape[0] == Kc + 1:
+                dw, db = dw[:, :Kc], dw[:, Kc]
+            np.copyto(dw2, dw)
+        return dw_out, db
+    g3 = g2.reshape(G, O // G, L)
+    return np.matmul(g3, cols.reshape(G, Kc, L).transpose(0, 2, 1)).reshape(wshape), None
+
+
 class Convolution(Function):
     """out[n, o] = b[o] + W2[o] @ cols[:, n] with cols = im2col(x);
     (dx, dw, db) = ConvolutionBackward(g, x, w)"""
@@ -564,6 +678,12 @@ class Convolution(Function):
     batching = "convolution"
 
     op_name = "conv2d"
+
+    @staticmethod
+    def _kernel_keys(args):
+        """The kernel-selection keys this equation's arguments (Vars) may have used (mg.jit.explain)."""
+        x, w, _b, geo, groups = args[:5]
+        return _keys_of(geo, groups, w.shape[0], x.dtype)
 
     @staticmethod
     def forward(ctx, x, w, b, geo, groups):
@@ -576,30 +696,13 @@ class Convolution(Function):
         need = ctx.needs_input_grad
         ctx.geo, ctx.groups = geo, groups
         ctx.save_for_backward(x, w)
-        if _winograd(geo, groups, x, w, *(() if b is None else (b,))):
+        if _use_winograd(geo, groups, x, w, b, dtype):
             out, V = _wino_forward(x, w, b, geo)
             ctx.cols = V if need and need[1] else None  # the weight gradient reuses the tiles
             return _c_order(out)  # PyTorch's contiguous (N, O, OH, OW): out.view(N, -1) works as there
-        out = buffers.empty((O, L), dtype)
-        if b is not None and groups == 1 and K < _BIAS_IN_GEMM and b.dtype == dtype == x.dtype:
-            # the bias as one more weight column against a row of ones: no pass over the output
-            # (and the backward's weight GEMM gives the bias gradient as its last column)
-            cols = _im2col(x, geo, ones_row=True)
-            wb = np.empty((O, K + 1), dtype)
-            wb[:, :K] = w.reshape(O, K)
-            wb[:, K] = b
-            np.matmul(wb, cols, out=out)
-        else:
-            cols = _im2col(x, geo)
-            if groups == 1:
-                np.matmul(w.reshape(O, -1), cols, out=out)
-            else:
-                np.matmul(w.reshape(groups, O // groups, -1), cols.reshape(groups, -1, L),
-                          out=out.reshape(groups, O // groups, L))
-            if b is not None:
-                out += b[:, None]  # on the contiguous (O, N*L) buffer, before the transposed view
+        out, cols = _gemm_forward(x, w, b, geo, groups, dtype)
         # the weight gradient reuses the columns (unless it is the direct pass, which reads x)
-        keep = need and need[1] and not _direct_weight_grad(geo, groups, O, x, w)
+        keep = need and need[1] and not _direct_dw_choice(geo, groups, O, x, w, x.dtype)
         ctx.cols = cols if keep else None
         # computed channel-major, returned in PyTorch's contiguous layout (one copy of the output), so
         # that conv(x).view(N, -1) (strict, as PyTorch's view) works as in PyTorch
@@ -644,6 +747,12 @@ class ConvolutionBackward(Function):
     op_name = "conv2d_backward"
 
     @staticmethod
+    def _kernel_keys(args):
+        """The kernel-selection keys this equation's arguments (Vars) may have used (mg.jit.explain)."""
+        g, x, _w, _cols, geo, G = args[:6]
+        return _keys_of(geo, G, g.shape[1], (x if x is not None else g).dtype)
+
+    @staticmethod
     def forward(ctx, g, x, w, cols, geo, G, need):
         check_geom("conv2d_backward", geo, x, out=g, channels=False)
         if w is not None:
@@ -655,56 +764,47 @@ class ConvolutionBackward(Function):
         nx, nw, nb = need
         O = w.shape[0] if w is not None else g.shape[1]
         L = geo.N * geo.OH * geo.OW
-        wino = _winograd(geo, G, g, *(a for a in (x, w) if a is not None))
+        arrays = tuple(a for a in (g, x, w) if a is not None)
+        wino = _winograd(geo, G, *arrays)
+        if select.active() and _plain3x3(geo, G, arrays):
+            # follow the forward's choice: its tiles or columns say which it took; else its key's
+            if cols is not None:
+                wino = cols.ndim == 3
+            elif x is not None:
+                wino = select.cached("conv2d", _conv_key(geo, G, O, x.dtype, _channel_major(x)),
+                                     "winograd" if wino else "im2col", select.OPS["conv2d"]) == "winograd"
         if cols is not None and (cols.ndim == 3) != wino:
             cols = None  # the forward's Winograd tiles or im2col columns, but this path takes the other
         if wino:
             return _wino_backward(g, x, w, cols, geo, need)
         direct = nw and _direct_weight_grad(geo, G, O, x, g)  # (then db comes with dw)
         # (free when g kept the forward's layout)
-        g2 = g.transpose(1, 0, 2, 3).reshape(O, L) if nx or not direct else None
+        plain_dw = nw and _plain3x3(geo, G, (x, g))
+        g2 = g.transpose(1, 0, 2, 3).reshape(O, L) if nx or not direct or (plain_dw and select.active()) else None
+        if plain_dw:
+            direct = select.choose(
+                "conv2d_weight_grad", _conv_key(geo, G, O, x.dtype, _channel_major(x)),
+                {"direct": lambda: _weight_grad3x3(g, x, geo),
+                 "gemm": lambda: _gemm_weight_grad(g2, x, cols, geo, G, O, L)},
+                "direct" if direct else "gemm") == "direct"
         out = []
         if nx:
             K = w[0].size
             w3 = w.reshape(G, O // G, K).transpose(0, 2, 1)  # (G, K, O/G)
-            if _numba_for(g) and g.dtype == w.dtype:
-                # W^T g into scratch columns, then col2im's one numba pass (faster than the flat
-                # grid below at every size measured, batch 1 to 64)
-                dcols = _workspace(("conv_dx_dcols", G, K, L, g.dtype), lambda: np.empty((G, K, L), g.dtype))
-                np.matmul(w3, g2.reshape(G, O // G, L), out=dcols)
-                out.append(_col2im(dcols.reshape(G * K, L), geo))
-            elif geo.sh == geo.sw == 1:
-                out.append(_conv_dx_flat(g, w3, geo))
-            else:
-                out.append(_col2im(np.matmul(w3, g2.reshape(G, O // G, L)).reshape(G * K, L), geo))
+            rule = "col2im" if (_numba_for(g) and g.dtype == w.dtype) or geo.sh != 1 or geo.sw != 1 else "flat"
+            if geo.sh == geo.sw == 1:
+                rule = select.choose(
+                    "conv2d_input_grad", _conv_key(geo, G, O, g.dtype, _channel_major(g)),
+                    {"col2im": lambda: _dx_col2im(g2, w3, geo, G, O, L, g),
+                     "flat": lambda: _conv_dx_flat(g, w3, geo)}, rule)
+            out.append(_dx_col2im(g2, w3, geo, G, O, L, g) if rule == "col2im" else _conv_dx_flat(g, w3, geo))
         db = None
         if direct:
             dw, db = _weight_grad3x3(g, x, geo)
             out.append(dw)
         elif nw:
-            if cols is None:
-                cols = _im2col(x, geo)
-            Kc = geo.C // G * geo.kh * geo.kw
-            wshape = (O, Kc // (geo.kh * geo.kw), geo.kh, geo.kw)
-            if G == 1:
-                # the result is an array of the weight's shape that owns its memory (not a reshaped
-                # view), so the engine takes it as w.grad without another copy
-                dw_out = np.empty(wshape, np.result_type(g2, cols))
-                dw2 = dw_out.reshape(O, Kc)
-                if L <= 4096 and cols.shape[0] == Kc:
-                    # short inner dimension (batch 1): g2 @ cols^T gives (O, K) directly
-                    np.matmul(g2, cols.T, out=dw2)
-                else:
-                    # short rows with forward's row of ones (its column is the bias gradient), or
-                    # cols @ g2^T (long inner dimension second: the faster BLAS orientation here)
-                    dw = np.matmul(g2, cols.T) if L <= 4096 else np.matmul(cols, g2.T).T
-                    if cols.shape[0] == Kc + 1:
-                        dw, db = dw[:, :Kc], dw[:, Kc]
-                    np.copyto(dw2, dw)
-                out.append(dw_out)
-            else:
-                g3 = g2.reshape(G, O // G, L)
-                out.append(np.matmul(g3, cols.reshape(G, Kc, L).transpose(0, 2, 1)).reshape(wshape))
+            dw, db = _gemm_weight_grad(g2, x, cols, geo, G, O, L)
+            out.append(dw)
         if nb:
             out.append(np.ascontiguousarray(db) if db is not None else g2.sum(axis=1))
         return tuple(out)

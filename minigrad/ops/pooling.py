@@ -8,7 +8,7 @@ import numpy as np
 from .. import kernels
 from ..autograd.function import Function, NoRule
 from .._memory_format import _c_order
-from ..kernels import buffers
+from ..kernels import buffers, select
 from .conv import _alloc, _channel_major, _mem_order, _padded, _window, check_geom
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
@@ -72,9 +72,18 @@ def _max_2x2(x, geo):
     maximum in row-major window order win ties, as PyTorch (and the general path).
     Returns (out, (ih, iv, channel_major))."""
     xm, cm = _mem_order(x)
-    if kernels.available():  # numba: the same three results in one pass over x
+    if kernels.available() and select.choose(  # numba: the same three results in one pass over x
+            "max_pool2d_2x2", [list(xm.shape), x.dtype.name, cm],
+            {"numba": lambda: kernels.load("pool").forward(xm, geo.OH, geo.OW),
+             "numpy": lambda: _max_2x2_numpy(xm, geo, x.dtype)}, "numba") == "numba":
         out, ih, iv = kernels.load("pool").forward(xm, geo.OH, geo.OW)
-        return (out.transpose(1, 0, 2, 3) if cm else out), (ih, iv, cm)
+    else:
+        out, ih, iv = _max_2x2_numpy(xm, geo, x.dtype)
+    return (out.transpose(1, 0, 2, 3) if cm else out), (ih, iv, cm)
+
+
+def _max_2x2_numpy(xm, geo, dtype):
+    """_max_2x2's NumPy path on the memory-order array: (out, ih, iv), as the numba kernel's."""
     A, B = xm.shape[:2]
     p = xm.reshape(-1, 2)
     a, b = p[:, 0], p[:, 1]
@@ -82,10 +91,9 @@ def _max_2x2(x, geo):
     ih = np.greater(b, a, out=buffers.empty(hm.shape, np.bool_))
     q = hm.reshape(-1, 2, geo.OW)            # (A*B*OH, top/bottom row, OW)
     t, u = q[:, 0], q[:, 1]
-    out = np.maximum(t, u, out=buffers.empty((A, B, geo.OH, geo.OW), x.dtype).reshape(t.shape))
+    out = np.maximum(t, u, out=buffers.empty((A, B, geo.OH, geo.OW), dtype).reshape(t.shape))
     iv = np.greater(u, t, out=buffers.empty(t.shape, np.bool_))
-    out = out.reshape(A, B, geo.OH, geo.OW)
-    return (out.transpose(1, 0, 2, 3) if cm else out), (ih, iv, cm)
+    return out.reshape(A, B, geo.OH, geo.OW), ih, iv
 
 
 def _max_2x2_idx(ih, iv, cm, geo):
@@ -178,6 +186,14 @@ class MaxPool2DWithIndices(Function):
     batching = "fold_into_n"
 
     op_name = "max_pool2d"
+
+    @staticmethod
+    def _kernel_keys(args):
+        """The kernel-selection keys this equation's arguments (Vars) may have used (mg.jit.explain)."""
+        x, _geo = args[:2]
+        N, C, H, W = x.shape
+        dt = np.dtype(x.dtype).name
+        return [("max_pool2d_2x2", [[N, C, H, W], dt, False]), ("max_pool2d_2x2", [[C, N, H, W], dt, True])]
 
     @staticmethod
     def forward(ctx, x, geo):
