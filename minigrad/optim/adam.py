@@ -6,8 +6,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from .. import kernels, ops
-from ..kernels import buffers as _buffers
 from ..autograd.function import Function, NoRule
+from ..kernels import buffers as _buffers
 from ..tensor import Tensor
 from .optimizer import (_HOST_MATH, Optimizer, _addcdiv_, _addcmul_, _bump, _check_args, _fusable, _host_math, _hyper,
                         _like, _nz, _record_writes, _scalar, _scaled, _scratch, _state_tensor, _step_tensor,

@@ -129,7 +129,7 @@ def _addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, value: Any) -> Tensor:
     return x.add_(_scaled(t1 / t2, value))
 
 
-# ---- the fused eager step (PyTorch's foreach path) ----------------------------------------------
+# ---- the fused step (PyTorch's foreach path): eager, and one equation under mg.graph.trace ------------
 
 # False: always take the per-tensor path (tests compare the two)
 _FOREACH = True

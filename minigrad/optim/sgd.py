@@ -6,9 +6,9 @@ from collections.abc import Iterable
 import numpy as np
 
 from .. import kernels
-from ..kernels import buffers as _buffers
 from ..autograd import function as _function
 from ..autograd.function import Function, NoRule
+from ..kernels import buffers as _buffers
 from ..tensor import Tensor
 from .optimizer import (Optimizer, _bump, _check_args, _fusable, _hyper, _like, _nz, _record_writes, _scaled,
                         _scratch)
@@ -156,7 +156,8 @@ def _sgd_step(ps, gs, bufs, scratch, lr, momentum, dampening, weight_decay, nest
                 kernel(p, g, p if buf is None else buf, first, c[0], c[1], c[2], c[3], nesterov, maximize)
                 continue
         # without the optimizer's scratch (a traced step, a strided tensor): a recycled one (kernels/buffers.py)
-        tmp = scratch[p.dtype][0, :p.size].reshape(p.shape) if scratch is not None else _buffers.empty(p.shape, p.dtype)
+        tmp = scratch[p.dtype][0, :p.size].reshape(p.shape) if scratch is not None else \
+            _buffers.empty(p.shape, p.dtype)
         if maximize:
             g = np.negative(g)
         if weight_decay != 0:
