@@ -605,10 +605,6 @@ class _Spec:
     def _bodies(self):
         return [(k, v) for k, v in self.__dict__.items() if isinstance(v, _Body)]
 
-    def __reduce__(self):
-        raise NotImplementedError(f"{self._prim}: a graph holding control flow cannot be saved yet "
-                                  f"(mg.graph serialization has no sub-graphs)")
-
 
 class _ControlFlow(Function):
     """The family of the control-flow equations (not an op itself)."""
@@ -773,7 +769,7 @@ class WhileLoop(_ControlFlow):
             c, fr = leaves[:n], leaves[n:]
             cf = [fr[i] for i in s.cond_idx]
             bf = [fr[i] for i in s.body_idx]
-            while bool(_replay(s.cond_fn.graph, c + cf, "mg.while_loop")[0]):
+            while bool(np.asarray(_replay(s.cond_fn.graph, c + cf, "mg.while_loop")[0]._data).reshape(())):
                 c = _replay(s.body_fn.graph, c + bf, "mg.while_loop")
             pairs = [(o, g) for o, g in zip(c, cts) if g is not None and _is_float(o) and o.requires_grad]
             wrt = [t for t in leaves if _is_float(t)]
