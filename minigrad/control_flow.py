@@ -20,6 +20,8 @@ length. The equations are differentiable under tracing: cond's VJP is a cond of 
 VJPs, scan's VJP a reverse scan that saves the carries and recomputes each step's body; the
 traced while_loop is forward-only (as jax.lax.while_loop: a reverse pass through a traced
 while_loop is a graph break, so mg.jit runs that function eagerly, with its JitWarning).
+mg.onnx.export writes cond as an ONNX If and scan / while_loop as a Loop; graph.save refuses them
+(ir.Graph.save: the graph format has no sub-graphs yet).
 """
 import numpy as np
 
@@ -613,7 +615,6 @@ class _ControlFlow(Function):
                       "innermost transform")
     jvp = NoRule("control flow runs eagerly under forward AD (the bodies' own ops carry the tangents): "
                  "this equation is recorded only when the trace is the innermost transform")
-    onnx = NoRule("control flow (ONNX If/Loop/Scan) is not exported yet")
     serializable = False
 
 
@@ -845,3 +846,147 @@ def _traced_while(cond_fn, body_fn, carried, flat):
     s = _Spec(_prim="while_loop", _show=(), n_carry=len(leaves), cond_fn=_Body(gc), body_fn=_Body(gb),
               cond_idx=ic, body_idx=ib)
     return _unflatten(spec, _apply(WhileLoop, s, tuple(leaves) + tuple(objs)))
+
+
+# -- ONNX export: If / Loop -----------------------------------------------------------------------------
+def _onnx_outer(c, a):
+    """An outer value as a name a sub-graph can read: an Identity into a temporary ("t.k"
+    names survive the exporter's renaming of the enclosing graph's vars)."""
+    from .graph.ir import Var
+    if not isinstance(a, Var) or a.shape is None:
+        raise c.unmapped("a control-flow body that reads a random generator")
+    return c.add("Identity", [a.name])
+
+
+def _onnx_lower_into(sub, graph, bound):
+    """Append graph's equations to ctx `sub`, its inputs bound to the ONNX names `bound`; returns
+    the names of its outputs (before renaming)."""
+    from .onnx import Unmapped, _rule
+    for v, name in zip(graph.invars, bound):
+        sub.add("Identity", [name], v.name)
+    for v, arr in graph.consts:
+        from onnx import numpy_helper
+        sub.inits.append(numpy_helper.from_array(np.asarray(arr), v.name))
+    for e in graph.eqns:
+        rule = _rule(e)
+        if isinstance(rule, Exception):
+            raise Unmapped(f"inside the body: {rule}")
+        rule(e, sub)
+        sub.produced.update(v.name for v in e.outvars)
+    return [v.name for v in graph.outvars]
+
+
+def _onnx_graph(c, name, build, inputs, outputs):
+    """A sub-graph (GraphProto) for an If branch or a Loop body: build(sub) appends its nodes and
+    returns the names of its outputs; inputs: [(name, dtype, shape)] (formal inputs, temporaries);
+    outputs: [(dtype, shape)]. Inner names get an "s." prefix (as the exporter prefixes "v.")."""
+    from .onnx.context import Ctx
+    sub = Ctx(c.helper, c.opset, c.batch, False, set(), set())
+    sub.k = c.k
+    outs = build(sub)
+    res = [sub.add("Identity", [o]) for o in outs]  # outputs of their own (one may be an input)
+    c.k = sub.k
+
+    def final(n):
+        return n if not n or n.startswith("t.") else "s." + n
+    for node in sub.nodes:
+        node.input[:] = [final(i) for i in node.input]
+        node.output[:] = [final(o) for o in node.output]
+    for init in sub.inits:
+        init.name = final(init.name)
+    h = c.helper
+    return h.make_graph(sub.nodes, name, [h.make_tensor_value_info(n, Ctx.tp(d), s) for n, d, s in inputs],
+                        [h.make_tensor_value_info(r, Ctx.tp(d), s) for r, (d, s) in zip(res, outputs)],
+                        sub.inits)
+
+
+def _onnx_meta(vs):
+    return [(v.dtype, list(v.shape)) for v in vs]
+
+
+def _onnx_bool(c, name, var):
+    if np.dtype(var.dtype) != np.bool_:
+        name = c.add("Cast", [name], to=c.tp(np.bool_))
+    return c.reshape(name, []) if var.shape != () else name
+
+
+def _cond_onnx(e, c):
+    s, pred, rest = e.args[0], e.args[1], e.args[2:]
+    if e.side:
+        raise c.unmapped("a cond traced with gradients (export an inference graph)")
+    outer = [_onnx_outer(c, a) for a in rest]
+    outs = _onnx_meta(e.outvars)
+
+    def branch(body, idx, name):
+        bound = outer[:s.n_ops] + [outer[s.n_ops + i] for i in idx]
+        return _onnx_graph(c, name, lambda sub: _onnx_lower_into(sub, body.graph, bound), [], outs)
+    then = branch(s.true_fn, s.true_idx, "then")
+    other = branch(s.false_fn, s.false_idx, "else")
+    return c.add("If", [_onnx_bool(c, pred.name, pred)], [v.name for v in e.outvars],
+                 then_branch=then, else_branch=other)
+
+
+def _scan_onnx(e, c):
+    s, rest = e.args[0], e.args[1:]
+    if e.side:
+        raise c.unmapped("a scan traced with gradients (export an inference graph)")
+    if s.length == 0:
+        raise c.unmapped("a scan of length 0")
+    nc, nx = s.n_carry, s.n_xs
+    xs = [_onnx_outer(c, a) for a in rest[nc:nc + nx]]
+    free = [_onnx_outer(c, a) for a in rest[nc + nx:]]
+    carry = rest[:nc]
+    it, cond_in = c.tmp(), c.tmp()
+    formal = [c.tmp() for _ in carry]
+
+    def build(sub):
+        i = it if not s.reverse else sub.add("Sub", [sub.const(np.asarray(s.length - 1, np.int64)), it])
+        sl = [sub.add("Gather", [x, i], axis=0) for x in xs]
+        outs = _onnx_lower_into(sub, s.body.graph, formal + sl + free)
+        return [sub.add("Identity", [cond_in])] + outs
+    body = _onnx_graph(c, "scan_body", build,
+                       [(it, np.int64, []), (cond_in, np.bool_, [])] + [(f, v.dtype, list(v.shape))
+                                                                        for f, v in zip(formal, carry)],
+                       [(np.bool_, [])] + _onnx_meta(e.outvars[:nc]) + [(d, sh) for d, sh in
+                                                                          ((m[1], list(m[0])) for m in s.y_meta)])
+    ys = [v.name if not s.reverse else c.tmp() for v in e.outvars[nc:]]
+    c.add("Loop", [c.const(np.asarray(s.length, np.int64)), c.const(np.asarray(True))] + [_onnx_outer(c, a) for a in carry],
+          [v.name for v in e.outvars[:nc]] + ys, body=body)
+    for y, v in zip(ys, e.outvars[nc:]):
+        if s.reverse:  # Loop stacks in iteration order: flip back to xs' order
+            c.add("Slice", [y, c.ints([-1]), c.ints([c.INT64_MIN]), c.ints([0]), c.ints([-1])], v.name)
+    return e.outvars[0].name
+
+
+def _while_onnx(e, c):
+    s, rest = e.args[0], e.args[1:]
+    n = s.n_carry
+    carry, free = rest[:n], [_onnx_outer(c, a) for a in rest[n:]]
+    it, cond_in = c.tmp(), c.tmp()
+    formal = [c.tmp() for _ in carry]
+    meta = _onnx_meta(e.outvars)
+
+    def build(sub):  # p = cond(carried); carried = p ? body(carried) : carried; go on while p
+        p = _onnx_lower_into(sub, s.cond_fn.graph, formal + [free[i] for i in s.cond_idx])[0]
+        pb = _onnx_bool(sub, p, s.cond_fn.graph.outvars[0])
+        inner = [sub.add("Identity", [f]) for f in formal]
+        step = _onnx_graph(sub, "while_body", lambda b: _onnx_lower_into(
+            b, s.body_fn.graph, inner + [free[i] for i in s.body_idx]), [], meta)
+        keep = _onnx_graph(sub, "while_done", lambda b: inner, [], meta)
+        new = [sub.tmp() for _ in carry]
+        sub.add("If", [pb], new, then_branch=step, else_branch=keep)
+        return [pb] + new
+    body = _onnx_graph(c, "while_loop_body", build,
+                       [(it, np.int64, []), (cond_in, np.bool_, [])] + [(f, v.dtype, list(v.shape))
+                                                                        for f, v in zip(formal, carry)],
+                       [(np.bool_, [])] + meta)
+    # (no trip count: an optional input left empty; the exporter renames every name, so a bound no
+    # loop reaches stands in for it)
+    c.add("Loop", [c.const(np.asarray(np.iinfo(np.int64).max, np.int64)), c.const(np.asarray(True))] + [_onnx_outer(c, a) for a in carry],
+          [v.name for v in e.outvars], body=body)
+    return e.outvars[0].name
+
+
+Cond.onnx = staticmethod(_cond_onnx)
+Scan.onnx = staticmethod(_scan_onnx)
+WhileLoop.onnx = staticmethod(_while_onnx)

@@ -263,9 +263,37 @@ def test_graph_breaks_save_and_export():
     g = mg.graph.trace(lambda xs: mg.scan(lambda c, v: (c + v, c), mg.zeros(3), xs), mg.randn(2, 3))
     with pytest.raises(NotImplementedError, match="'scan' equation"):
         g.save("never-written.mgg")
-    from minigrad.control_flow import Cond, Scan, WhileLoop
-    for cls in (Cond, Scan, WhileLoop):
-        assert "ONNX If/Loop/Scan" in cls.onnx.why
+    w = mg.ones(3, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="'scan'.*traced with gradients"):
+        mg.onnx.to_model(mg.graph.trace(lambda xs: mg.scan(lambda c, v: (c * w + v, c), mg.zeros(3), xs)[0],
+                                        mg.randn(2, 3)))
+
+
+def test_onnx_export_runs_in_onnxruntime(tmp_path):
+    pytest.importorskip("onnx", reason="the onnx extra is not installed")
+    ort = pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
+    rng = np.random.default_rng(4)
+    w = mg.tensor(rng.standard_normal((3, 3)).astype(np.float32))
+
+    def nested(xs):   # Loop (reversed) holding an If and a Loop; a closure over w; a tuple carry
+        def body(c, x):
+            h, n = c
+            h = mg.cond(h.sum() > 0, lambda h, x: (h @ w + x).tanh(), lambda h, x: (h - x).sigmoid(), (h, x))
+            _, inner = mg.scan(lambda a, b: (a + b, a * b), mg.tensor(0.0), x)
+            return (h, n + 1), inner.sum() + h.sum()
+        (h, n), ys = mg.scan(body, (mg.zeros(3), mg.tensor(0)), xs, reverse=True)
+        return h, n, ys
+
+    def loop(x):
+        return mg.while_loop(lambda i, v: v.abs().sum() < 50, lambda i, v: (i + 1, v * 2 + w[0]), (mg.tensor(0), x))
+    for fn, x in ((nested, mg.tensor(rng.standard_normal((6, 3)).astype(np.float32))),
+                  (loop, mg.tensor(rng.standard_normal(3).astype(np.float32))), (loop, mg.full((3,), 99.0))):
+        path = tmp_path / "cf.onnx"
+        mg.onnx.export(fn, (x,), path)
+        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        got = sess.run(None, {sess.get_inputs()[0].name: x.numpy()})
+        for g, want in zip(got, fn(x)):
+            np.testing.assert_allclose(g, want.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_gradient_of_a_traced_random_body_is_refused():
