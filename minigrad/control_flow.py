@@ -394,7 +394,11 @@ def _body_tracer_cls():
                 outer = p.var_of(t)
             if outer is None or any(cv is outer for cv, _ in p.consts):
                 return super().var_of(t)  # made inside the body by other means (or a constant): baked
-            v = self._free(outer, t)
+            # the equation's input: t itself when it is the enclosing trace's tensor, else (t shares
+            # its memory: a detach() made in the body) a plain tensor of that value, so the equation
+            # does not depend on a leaf made inside the body
+            obj = t if p.tmap.get(id(t)) is outer else Tensor._make(t._data)
+            v = self._free(outer, obj)
             self.bind(t, v)
             return v
 
@@ -712,20 +716,20 @@ class Scan(_ControlFlow):
         yf = [k for k, m in enumerate(s.y_meta) if np.dtype(m[1]).kind == "f"]
         xf = [k for k, x in enumerate(xs) if _is_float(x)]
 
-        def vjp(carry, x):
-            cc, cf = carry
+        def vjp(carry, x):  # the free values ride in the carry unchanged (no closure over them)
+            cc, cf, fr = carry
             c_t, x_t, cy = x
             cts_step = list(cc) + [None] * len(s.y_meta)
             for k, c in zip(yf, cy):
                 cts_step[nc + k] = c
-            gs = _step_vjp("mg.scan", s.body.graph, list(c_t) + list(x_t) + list(free), cts_step)
+            gs = _step_vjp("mg.scan", s.body.graph, list(c_t) + list(x_t) + list(fr), cts_step)
             gc = [g if g is not None else cc[k] for k, g in enumerate(gs[:nc])]
             gx = [gs[nc + k] for k in xf]
             gf = [g for g, need in zip(gs[nc + nx:], fneed) if need]
-            return (gc, [a + g for a, g in zip(cf, gf)]), gx
-        (g_init, g_free), g_xs = scan(vjp, (ct_c, [_zeros_like(f) for f in ffree]),
-                                      (carries, list(xs), [ct_y[k] for k in yf]),
-                                      length=s.length, reverse=not s.reverse)
+            return (gc, [a + g for a, g in zip(cf, gf)], fr), gx
+        (g_init, g_free, _), g_xs = scan(vjp, (ct_c, [_zeros_like(f) for f in ffree], list(free)),
+                                         (carries, list(xs), [ct_y[k] for k in yf]),
+                                         length=s.length, reverse=not s.reverse)
         grads = [g if _is_float(t) else None for g, t in zip(g_init, init)]
         gx = [None] * nx
         for k, g in zip(xf, g_xs):

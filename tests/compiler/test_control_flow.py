@@ -204,6 +204,22 @@ def test_jitted_training_step_through_scan_and_cond():
         assert jitted.explain(xs).optimized.count()["scan"] == 2   # forward and the reverse scan
 
 
+def test_traced_gradients_for_inputs_and_under_func_grad():
+    rng = np.random.default_rng(5)
+    w = mg.tensor(rng.standard_normal((3, 3)) * 0.5)
+    xs, h0 = mg.tensor(rng.standard_normal((5, 3))), mg.tensor(rng.standard_normal(3))
+
+    def grads(xs, h0):   # autograd.grad inside the traced function, for xs and the initial carry
+        xs, h0 = xs.detach().requires_grad_(), h0.detach().requires_grad_()
+        c, ys = mg.scan(lambda h, x: ((h @ w + x).tanh(), (h * x).sum()), h0, xs)
+        return mg.autograd.grad(c.sum() + ys.sum(), (xs, h0))
+    g = _traced_equals_eager(grads, xs, h0)
+    assert g.count()["scan"] == 2
+    fg = mg.func.grad(lambda h0: mg.scan(lambda h, x: ((h @ w + x).tanh(), h.sum()), h0, xs)[1].sum())
+    g = _traced_equals_eager(fg, h0)
+    assert g.count()["scan"] == 2 and not g.result.requires_grad
+
+
 def test_traced_while_loop_is_forward_only_and_jit_falls_back():
     w = mg.tensor(1.5, requires_grad=True)
 
