@@ -246,6 +246,11 @@ def _body_step(fname, body_fn, c, flat):
 def _batched_while(cond_fn, body_fn, c, p, flat):
     """While any sample's predicate holds: step every sample, keep the finished ones' values."""
     fname = "mg.while_loop"
+    tr = _grad_state.tracer
+    if tr is not None:  # vmap inside a trace: the batch's data decides how many steps run
+        tr.graph_break(f"{fname} with a batched predicate under vmap inside a trace, at {_user_frame()}: "
+                       f"the number of steps depends on the data, and the traced equation is only made "
+                       f"when the trace is the innermost transform (put vmap outside the traced function)")
     while np.asarray(p._data).view(np.ndarray).any():
         new = _body_step(fname, body_fn, c, flat)
         m = _as_mask(p)

@@ -105,6 +105,12 @@ def test_vmap_matches_a_per_sample_loop():
         for k, leaf in enumerate(gl):
             for i in range(5):
                 assert _eq(leaf[i], mg.control_flow._flatten(want[i], "t")[0][k]), (fn.__name__, k, i)
+    # vmap inside a trace: cond becomes a select the graph carries; a batched loop predicate breaks
+    tg = mg.graph.trace(mg.vmap(f), xb)
+    assert tg.count()["where"] == 2 and "cond" not in tg.count()
+    assert all(_eq(a, b) for a, b in zip(tg.run(-xb), mg.vmap(f)(-xb)))
+    with pytest.raises(mg.GraphBreak, match="mg.while_loop with a batched predicate under vmap inside a trace"):
+        mg.graph.trace(mg.vmap(g), xb)
     # an unbatched predicate inside vmap picks one branch for all
     out = mg.vmap(lambda x: mg.cond(mg.tensor(True), lambda t: t + 1, lambda t: t.sin(), (x,)))(xb)
     assert _eq(out, xb + 1)
