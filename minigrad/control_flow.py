@@ -10,7 +10,7 @@ loop in Python, so gradients, forward AD and vmap see the ordinary ops the bodie
 batched predicate makes cond compute both branches and select per sample with mg.where, and
 while_loop run until every sample is done with the finished samples' carry frozen (as JAX).
 
-Under mg.graph.trace / mg.jit (the trace being the innermost transform) each becomes ONE equation
+Under mg.graph.trace / mg.jit (with no other transform open) each becomes ONE equation
 holding its sub-graphs: every branch or body is traced once by a tracer of its own
 (`_BodyTracer`), whose free variables (tensors of the enclosing trace, parameters, closures,
 generators) become explicit inputs of the sub-graph and of the equation. The equation's forward
@@ -107,11 +107,12 @@ def _batched(t):
 
 
 def _tracing_here():
-    """Whether the innermost transform is a trace (mg.graph.trace, mg.jit): control flow is then
-    recorded as one equation. With vmap / forward AD inside the trace, the eager path runs and
-    the trace records the ops it runs (the loop unrolled)."""
+    """Whether a trace (mg.graph.trace, mg.jit) is open and no other transform: control flow is
+    then recorded as one equation. With vmap or forward AD open inside or around the trace, the
+    eager path runs and the trace records the ops it runs (the loop unrolled): the equations have
+    no batching or JVP rule of their own."""
     lv = _levels.current()
-    return bool(lv) and lv[-1].kind == "trace"
+    return bool(lv) and all(x.kind == "trace" for x in lv)
 
 
 def _where(p, a, b):
@@ -249,8 +250,8 @@ def _batched_while(cond_fn, body_fn, c, p, flat):
     tr = _grad_state.tracer
     if tr is not None:  # vmap inside a trace: the batch's data decides how many steps run
         tr.graph_break(f"{fname} with a batched predicate under vmap inside a trace, at {_user_frame()}: "
-                       f"the number of steps depends on the data, and the traced equation is only made "
-                       f"when the trace is the innermost transform (put vmap outside the traced function)")
+                       f"the number of steps depends on the data (the traced while_loop equation is made "
+                       f"only where no transform but tracing is open)")
     while np.asarray(p._data).view(np.ndarray).any():
         new = _body_step(fname, body_fn, c, flat)
         m = _as_mask(p)
@@ -620,10 +621,10 @@ class _Spec:
 class _ControlFlow(Function):
     """The family of the control-flow equations (not an op itself)."""
     batching = NoRule("control flow runs eagerly under vmap (cond selects with where; the loops run "
-                      "their bodies vmapped): this equation is recorded only when the trace is the "
-                      "innermost transform")
+                      "their bodies vmapped): this equation is recorded only when no transform but "
+                      "tracing is open")
     jvp = NoRule("control flow runs eagerly under forward AD (the bodies' own ops carry the tangents): "
-                 "this equation is recorded only when the trace is the innermost transform")
+                 "this equation is recorded only when no transform but tracing is open")
     serializable = False
 
 

@@ -224,6 +224,11 @@ def test_traced_gradients_for_inputs_and_under_func_grad():
     fg = mg.func.grad(lambda h0: mg.scan(lambda h, x: ((h @ w + x).tanh(), h.sum()), h0, xs)[1].sum())
     g = _traced_equals_eager(fg, h0)
     assert g.count()["scan"] == 2 and not g.result.requires_grad
+    # forward AD around a jitted scan: the eager path runs (unrolled in the trace), tangents exact
+    f = mg.jit(lambda h0: mg.scan(lambda h, x: ((h @ w + x).tanh(), h.sum()), h0, xs)[1])
+    t = mg.tensor(rng.standard_normal(3))
+    for got, want in zip(mg.func.jvp(f, (h0,), (t,)), mg.func.jvp(f.fn, (h0,), (t,))):
+        assert _eq(got, want)
 
 
 def test_traced_while_loop_is_forward_only_and_jit_falls_back():
