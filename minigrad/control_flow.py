@@ -583,14 +583,15 @@ def _step_vjp(fname, graph, ins, cts):
     """Gradients of the body's outputs (cotangents cts) with respect to its inputs `ins`, one
     step recomputed: a list with a tensor per input (zeros where no gradient flows; None for a
     non-float input)."""
+    higher = _grad_state.enabled  # a backward with create_graph: the step's VJP is recorded too
     with enable_grad():
         leaves = [t.detach().requires_grad_() if _is_float(t) else t for t in ins]
         outs = _replay(graph, leaves, fname)
         pairs = [(o, c) for o, c in zip(outs, cts) if _is_float(o) and o.requires_grad and c is not None]
         wrt = [t for t in leaves if _is_float(t)]
         from .autograd import grad
-        gs = list(grad([o for o, _ in pairs], wrt, grad_outputs=[c for _, c in pairs], allow_unused=True)) \
-            if pairs and wrt else [None] * len(wrt)
+        gs = list(grad([o for o, _ in pairs], wrt, grad_outputs=[c for _, c in pairs], allow_unused=True,
+                       create_graph=higher)) if pairs and wrt else [None] * len(wrt)
     it = iter(gs)
     res = []
     for t in leaves:
@@ -712,7 +713,13 @@ class Scan(_ControlFlow):
         if not all(isinstance(v, Tensor) for v in free):
             raise NotImplementedError("mg.scan: the gradient of a traced scan whose body draws random "
                                       "numbers is not supported")
-        carries = [Tensor._make(a) for a in ctx.carries]
+        if _grad_state.enabled:  # create_graph: the carries as a differentiable function of the
+            # inputs (a forward scan recomputing them), so a second derivative sees how they depend on them
+            def again(c, x):
+                return _replay(s.body.graph, list(c) + list(x) + list(free), "mg.scan")[:nc], list(c)
+            carries = scan(again, list(init), list(xs), length=s.length, reverse=s.reverse)[1]
+        else:
+            carries = [Tensor._make(a) for a in ctx.carries]
         metas = [_meta(t) for t in init] + [((s.length,) + m[0], m[1]) for m in s.y_meta]
         cts = [c if c is not None else Tensor._make(np.zeros(m[0], m[1])) for c, m in zip(cts, metas)]
         ct_c, ct_y = cts[:nc], cts[nc:]
@@ -774,7 +781,9 @@ class WhileLoop(_ControlFlow):
         s = ctx.spec
         vals = ctx.saved_tensors
         n = s.n_carry
-        c0, free = vals[:n], vals[n:]
+        if _grad_state.enabled:
+            raise NotImplementedError("mg.while_loop: a second derivative (create_graph=True) through a "
+                                      "traced while_loop is not supported")
         with enable_grad():
             leaves = [t.detach().requires_grad_() if _is_float(t) else t for t in vals]
             c, fr = leaves[:n], leaves[n:]
