@@ -23,6 +23,8 @@ while_loop is a graph break, so mg.jit runs that function eagerly, with its JitW
 mg.onnx.export writes cond as an ONNX If and scan / while_loop as a Loop; graph.save refuses them
 (ir.Graph.save: the graph format has no sub-graphs yet).
 """
+import threading
+
 import numpy as np
 
 from .autograd import levels as _levels
@@ -112,7 +114,25 @@ def _tracing_here():
     eager path runs and the trace records the ops it runs (the loop unrolled): the equations have
     no batching or JVP rule of their own."""
     lv = _levels.current()
-    return bool(lv) and all(x.kind == "trace" for x in lv)
+    return bool(lv) and all(x.kind == "trace" for x in lv) and not getattr(_local, "eager", 0)
+
+
+_local = threading.local()
+
+
+def _breaks():
+    return len(_grad_state.tracer.breaks)
+
+
+def _eagerly(fn, *args, **kwargs):
+    """fn run on the eager path inside a trace: a body hit a graph break (mg.jit traces with
+    on_break="record", so the function runs on): its sub-graph is not the body, so the loop runs
+    in Python and gives the eager values (the trace is broken anyway and mg.jit runs eagerly)."""
+    _local.eager = getattr(_local, "eager", 0) + 1
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _local.eager -= 1
 
 
 def _where(p, a, b):
@@ -803,10 +823,13 @@ class WhileLoop(_ControlFlow):
 # -- the traced entry points ---------------------------------------------------------------------------
 def _traced_cond(p, true_fn, false_fn, ops):
     fname = "mg.cond"
+    nb = _breaks()
     gt, ft, (lt, st) = _trace_body(f"{fname}: true_fn", lambda ph: true_fn(*ph), ops,
                                    _flat_checked(fname, "true_fn's result"))
     gf, ff, (lf, sf) = _trace_body(f"{fname}: false_fn", lambda ph: false_fn(*ph), ops,
                                    _flat_checked(fname, "false_fn's result"))
+    if _breaks() > nb:
+        return _eagerly(cond, p, true_fn, false_fn, ops)
     _check_same(fname, "the branches' results", "true_fn", (lt, st), "false_fn", (lf, sf))
     if not lt:
         return _unflatten(st, [])
@@ -818,6 +841,7 @@ def _traced_cond(p, true_fn, false_fn, ops):
 
 def _traced_scan(f, cflat, xl, xspec, n, reverse):
     fname = "mg.scan"
+    nb = _breaks()
     nc = len(cflat[0])
     first = n - 1 if reverse else 0
     slices = [Tensor._make(x._data[first]) if n else (tuple(x.shape[1:]), np.dtype(x.dtype)) for x in xl]
@@ -834,6 +858,8 @@ def _traced_scan(f, cflat, xl, xspec, n, reverse):
         yl, ys = _flatten(out[1], f"{fname}: f's y")
         return cf[0] + yl, ys, [_meta(t) for t in yl]
     g, free, (_, yspec, ymeta) = _trace_body(f"{fname}: f", call, list(cflat[0]) + slices, post)
+    if _breaks() > nb:
+        return _eagerly(scan, f, _unflatten(cflat[1], cflat[0]), _unflatten(xspec, xl), n, reverse)
     spec = _Spec(_prim="scan", _show=("length", "reverse"), length=n, reverse=reverse, n_carry=nc,
                  n_xs=len(xl), y_meta=ymeta, body=_Body(g))
     outs = _apply(Scan, spec, tuple(cflat[0]) + tuple(xl) + tuple(o for o, _, _ in free))
@@ -842,6 +868,7 @@ def _traced_scan(f, cflat, xl, xspec, n, reverse):
 
 def _traced_while(cond_fn, body_fn, carried, flat):
     fname = "mg.while_loop"
+    nb = _breaks()
     leaves, spec = flat
 
     def post_cond(out):
@@ -861,6 +888,8 @@ def _traced_while(cond_fn, body_fn, carried, flat):
         return nf[0], nf[1]
     gc, fc, _ = _trace_body(f"{fname}: cond_fn", lambda ph: cond_fn(*_unflatten(spec, ph)), leaves, post_cond)
     gb, fb, _ = _trace_body(f"{fname}: body_fn", lambda ph: body_fn(*_unflatten(spec, ph)), leaves, post_body)
+    if _breaks() > nb:
+        return _eagerly(while_loop, cond_fn, body_fn, carried)
     objs, (ic, ib) = _union_free(fc, fb)
     s = _Spec(_prim="while_loop", _show=(), n_carry=len(leaves), cond_fn=_Body(gc), body_fn=_Body(gb),
               cond_idx=ic, body_idx=ib)

@@ -315,6 +315,14 @@ def test_graph_breaks_save_and_export():
         mg.graph.trace(branchy, x)
     with pytest.raises(mg.GraphBreak, match="mg.scan: f writes in place"):
         mg.graph.trace(lambda xs: mg.scan(lambda c, v: (c.add_(v), c.sum()), mg.zeros(3), xs), mg.randn(2, 3))
+    # a break inside a body under mg.jit: the loop runs in Python (eager values), jit says why
+    xs = mg.randn(4, 3)
+
+    def breaks(xs):
+        return mg.scan(lambda c, v: (c + v * float(v.sum()), c.sum()), mg.zeros(3), xs)
+    with pytest.warns(JitWarning, match=r"float\(\) on a traced tensor"):
+        got = mg.jit(breaks)(xs)
+    assert all(_eq(a, b) for a, b in zip(got, breaks(xs)))
     g = mg.graph.trace(lambda xs: mg.scan(lambda c, v: (c + v, c), mg.zeros(3), xs), mg.randn(2, 3))
     with pytest.raises(NotImplementedError, match="'scan' equation"):
         g.save("never-written.mgg")
