@@ -512,6 +512,7 @@ class _Body:
     def __init__(self, graph):
         self.graph = graph
         self._fn = None
+        self.consts = tuple(a for _, a in graph.consts)  # a result sharing them is copied (see _own)
 
     def __call__(self, vals):
         if self._fn is None:
@@ -662,7 +663,7 @@ class Cond(_ControlFlow):
         outs = body(list(ops) + [free[i] for i in idx])
         ctx.save_for_backward(pred, *vals)
         ctx.spec = s
-        return _result(_own(outs, vals))
+        return _result(_own(outs, vals + s.true_fn.consts + s.false_fn.consts))
 
     @staticmethod
     def backward(ctx, *cts):
@@ -722,7 +723,7 @@ class Scan(_ControlFlow):
             ctx.carries = carries
             ctx.save_for_backward(*vals)
             ctx.spec = s
-        return _result(_own(c, vals) + ys)
+        return _result(_own(c, vals + s.body.consts) + ys)
 
     @staticmethod
     def backward(ctx, *cts):
@@ -787,7 +788,7 @@ class WhileLoop(_ControlFlow):
             c = s.body_fn(c + bf)
         ctx.save_for_backward(*vals)
         ctx.spec = s
-        return _result(_own(c, vals))
+        return _result(_own(c, vals + s.body_fn.consts))
 
     @staticmethod
     def backward(ctx, *cts):
