@@ -1772,6 +1772,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
 
 
 _INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_UINT8_MODES = ("nearest", "nearest-exact", "bilinear", "bicubic")
 
 
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
@@ -1852,6 +1853,12 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                                   f"bilinear, bicubic, trilinear, area)")
     if antialias:
         raise NotImplementedError(f"{op}: antialias=True is not supported")
+    if not input.is_floating_point() and not (input.dtype == mg.uint8 and mode in _UINT8_MODES):
+        # as PyTorch 2.13: uint8 images resize by nearest, nearest-exact, bilinear and bicubic; no
+        # other integer or bool dtype has a kernel
+        raise NotImplementedError(f"{op}: mode {mode!r} is not implemented for {input.dtype} input of shape "
+                                  f"{tuple(input.shape)} (integer inputs: uint8 with nearest, nearest-exact, "
+                                  f"bilinear or bicubic only, as PyTorch; convert with .float() first)")
     if min(out_size) <= 0 or min(input.shape[2:]) <= 0:
         raise RuntimeError(f"{op}: Input and output sizes should be greater than 0, but got input "
                            f"{tuple(input.shape[2:])} and output {out_size}")

@@ -1,0 +1,48 @@
+"""Issue 33: the wrong numbers still open and what real PyTorch scripts reached for (benchmark
+timers, MNIST tensors, alpha dropout, CTC loss, legacy overloads, model ensembling over 'meta',
+gradcheck's flags), each against PyTorch 2.13 where it is installed."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn as nn
+import minigrad.nn.functional as F
+
+
+# ---- item 3: F.interpolate on uint8, mode by mode and dtype by dtype ------------------------------
+
+def test_interpolate_uint8_bilinear_is_the_issue_example():
+    x = mg.tensor([[[[10, 20], [30, 40]]]], dtype=mg.uint8)
+    out = F.interpolate(x, size=(3, 3), mode="bilinear", align_corners=True)
+    assert out.dtype == mg.uint8
+    assert out.tolist() == [[[[10, 15, 20], [20, 25, 30], [30, 35, 40]]]]
+
+
+def test_interpolate_uint8_bytes_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    # (channels, in, out): upsampling, downsampling, one side unchanged, the generic path (C > 4)
+    cases = [(1, (2, 2), (3, 3)), (3, (5, 7), (9, 4)), (2, (8, 3), (3, 11)), (1, (4, 6), (4, 9)),
+             (5, (6, 5), (3, 8)), (3, (1, 6), (4, 2))]
+    for C, (h, w), size in cases:
+        x = rng.integers(0, 256, (2, C, h, w)).astype(np.uint8)
+        for mode in ("bilinear", "bicubic", "nearest", "nearest-exact"):
+            for ac in ((False, True) if mode in ("bilinear", "bicubic") else (None,)):
+                kw = {} if ac is None else {"align_corners": ac}
+                want = torch.nn.functional.interpolate(torch.from_numpy(x), size=size, mode=mode, **kw).numpy()
+                got = F.interpolate(mg.tensor(x), size=size, mode=mode, **kw).numpy()
+                assert got.dtype == np.uint8
+                np.testing.assert_array_equal(got, want, err_msg=f"{mode} {ac} {x.shape} -> {size}")
+
+
+@pytest.mark.parametrize("dtype,shape,mode", [
+    ("uint8", (1, 1, 3), "linear"), ("uint8", (1, 1, 2, 2, 2), "trilinear"), ("uint8", (1, 1, 3, 3), "area"),
+    ("int32", (1, 1, 3, 3), "nearest"), ("int64", (1, 1, 3, 3), "bilinear"), ("bool", (1, 1, 3), "nearest"),
+    ("int8", (1, 1, 3, 3), "nearest-exact")])
+def test_interpolate_refuses_the_integer_modes_torch_refuses(dtype, shape, mode):
+    x = mg.ones(*shape, dtype=getattr(mg, dtype))
+    with pytest.raises(NotImplementedError, match="interpolate"):
+        F.interpolate(x, scale_factor=2, mode=mode)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(NotImplementedError):
+        torch.nn.functional.interpolate(torch.ones(*shape, dtype=getattr(torch, dtype)), scale_factor=2, mode=mode)
