@@ -46,3 +46,32 @@ def test_interpolate_refuses_the_integer_modes_torch_refuses(dtype, shape, mode)
     torch = pytest.importorskip("torch")
     with pytest.raises(NotImplementedError):
         torch.nn.functional.interpolate(torch.ones(*shape, dtype=getattr(torch, dtype)), scale_factor=2, mode=mode)
+
+
+# ---- item 5: F.pad reflect/replicate to a zero-size output; pad's error types -------------------
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape,pad", [((1, 1, 4, 3), (1, 1, -2, -2)), ((1, 1, 4, 3), (-1, -2, 1, 1)),
+                                       ((1, 1, 3, 4, 3), (0, 0, -1, -3, -1, -2)), ((1, 1, 4, 3), (-1, -2, -2, -2)),
+                                       ((1, 1, 3), (-1, -2)), ((1, 0, 3), (1, 1)), ((0, 1, 3), (1, 1))])
+def test_pad_to_empty_outputs_as_torch(mode, shape, pad):
+    torch = pytest.importorskip("torch")
+    try:
+        want = torch.nn.functional.pad(torch.ones(*shape), pad, mode=mode).shape
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="pad"):
+            F.pad(mg.ones(*shape), pad, mode=mode)
+        return
+    assert tuple(F.pad(mg.ones(*shape), pad, mode=mode).shape) == tuple(want)
+
+
+@pytest.mark.parametrize("shape,pad,mode,kw", [((2, 3), (1,), "constant", {}), ((2, 3), (1,) * 6, "constant", {}),
+                                               ((1, 1, 3), (3, 3), "reflect", {}), ((1, 1, 3), (4, 0), "circular", {}),
+                                               ((1, 1, 3), (1, 1), "reflect", {"value": 1.0}),
+                                               ((1, 1, 3), (-4, 0), "constant", {})])
+def test_pad_errors_are_runtime_errors_as_torch(shape, pad, mode, kw):
+    with pytest.raises(RuntimeError, match="pad"):
+        F.pad(mg.ones(*shape), pad, mode=mode, **kw)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.pad(torch.ones(*shape), pad, mode=mode, **kw)

@@ -269,7 +269,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     pad = tuple(int(p) for p in pad)
     ndim = input.ndim
     if len(pad) % 2 or len(pad) // 2 > ndim:
-        raise ValueError(f"pad: padding length {len(pad)} must be even and at most 2 * input.dim() "
+        raise RuntimeError(f"pad: padding length {len(pad)} must be even and at most 2 * input.dim() "
                          f"= {2 * ndim} (input shape {tuple(input.shape)})")
     widths = [(0, 0)] * ndim
     for i in range(len(pad) // 2):
@@ -279,14 +279,26 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     if mode == "constant":
         for d, (lo, hi) in enumerate(widths):
             if input.shape[d] + lo + hi < 0:
-                raise ValueError(f"pad: padding {(lo, hi)} of dimension {d} (size {input.shape[d]}) "
-                                 f"gives a negative size")
+                raise RuntimeError(f"pad: padding {(lo, hi)} of dimension {d} (size {input.shape[d]}) "
+                                   f"gives a negative size")
         return ConstantPadNd.apply(input, tuple(widths), 0 if value is None else value)
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"pad: unrecognised padding mode {mode!r} (expected 'constant', 'reflect', "
                                   "'replicate' or 'circular')")
     if value:
-        raise ValueError(f"pad: padding mode {mode!r} doesn't take in value argument")
+        raise RuntimeError(f"pad: padding mode {mode!r} doesn't take in value argument")
+    k = len(pad) // 2
+    if mode != "circular":
+        # PyTorch's reflection/replication kernels: every dimension but the batch one non-empty, and
+        # the output may be empty along some padded dimensions but not along all of them
+        first = max(ndim - k - 1, 0)
+        if 0 in input.shape[first:]:
+            raise RuntimeError(f"pad: {mode} padding needs every dimension but the batch one non-empty, "
+                               f"but got input of shape {tuple(input.shape)}")
+        outs = [input.shape[d] + lo + hi for d, (lo, hi) in enumerate(widths) if d >= ndim - k]
+        if max(outs) <= 0 or min(outs) < 0:
+            raise RuntimeError(f"pad: input is too small for padding {pad} of input {tuple(input.shape)}: "
+                               f"the output sizes would be {tuple(outs)}")
     out = input
     for d, (lo, hi) in enumerate(widths):
         if not (lo or hi):
@@ -301,13 +313,13 @@ def _pad_index(mode, n, lo, hi, d, shape):
     the reflected/edge-extended input; circular crops first, then wraps the cropped part."""
     m = n + lo + hi
     where = f"padding {(lo, hi)} at dimension {d} of input {tuple(shape)}"
-    if mode == "replicate" and n == 0:
-        raise ValueError(f"pad: cannot replicate-pad an empty dimension {d}")
-    if m < 0 or (m == 0 and mode != "circular"):  # circular may crop to nothing, as PyTorch
+    if m < 0:
         raise RuntimeError(f"pad: input is too small for {where}: the output size would be {m}")
+    if m == 0 and mode != "circular":  # allowed when another padded dimension is not empty (checked above)
+        return np.zeros(0, np.int64)
     if mode == "reflect":
         if lo >= n or hi >= n:
-            raise ValueError(f"pad: padding size should be less than the corresponding input dimension, "
+            raise RuntimeError(f"pad: padding size should be less than the corresponding input dimension, "
                              f"but got: {where}")
         period = 2 * (n - 1)
         c = np.arange(m) - lo
@@ -323,7 +335,7 @@ def _pad_index(mode, n, lo, hi, d, shape):
     if m == 0:
         return np.zeros(0, np.int64)
     if max(lo, 0) > k or max(hi, 0) > k or k <= 0:
-        raise ValueError(f"pad: padding value causes wrapping around more than once: {where}")
+        raise RuntimeError(f"pad: padding value causes wrapping around more than once: {where}")
     return (start + (np.arange(m) - max(lo, 0)) % k).astype(np.int64)
 
 
