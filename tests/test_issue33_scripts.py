@@ -75,3 +75,13 @@ def test_pad_errors_are_runtime_errors_as_torch(shape, pad, mode, kw):
     torch = pytest.importorskip("torch")
     with pytest.raises(RuntimeError):
         torch.nn.functional.pad(torch.ones(*shape), pad, mode=mode, **kw)
+
+
+@pytest.mark.parametrize("op", ["__lshift__", "__rshift__", "__and__", "__or__"])
+def test_integer_tensor_with_float_tensor_bitwise_is_not_implemented_as_torch(op):
+    a, b = mg.tensor([1, 2], dtype=mg.int32), mg.tensor([1.0, 2.0], dtype=mg.float64)
+    with pytest.raises(NotImplementedError, match="float64"):
+        getattr(a, op)(b)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(NotImplementedError):
+        getattr(torch.tensor([1, 2], dtype=torch.int32), op)(torch.tensor([1.0, 2.0], dtype=torch.float64))
