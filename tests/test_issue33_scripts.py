@@ -85,3 +85,34 @@ def test_integer_tensor_with_float_tensor_bitwise_is_not_implemented_as_torch(op
     torch = pytest.importorskip("torch")
     with pytest.raises(NotImplementedError):
         getattr(torch.tensor([1, 2], dtype=torch.int32), op)(torch.tensor([1.0, 2.0], dtype=torch.float64))
+
+
+# ---- MNIST(...).data / .targets are Tensors, as torchvision's ----------------------------------
+
+def _fake_mnist(folder, n=5):
+    import gzip
+    folder.mkdir(parents=True, exist_ok=True)
+    imgs = (np.arange(n * 28 * 28) % 256).astype(np.uint8)
+    labs = (np.arange(n) * 3 % 10).astype(np.uint8)
+    for name, magic, dims, payload in (("t10k-images-idx3-ubyte", 2051, [n, 28, 28], imgs.tobytes()),
+                                       ("t10k-labels-idx1-ubyte", 2049, [n], labs.tobytes())):
+        head = magic.to_bytes(4, "big") + b"".join(d.to_bytes(4, "big") for d in dims)
+        (folder / (name + ".gz")).write_bytes(gzip.compress(head + payload))
+    return imgs.reshape(n, 28, 28), labs.astype(np.int64)
+
+
+def test_mnist_data_and_targets_are_tensors(tmp_path):
+    imgs, labs = _fake_mnist(tmp_path)
+    ds = mg.data.datasets.MNIST(tmp_path, train=False)
+    assert isinstance(ds.data, mg.Tensor) and isinstance(ds.targets, mg.Tensor)
+    assert ds.data.dtype == mg.uint8 and tuple(ds.data.shape) == (5, 28, 28)
+    assert ds.targets.dtype == mg.int64 and ds.targets.tolist() == labs.tolist()
+    x = ds.data.unsqueeze(1).clone().float() / 255  # what tutorials do with them
+    assert tuple(x.shape) == (5, 1, 28, 28)
+    np.testing.assert_array_equal(x.numpy(), ds.arrays()[0])
+    # a script may cut the split down: the items, len and the loader's fast path follow
+    ds.data, ds.targets = ds.data[:2], ds.targets[:2]
+    assert len(ds) == 2 and ds.arrays()[0].shape == (2, 1, 28, 28)
+    xb, yb = next(iter(mg.data.DataLoader(ds, batch_size=8)))
+    assert tuple(xb.shape) == (2, 1, 28, 28) and yb.tolist() == labs[:2].tolist()
+    np.testing.assert_array_equal(ds[1][0].numpy()[0], imgs[1] / np.float32(255))
