@@ -116,3 +116,47 @@ def test_mnist_data_and_targets_are_tensors(tmp_path):
     xb, yb = next(iter(mg.data.DataLoader(ds, batch_size=8)))
     assert tuple(xb.shape) == (2, 1, 28, 28) and yb.tolist() == labs[:2].tolist()
     np.testing.assert_array_equal(ds[1][0].numpy()[0], imgs[1] / np.float32(255))
+
+
+# ---- nn.AlphaDropout, nn.FeatureAlphaDropout --------------------------------------------------
+
+@pytest.mark.parametrize("feature", [False, True])
+@pytest.mark.parametrize("p", [0.2, 0.5])
+def test_alpha_dropout_values_and_gradient_match_torch(feature, p):
+    torch = pytest.importorskip("torch")
+    mg.manual_seed(0)
+    x = np.random.default_rng(1).standard_normal((4, 6, 5))
+    f_mg = F.feature_alpha_dropout if feature else F.alpha_dropout
+    f_t = torch.nn.functional.feature_alpha_dropout if feature else torch.nn.functional.alpha_dropout
+    xt = mg.tensor(x, requires_grad=True)
+    out = f_mg(xt, p=p, training=True)
+    out.backward(mg.ones_like(out))
+    ref = f_t(torch.from_numpy(x), p=p, training=True).numpy()
+    alpha = 1.7580993408473766
+    a = 1.0 / np.sqrt((alpha * alpha * p + 1) * (1 - p))
+    drop_value, kept_shift = -alpha * a + alpha * a * p, alpha * a * p
+    got = out.detach().numpy()
+    kept = np.isclose(got, x * a + kept_shift, rtol=0, atol=1e-12)
+    assert (kept | np.isclose(got, drop_value, rtol=0, atol=1e-12)).all()
+    assert 0 < kept.mean() < 1
+    if feature:  # one draw per (sample, channel)
+        assert (kept == kept[:, :, :1]).all()
+    np.testing.assert_allclose(xt.grad.numpy(), a * kept, rtol=0, atol=1e-15)
+    # the same constants in torch's output: every element is x * a + shift or the dropped value
+    t_kept = np.isclose(ref, x * a + kept_shift, rtol=0, atol=1e-12)
+    assert (t_kept | np.isclose(ref, drop_value, rtol=0, atol=1e-12)).all() and 0 < t_kept.mean() < 1
+
+
+def test_alpha_dropout_keeps_selu_statistics_and_modules_as_torch():
+    mg.manual_seed(0)
+    x = mg.randn(200, 500, dtype=mg.float64)
+    y = nn.AlphaDropout(0.3)(x)
+    assert abs(y.mean().item()) < 0.01 and abs(y.std().item() - 1) < 0.01
+    m = nn.FeatureAlphaDropout(0.5).eval()
+    assert m(x) is x and repr(m) == "FeatureAlphaDropout(p=0.5, inplace=False)"
+    assert (F.alpha_dropout(x, 1.0, training=True) == 0).all()  # p = 1: x * 0, as PyTorch
+    assert F.alpha_dropout(x, 0.5) is x  # training defaults to False, as torch's functional form
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        F.feature_alpha_dropout(mg.ones(3), 0.5, training=True)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        nn.AlphaDropout(1.5)

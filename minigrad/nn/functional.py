@@ -426,6 +426,59 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     return _feature_dropout("dropout3d", input, p, training, inplace, None, 3)
 
 
+_SELU_ALPHA_SCALED = 1.7580993408473766  # SELU's scale * alpha: the value a dropped unit takes is minus this
+
+
+def _alpha_dropout(name, input, p, training, inplace, generator, feature):
+    """PyTorch's _dropout_impl with alpha_dropout: keep mask m ~ Bernoulli(1 - p) (per element, or per
+    (sample, channel) for the feature form), out = a * (x * m + alpha' * (1 - m)) + b with
+    alpha' = -1.7581, a = ((1 - p) (1 + p alpha'^2))^(-1/2), b = -a alpha' p, so SELU's zero-mean
+    unit-variance activations keep that mean and variance; dx = g * a * m."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if feature and input.ndim < 2:
+        raise RuntimeError(f"{name}: Feature dropout requires at least 2 dimensions in the input "
+                           f"(got shape {tuple(input.shape)})")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    dt = input.dtype if input.dtype.kind == "f" else mg.get_default_dtype()
+    if p == 1.0:  # as PyTorch: x * 0, not the dropped value
+        return _inplace_result(input, input * _arr(np.zeros((), dtype=dt)), inplace)
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
+    keep = (DropoutMask.apply(shape, dt, float(p), generator) != 0).to(dt)
+    alpha = _SELU_ALPHA_SCALED
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    b = (keep - 1) * (alpha * a) + alpha * a * p
+    return _inplace_result(input, input * (keep * a) + b, inplace)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    r"""Alpha dropout (for SELU networks), as torch.nn.functional.alpha_dropout: each element is set
+    to SELU's negative saturation value with probability p, then an affine map restores the input's
+    mean and variance; identity when not training (the default, as PyTorch's).
+
+    Args:
+        input (Tensor): the input.
+        p (float): the probability of dropping an element. Default: 0.5.
+        training (bool): apply dropout only when True. Default: False.
+        inplace (bool): write the result into `input`.
+    """
+    return _alpha_dropout("alpha_dropout", input, p, training, inplace, None, False)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    r"""Alpha dropout of whole channels (one draw per (sample, channel) of an (N, C, ...) input), as
+    torch.nn.functional.feature_alpha_dropout; identity when not training (the default).
+
+    Args:
+        input (Tensor): the input, at least 2-D.
+        p (float): the probability of dropping a channel. Default: 0.5.
+        training (bool): apply dropout only when True. Default: False.
+        inplace (bool): write the result into `input`.
+    """
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, inplace, None, True)
+
+
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     r"""out[..., c] = 1 if tensor[...] == c else 0, an int64 tensor of shape tensor.shape + (num_classes,).
 
@@ -1893,3 +1946,4 @@ __all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_tr
 
 from ._attention import _sdpa_check, multi_head_attention_forward  # noqa: E402,F401  (MHA, issue 36)
 __all__ += ["multi_head_attention_forward", "dropout1d", "dropout2d", "dropout3d"]
+__all__ += ["alpha_dropout", "feature_alpha_dropout"]
