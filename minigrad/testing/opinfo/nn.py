@@ -177,6 +177,11 @@ functional_ops = [
         fcase(_n, "p1", [_s], lambda F, x, _n=_n: getattr(F, _n)(x, 1.0), lambda x: np.zeros_like(x), grad_fn=None),
         fcase(_n, "eval", [_s], lambda F, x, _n=_n: getattr(F, _n)(x, 0.5, training=False), lambda x: x,
               grad_fn=None))],
+    *[c for _n, _s in (("alpha_dropout", (2, 3)), ("feature_alpha_dropout", (2, 3, 2))) for c in (
+        fcase(_n, "p0", [_s], lambda F, x, _n=_n: getattr(F, _n)(x, 0.0, training=True), lambda x: x, grad_fn=None),
+        fcase(_n, "p1", [_s], lambda F, x, _n=_n: getattr(F, _n)(x, 1.0, training=True), lambda x: np.zeros_like(x),
+              grad_fn=None),
+        fcase(_n, "eval", [_s], lambda F, x, _n=_n: getattr(F, _n)(x, 0.5), lambda x: x, grad_fn=None))],
     fcase("one_hot", "", [np.array([0, 2, 1])], lambda F, t: F.one_hot(t, 4),
           lambda t: np.eye(4, dtype=np.int64)[t], supports_grad=False, dtypes=("int64",), grad_fn=None),
     fcase("normalize", "", [_X23], lambda F, x: F.normalize(x, dim=1),
