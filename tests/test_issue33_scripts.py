@@ -160,3 +160,107 @@ def test_alpha_dropout_keeps_selu_statistics_and_modules_as_torch():
         F.feature_alpha_dropout(mg.ones(3), 0.5, training=True)
     with pytest.raises(ValueError, match="between 0 and 1"):
         nn.AlphaDropout(1.5)
+
+
+# ---- nn.CTCLoss / F.ctc_loss against torch: values and gradients --------------------------------
+
+_CTC_CASES = [  # (T, N, C, targets, input_lengths, target_lengths, kwargs)
+    (6, 3, 5, [[1, 2, 2], [3, 1, 0], [4, 4, 4]], [6, 5, 6], [3, 2, 3], {"reduction": "none"}),
+    (6, 3, 5, [[1, 2, 2], [3, 1, 0], [4, 4, 4]], [6, 5, 6], [3, 2, 3], {}),
+    (6, 3, 5, [[1, 2, 2], [3, 1, 0], [2, 4, 4]], [6, 5, 6], [3, 2, 3], {"reduction": "sum", "blank": 2}),
+    (6, 3, 5, [1, 2, 2, 3, 1, 4, 4, 4], [6, 5, 4], [3, 2, 3], {}),                      # concatenated
+    (4, 2, 5, [[1, 1, 1], [1, 1, 1]], [4, 4], [3, 1], {"reduction": "none"}),           # infinite loss
+    (4, 2, 5, [[1, 1, 1], [1, 1, 1]], [4, 4], [3, 1], {"zero_infinity": True}),
+    (4, 2, 5, [[1, 2], [1, 1]], [0, 4], [0, 2], {"reduction": "none"}),                 # no frames
+    (5, 2, 4, [[1, 2], [1, 1]], [5, 3], [0, 0], {}),                                    # empty targets
+]
+
+
+def _ctc_pair(torch, case, dtype, g_seed=0):
+    T, N, C, tg, il, tl, kw = case
+    rng = np.random.default_rng(len(tg) + T)
+    x = rng.standard_normal((T, N, C)).astype(dtype)
+    lp = x - np.log(np.exp(x).sum(2, keepdims=True))
+    red = kw.get("reduction", "mean")
+    g = np.random.default_rng(g_seed).standard_normal((N,)).astype(dtype) if red == "none" else np.array(1.3, dtype)
+    res = []
+    for L, f in ((torch, torch.nn.functional), (mg, F)):
+        a = L.tensor(lp, requires_grad=True)
+        loss = f.ctc_loss(a, L.tensor(tg), L.tensor(il), L.tensor(tl), **kw)
+        loss.backward(L.tensor(g))
+        res.append((loss.detach().numpy(), a.grad.numpy()))
+    return res
+
+
+@pytest.mark.parametrize("case", range(len(_CTC_CASES)))
+def test_ctc_loss_values_and_gradients_match_torch(case):
+    torch = pytest.importorskip("torch")
+    (lt, gt), (lm, gm) = _ctc_pair(torch, _CTC_CASES[case], np.float64)
+    assert lm.dtype == np.float64 and lm.shape == lt.shape
+    np.testing.assert_allclose(lm, lt, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gm, gt, rtol=1e-10, atol=1e-12)  # nan where torch's is (an infinite loss)
+
+
+def test_ctc_loss_float32_long_sequences_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    case = (50, 4, 20, rng.integers(1, 20, (4, 15)).tolist(), [50, 40, 30, 45], [15, 10, 12, 1], {})
+    (lt, gt), (lm, gm) = _ctc_pair(torch, case, np.float32)
+    assert lm.dtype == np.float32 and gm.dtype == np.float32
+    # torch runs the recursion in float32, minigrad in float64 then rounds: float32-level differences
+    np.testing.assert_allclose(lm, lt, rtol=1e-5)
+    np.testing.assert_allclose(gm, gt, rtol=1e-3, atol=3e-5)
+
+
+def test_ctc_loss_unbatched_module_and_lists_as_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    lp = rng.standard_normal((6, 4))
+    lp -= np.log(np.exp(lp).sum(1, keepdims=True))
+    want = torch.nn.functional.ctc_loss(torch.tensor(lp), torch.tensor([1, 2]), torch.tensor(6), torch.tensor(2),
+                                        reduction="none")
+    got = F.ctc_loss(mg.tensor(lp), mg.tensor([1, 2]), mg.tensor(6), mg.tensor(2), reduction="none")
+    assert got.shape == () and abs(got.item() - want.item()) < 1e-12
+    lp3 = mg.tensor(np.stack([lp, lp[::-1]], 1), requires_grad=True)
+    m = nn.CTCLoss(blank=0, zero_infinity=True)
+    assert repr(m) == "CTCLoss()"
+    loss = m(lp3, mg.tensor([[1, 2], [3, 3]]), [6, 5], (2, 2))  # lengths as Python sequences, as torch takes them
+    t = torch.tensor(lp3.detach().numpy(), requires_grad=True)
+    tl = torch.nn.CTCLoss(zero_infinity=True)(t, torch.tensor([[1, 2], [3, 3]]), [6, 5], (2, 2))
+    loss.backward()
+    tl.backward()
+    assert abs(loss.item() - tl.item()) < 1e-12 and loss.grad_fn.name() == "MeanBackward0"
+    np.testing.assert_allclose(lp3.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-13)
+    assert F.ctc_loss(lp3, mg.tensor([[1, 2], [3, 3]]), [6, 5], [2, 2], reduction="none").grad_fn.name() == \
+        "CtcLossBackward0"
+
+
+def test_ctc_loss_is_once_differentiable_and_forward_mode_is_the_derivative():
+    x = mg.tensor(np.random.default_rng(1).standard_normal((5, 2, 4)), requires_grad=True)
+
+    def f(a):
+        return F.ctc_loss(a.log_softmax(2), mg.tensor([[1, 2], [3, 3]]), [5, 4], [2, 2], reduction="none")
+    assert mg.autograd.gradcheck(f, (x,))
+    g, = mg.autograd.grad(f(x).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="ctc_loss.*not differentiable"):
+        mg.autograd.grad(g.sum(), x)
+    v = mg.tensor(np.random.default_rng(2).standard_normal((5, 2, 4)))
+    _, jv = mg.func.jvp(f, (x.detach(),), (v,))
+    eps = 1e-6
+    fd = (f(x.detach() + eps * v) - f(x.detach() - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(jv.numpy(), fd.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("args,match", [
+    (((5, 2, 4), [[1, 2], [1, 1]], [6, 4], [2, 2], {}), "input_lengths to have value at most 5"),
+    (((5, 2, 4), [[1, 2], [1, 1]], [5, 4], [3, 2], {}), "size at least 3"),
+    (((5, 2, 4), [1, 2, 1], [5, 4], [2, 2], {}), "sum\\(target_lengths\\) = 4"),
+    (((5, 2, 4), [[1, 2], [1, 1]], [5, 4, 4], [2, 2], {}), "input_lengths must be of size batch_size"),
+    (((5, 2, 4), [[1, 2], [1, 1]], [5, 4], [-1, 2], {}), "target_lengths to have value at least 0"),
+    (((5, 2, 4), [[1, 2], [1, 1]], [5, 4], [2, 2], {"blank": 4}), "blank must be in label range"),
+    (((5, 2, 4), [[1, 7], [1, 1]], [5, 4], [2, 2], {}), "target labels must be in \\[0, 4\\)"),
+])
+def test_ctc_loss_errors_name_the_op(args, match):
+    shape, tg, il, tl, kw = args
+    with pytest.raises(RuntimeError, match="ctc_loss: .*" + match):
+        F.ctc_loss(mg.randn(*shape).log_softmax(2), mg.tensor(tg), il, tl, **kw)

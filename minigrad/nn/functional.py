@@ -648,6 +648,68 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     return out
 
 
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    r"""The Connectionist Temporal Classification loss, as torch.nn.functional.ctc_loss: the negative
+    log of the total probability of every alignment of each target to its input frames.
+
+    Args:
+        log_probs (Tensor): log-probabilities (T, N, C) (or (T, C) unbatched), e.g. a log_softmax
+            over C classes including the blank.
+        targets (Tensor): the labels, padded (N, S) or concatenated (sum(target_lengths),) (or (S,)
+            unbatched); values in [0, C), the blank allowed as PyTorch's.
+        input_lengths (Tensor or sequence of ints): frames used per sample, (N,), each <= T.
+        target_lengths (Tensor or sequence of ints): labels per sample, (N,).
+        blank (int): the blank label. Default: 0.
+        reduction (str): ``'none'`` (per sample, (N,)) | ``'mean'`` (each loss divided by its target
+            length, then the mean over the batch) | ``'sum'``. Default: ``'mean'``.
+        zero_infinity (bool): set infinite losses (no alignment fits the frames) and their gradients
+            to zero. Default: False.
+
+    The gradient is PyTorch's: it assumes `log_probs` comes from a log_softmax (it includes the term
+    that the log_softmax's backward cancels), so through a log_softmax it is the exact derivative.
+
+    Example:
+        >>> lp = mg.randn(6, 2, 4).log_softmax(2)
+        >>> F.ctc_loss(lp, mg.tensor([[1, 2], [3, 3]]), [6, 5], [2, 2]).shape
+        ()
+    """
+    from ..ops.loss import CtcLoss
+    op = "ctc_loss"
+    _check_reduction(reduction, op)
+    if log_probs.ndim not in (2, 3) or not log_probs.is_floating_point():
+        raise RuntimeError(f"{op}: log_probs must be a floating (T, N, C) or (T, C) tensor, got "
+                           f"{log_probs.dtype} of shape {tuple(log_probs.shape)}")
+    unb = log_probs.ndim == 2
+    targets = _as_tensor(targets)
+    il, tl = (_as_tensor(v) for v in (input_lengths, target_lengths))
+    if targets.is_floating_point() or targets.dtype != mg.int64:
+        targets = targets.long()
+    il, tl = il.long(), tl.long()
+    if unb:
+        log_probs, il, tl = log_probs.unsqueeze(1), il.reshape(1), tl.reshape(1)
+        if targets.ndim == 1:
+            targets = targets.unsqueeze(0)
+    T, N, C = log_probs.shape
+    if not 0 <= blank < C:
+        raise RuntimeError(f"{op}: blank must be in label range [0, {C}), got {blank}")
+    for name, v in (("input_lengths", il), ("target_lengths", tl)):
+        if tuple(v.shape) != (N,):
+            raise RuntimeError(f"{op}: {name} must be of size batch_size {N}, got shape {tuple(v.shape)}")
+    if targets.ndim == 2 and targets.shape[0] != N:
+        raise RuntimeError(f"{op}: padded targets of shape {tuple(targets.shape)} must be (N={N}, S)")
+    if targets.ndim not in (1, 2):
+        raise RuntimeError(f"{op}: targets must be 1-D (concatenated) or 2-D (padded), got shape "
+                           f"{tuple(targets.shape)}")
+    # the checks of the values (lengths, labels) run in CtcLoss's forward, on each sample's arrays under vmap
+    loss = CtcLoss.apply(log_probs, targets, il, tl, int(blank), bool(zero_infinity))
+    if reduction == "mean":
+        return (loss / tl.clamp(min=1).to(loss.dtype)).mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss.squeeze(0) if unb else loss
+
+
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     r"""loss = (x - y)^2, reduced by `reduction` ('mean' | 'sum' | 'none').
 
@@ -1946,4 +2008,4 @@ __all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_tr
 
 from ._attention import _sdpa_check, multi_head_attention_forward  # noqa: E402,F401  (MHA, issue 36)
 __all__ += ["multi_head_attention_forward", "dropout1d", "dropout2d", "dropout3d"]
-__all__ += ["alpha_dropout", "feature_alpha_dropout"]
+__all__ += ["alpha_dropout", "feature_alpha_dropout", "ctc_loss"]

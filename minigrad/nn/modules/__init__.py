@@ -21,7 +21,7 @@ from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .attention import MultiheadAttention
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                           TransformerEncoderLayer)
-from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss,
+from .loss import (BCELoss, BCEWithLogitsLoss, CTCLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss,
                    MSELoss, NLLLoss, SmoothL1Loss, TripletMarginLoss)
 
 __all__ = [
@@ -42,5 +42,5 @@ __all__ = [
     "TransformerDecoderLayer",
     "EmbeddingBag",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
-    "AlphaDropout", "FeatureAlphaDropout",
+    "AlphaDropout", "FeatureAlphaDropout", "CTCLoss",
 ]
