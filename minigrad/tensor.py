@@ -678,8 +678,17 @@ class Tensor:
         return Tensor(np.empty(_size_args(size), dtype=dtype or self._data.dtype), requires_grad=requires_grad)
 
     # -- in-place -------------------------------------------------------------------------------
-    def add_(self, other, alpha=1): return _ops.inplace(self, _ops.add, other if alpha == 1 else other * alpha, name="add_")
-    def sub_(self, other, alpha=1): return _ops.inplace(self, _ops.sub, other if alpha == 1 else other * alpha, name="sub_")
+    def add_(self, other, *args, alpha=1):
+        if args:  # the deprecated add_(Number alpha, Tensor other), with PyTorch's warning
+            from .ops.elementwise import _deprecated_overload
+            alpha, other = _deprecated_overload("add_", (other,), args)
+        return _ops.inplace(self, _ops.add, other if alpha == 1 else other * alpha, name="add_")
+
+    def sub_(self, other, *args, alpha=1):
+        if args:  # the deprecated sub_(Number alpha, Tensor other), with PyTorch's warning
+            from .ops.elementwise import _deprecated_overload
+            alpha, other = _deprecated_overload("sub_", (other,), args)
+        return _ops.inplace(self, _ops.sub, other if alpha == 1 else other * alpha, name="sub_")
     def mul_(self, other): return _ops.inplace(self, _ops.mul, other, name="mul_")
     def div_(self, other): return _ops.inplace(self, _ops.div, other, name="div_")
     def pow_(self, exponent): return _ops.inplace(self, _ops.pow, exponent, name="pow_")
@@ -707,8 +716,17 @@ class Tensor:
         return _ops.copy_(self, _ops.cast(u < p, self.dtype))
     def sqrt_(self): return _ops.sqrt_(self)
     def lerp_(self, end, weight): return _ops.lerp_(self, end, weight)
-    def addcmul_(self, tensor1, tensor2, *, value=1): return _ops.addcmul_(self, tensor1, tensor2, value)
-    def addcdiv_(self, tensor1, tensor2, *, value=1): return _ops.addcdiv_(self, tensor1, tensor2, value)
+    def addcmul_(self, tensor1, tensor2, *args, value=1):
+        if args:  # the deprecated addcmul_(Number value, Tensor tensor1, Tensor tensor2)
+            from .ops.elementwise import _deprecated_overload
+            value, tensor1, tensor2 = _deprecated_overload("addcmul_", (tensor1,), (tensor2,) + args, "value")
+        return _ops.addcmul_(self, tensor1, tensor2, value)
+
+    def addcdiv_(self, tensor1, tensor2, *args, value=1):
+        if args:  # the deprecated addcdiv_(Number value, Tensor tensor1, Tensor tensor2)
+            from .ops.elementwise import _deprecated_overload
+            value, tensor1, tensor2 = _deprecated_overload("addcdiv_", (tensor1,), (tensor2,) + args, "value")
+        return _ops.addcdiv_(self, tensor1, tensor2, value)
     def __iadd__(self, other): return self.add_(other)
     def __isub__(self, other): return self.sub_(other)
     def __imul__(self, other): return self.mul_(other)

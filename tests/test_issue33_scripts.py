@@ -264,3 +264,53 @@ def test_ctc_loss_errors_name_the_op(args, match):
     shape, tg, il, tl, kw = args
     with pytest.raises(RuntimeError, match="ctc_loss: .*" + match):
         F.ctc_loss(mg.randn(*shape).log_softmax(2), mg.tensor(tg), il, tl, **kw)
+
+
+# ---- the deprecated add_(Number, Tensor) overloads, with PyTorch's warning -----------------------
+
+_OVERLOADS = [("add_", lambda L, x, y: x.clone().add_(2, y)), ("add", lambda L, x, y: L.add(x, 2, y)),
+              ("add", lambda L, x, y: x.add(2, y)), ("sub_", lambda L, x, y: x.clone().sub_(2, y)),
+              ("sub", lambda L, x, y: L.sub(x, 2, y)), ("addcmul_", lambda L, x, y: x.clone().addcmul_(2, y, y)),
+              ("addcmul", lambda L, x, y: L.addcmul(x, 2, y, y)), ("addcdiv_", lambda L, x, y: x.clone().addcdiv_(2, y, y + 1)),
+              ("addcdiv", lambda L, x, y: L.addcdiv(x, 0.5, y, y + 1))]
+
+
+@pytest.mark.parametrize("k", range(len(_OVERLOADS)))
+def test_deprecated_number_first_overloads_run_with_torchs_warning(k, monkeypatch):
+    from minigrad.ops import elementwise
+    monkeypatch.setattr(elementwise, "_WARNED_OVERLOADS", set())
+    name, f = _OVERLOADS[k]
+    x, y = mg.tensor([1.0, 2.0, 3.0]), mg.tensor([0.0, 1.5, 2.0])
+    with pytest.warns(UserWarning, match=rf"This overload of {name} is deprecated:\n\t{name}\(") as rec:
+        got = f(mg, x, y)
+    with _no_warning():  # once per process, as PyTorch's TORCH_WARN_ONCE
+        f(mg, x, y)
+    torch = pytest.importorskip("torch")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = f(torch, torch.tensor([1.0, 2.0, 3.0]), torch.tensor([0.0, 1.5, 2.0]))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    msg = str(rec[0].message)
+    assert "Consider using one of the following signatures instead:" in msg
+
+
+def _no_warning():
+    import contextlib
+    import warnings
+
+    @contextlib.contextmanager
+    def ctx():
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            yield
+        assert not [x for x in w if "overload" in str(x.message)]
+    return ctx()
+
+
+def test_other_extra_positional_arguments_stay_type_errors():
+    x = mg.ones(2)
+    with pytest.raises(TypeError, match="add_\\(\\) takes 1 positional argument but 2 were given"):
+        x.add_(x, 2)  # alpha is keyword-only, as in PyTorch
+    with pytest.raises(TypeError, match="add\\(\\) takes 2 positional arguments"):
+        mg.add(x, x, 2)
