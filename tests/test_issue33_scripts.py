@@ -314,3 +314,60 @@ def test_other_extra_positional_arguments_stay_type_errors():
         x.add_(x, 2)  # alpha is keyword-only, as in PyTorch
     with pytest.raises(TypeError, match="add\\(\\) takes 2 positional arguments"):
         mg.add(x, x, 2)
+
+
+# ---- mg.utils.benchmark: Timer, Measurement, Compare ----------------------------------------------
+
+def test_benchmark_timer_measures_and_prints_as_torch():
+    from minigrad.utils import benchmark
+    assert mg.utils.benchmark is benchmark
+    x = mg.ones(8)
+    t = benchmark.Timer("x + x", globals={"x": x}, label="add", sub_label="8", description="plus")
+    m = t.timeit(200)
+    assert m.number_per_run == 200 and len(m.times) == 1 and 0 < m.median < 1e-2
+    lines = repr(m).splitlines()
+    assert lines[0].startswith("<minigrad.utils.benchmark.Measurement object at 0x")
+    assert lines[1:3] == ["add: 8", "plus"] and lines[4] == "  1 measurement, 200 runs , 1 thread"
+    b = t.blocked_autorange(min_run_time=0.02)
+    assert sum(b.raw_times) >= 0.02 and b.number_per_run >= 1 and len(b.times) >= 1
+    a = t.adaptive_autorange(min_run_time=0.005, max_run_time=0.05)
+    assert len(a.times) > 3 or sum(a.raw_times) > 0.05
+    seen = []
+    benchmark.Timer("y = mg.relu(z)", setup="z = mg.randn(4)").blocked_autorange(
+        callback=lambda n, s: seen.append((n, s)), min_run_time=0.01)
+    assert seen and all(s > 0 for _, s in seen)
+    with pytest.raises(ValueError, match="global_setup is C\\+\\+ only"):
+        benchmark.Timer("pass", global_setup="#include <x>")
+    with pytest.raises(NotImplementedError, match="blocked_autorange"):
+        t.repeat()
+
+
+def test_benchmark_measurement_and_compare_text_equal_torchs():
+    tb = pytest.importorskip("torch.utils.benchmark")
+    from torch.utils.benchmark.utils.common import TaskSpec as TorchSpec
+    from minigrad.utils import benchmark as mb
+    rng = np.random.default_rng(0)
+    # one, three (no IQR line) and five measurements; one- and multi-line statements
+    for n, spec in ((1, dict(stmt="x+x", setup="x=1")), (3, dict(stmt="x+x", setup="pass", label="L")),
+                    (5, dict(stmt="a\nb", setup="p\nq", sub_label="s", description="d", num_threads=3)),
+                    (6, dict(stmt="f()", setup="pass"))):
+        raw = list(2e-4 * (1 + (0.5 if n == 6 else 0.05) * rng.random(n)))
+        want = tb.Measurement(10, raw, TorchSpec(**spec))
+        got = mb.Measurement(10, raw, mb.TaskSpec(**spec))
+        assert repr(got).split("\n", 1)[1] == repr(want).split("\n", 1)[1]
+        assert (got.median, got.mean, got.iqr, got.significant_figures, got.has_warnings) == \
+            pytest.approx((want.median, want.mean, want.iqr, want.significant_figures, want.has_warnings), rel=1e-12)
+    specs = [dict(stmt="x+x", setup="pass", label="add", sub_label=s, description=d, num_threads=nt, env=e)
+             for s in ("float", "int") for d in ("n=1", "n=100") for nt in (1, 2) for e in ("A", "BB")]
+    for trim in (False, True):
+        T, M = [], []
+        for k, spec in enumerate(specs):
+            raw = list(1e-5 * (1 + k) * (1 + 0.3 * rng.random(7)))
+            T.append(tb.Measurement(100, raw, TorchSpec(**spec)))
+            M.append(mb.Measurement(100, raw, mb.TaskSpec(**spec)))
+        ct, cm = tb.Compare(T), mb.Compare(M)
+        if trim:
+            for c in (ct, cm):
+                c.trim_significant_figures()
+                c.highlight_warnings()
+        assert str(cm) == str(ct)
