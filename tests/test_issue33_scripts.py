@@ -371,3 +371,119 @@ def test_benchmark_measurement_and_compare_text_equal_torchs():
                 c.trim_significant_figures()
                 c.highlight_warnings()
         assert str(cm) == str(ct)
+
+
+# ---- meta tensors, stack_module_state, the model-ensembling tutorial, make_functional -------------
+
+def test_meta_tensors_keep_shapes_and_refuse_data():
+    m = nn.Linear(2, 3).to("meta")
+    w = m.weight
+    assert w.is_meta and not w.is_cpu and w.device == mg.device("meta") and str(w.device) == "meta"
+    assert repr(w) == "Parameter containing:\ntensor(..., device='meta', size=(3, 2), requires_grad=True)"
+    assert isinstance(w, nn.Parameter) and w.requires_grad  # the same objects, as Module.to's casts
+    for view in (w.T, w[0], w.reshape(6), w.unsqueeze(0), w.expand(2, 3, 2), w.detach(), w.double()):
+        assert view.is_meta  # shape-only ops stay meta
+    assert tuple(w.T.shape) == (2, 3) and w.double().dtype == mg.float64
+    for read in (lambda: w.tolist(), lambda: w.detach().numpy(), lambda: np.asarray(w.detach()), lambda: w + 1,
+                 lambda: m(mg.ones(2)), lambda: float(m.bias[0]), lambda: w.sum(), lambda: mg.ones(2).to("meta").to("cpu")):
+        with pytest.raises(RuntimeError, match="meta tensor \\(device='meta'\\) has a shape and a dtype but no data"):
+            read()
+    assert repr(mg.empty(2, 3, device="meta")) == "tensor(..., device='meta', size=(2, 3))"
+    assert repr(mg.zeros(2, dtype=mg.int64, device="meta")) == "tensor(..., device='meta', size=(2,), dtype=minigrad.int64)"
+    for t in (mg.ones(4, device="meta"), mg.full((2,), 1.0, device="meta"), mg.randn(3, device="meta"),
+              mg.zeros_like(mg.empty(2, device="meta")), mg.ones(3).to("meta")):
+        assert t.is_meta
+    import copy
+    bn = copy.deepcopy(nn.BatchNorm1d(3).to("meta"))
+    assert bn.weight.is_meta and bn.running_mean.is_meta and bn.num_batches_tracked.is_meta
+    assert not mg.ones(2).is_meta and mg.ones(2).device == mg.device("cpu")
+    with pytest.raises(RuntimeError, match="arange: device='meta' is not supported here"):
+        mg.arange(3, device="meta")
+
+
+class _MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(12, 16)
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x.flatten(1))))
+
+
+def test_model_ensembling_tutorial_runs_and_matches_torch():
+    """torch.func's model-ensembling tutorial, ported by renaming torch to mg (smaller sizes)."""
+    import copy
+    from minigrad.func import functional_call, stack_module_state
+    mg.manual_seed(0)
+    num_models = 3
+    data = mg.randn(5, 8, 1, 3, 4)
+    models = [_MLP() for _ in range(num_models)]
+    minibatches = data[:num_models]
+    loop = [model(mb) for model, mb in zip(models, minibatches)]
+    minibatch = data[0]
+    loop2 = [model(minibatch) for model in models]
+    params, buffers = stack_module_state(models)
+    assert [p.size(0) for p in params.values()] == [num_models] * 4 and buffers == {}
+    assert all(p.requires_grad and p.is_leaf for p in params.values())
+    base_model = copy.deepcopy(models[0]).to("meta")
+
+    def fmodel(params, buffers, x):
+        return functional_call(base_model, (params, buffers), (x,))
+    out1 = mg.vmap(fmodel)(params, buffers, minibatches)
+    assert mg.allclose(out1, mg.stack(loop), atol=1e-6, rtol=1e-5)
+    out2 = mg.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, minibatch)
+    assert mg.allclose(out2, mg.stack(loop2), atol=1e-6, rtol=1e-5)
+    assert base_model.fc1.weight.is_meta  # functional_call put the meta tensors back
+    torch = pytest.importorskip("torch")
+    tmodels = []
+    for m in models:
+        t = torch.nn.Sequential(torch.nn.Flatten(1), torch.nn.Linear(12, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+        t.load_state_dict({"1.weight": torch.tensor(m.fc1.weight.detach().numpy()), "1.bias": torch.tensor(m.fc1.bias.detach().numpy()),
+                           "3.weight": torch.tensor(m.fc2.weight.detach().numpy()), "3.bias": torch.tensor(m.fc2.bias.detach().numpy())})
+        tmodels.append(t)
+    tparams, _ = torch.func.stack_module_state(tmodels)
+    np.testing.assert_array_equal(params["fc1.weight"].detach().numpy(), tparams["1.weight"].detach().numpy())
+    tbase = copy.deepcopy(tmodels[0]).to("meta")
+    tout = torch.vmap(lambda p, x: torch.func.functional_call(tbase, p, (x,)))(tparams, torch.tensor(minibatches.numpy()))
+    np.testing.assert_allclose(out1.detach().numpy(), tout.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_stack_module_state_buffers_and_errors_as_torch():
+    from minigrad.func import stack_module_state
+    bns = [nn.BatchNorm1d(3) for _ in range(2)]
+    params, buffers = stack_module_state(bns)
+    assert {k: tuple(v.shape) for k, v in buffers.items()} == {"running_mean": (2, 3), "running_var": (2, 3),
+                                                               "num_batches_tracked": (2,)}
+    assert buffers["num_batches_tracked"].dtype == mg.int64 and not buffers["running_mean"].requires_grad
+    with pytest.raises(RuntimeError, match="Expected all models to have the same training/eval mode"):
+        stack_module_state([nn.Linear(2, 3), nn.Linear(2, 3).eval()])
+    with pytest.raises(RuntimeError, match="Expected all models to be of the same class"):
+        stack_module_state([nn.Linear(2, 3), nn.Conv1d(2, 3, 1)])
+    with pytest.raises(RuntimeError, match="Expected at least one model, got 0"):
+        stack_module_state([])
+    with pytest.raises(RuntimeError, match="different shapes"):
+        stack_module_state([nn.Linear(2, 3), nn.Linear(2, 4)])
+
+
+def test_make_functional_with_buffers_as_functorch():
+    m = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3)).eval()
+    with pytest.warns(FutureWarning, match="functorch.make_functional_with_buffers` is deprecated"):
+        fmodel, params, buffers = mg.func.make_functional_with_buffers(m)
+    assert [tuple(p.shape) for p in params] == [(3, 3), (3,), (3,), (3,)] and len(buffers) == 3
+    assert params[0] is not m[0].weight and params[0].requires_grad
+    x = mg.randn(4, 3)
+    assert mg.allclose(fmodel(params, buffers, x), m(x))
+    doubled = tuple(p * 2 for p in params[:2]) + params[2:]
+    assert not mg.allclose(fmodel(doubled, buffers, x), m(x))
+    assert repr(fmodel).startswith("FunctionalModuleWithBuffers(\n  (stateless_model): Sequential(")
+    # the ensembling form: vmap over stacked copies
+    ps = tuple(mg.stack([p.detach(), p.detach() + 1]) for p in params)
+    bs = tuple(mg.stack([b, b]) for b in buffers)
+    out = mg.vmap(fmodel)(ps, bs, mg.stack([x, x]))
+    assert mg.allclose(out[0], m(x))
+    with pytest.warns(FutureWarning):
+        f2, p2 = mg.func.make_functional(nn.Linear(2, 3), disable_autograd_tracking=True)
+    assert not p2[0].requires_grad and tuple(f2(p2, mg.ones(1, 2)).shape) == (1, 3)
+    with pytest.warns(FutureWarning), pytest.raises(RuntimeError, match="has buffers"):
+        mg.func.make_functional(nn.BatchNorm1d(2))
