@@ -487,3 +487,70 @@ def test_make_functional_with_buffers_as_functorch():
     assert not p2[0].requires_grad and tuple(f2(p2, mg.ones(1, 2)).shape) == (1, 3)
     with pytest.warns(FutureWarning), pytest.raises(RuntimeError, match="has buffers"):
         mg.func.make_functional(nn.BatchNorm1d(2))
+
+
+# ---- gradcheck's flags, with PyTorch's meaning ---------------------------------------------------
+
+def _fn_pair():
+    x = mg.randn(3, dtype=mg.float64, requires_grad=True)
+    y = mg.randn(3, dtype=mg.float64, requires_grad=True)
+    return x, y
+
+
+def test_gradcheck_flags_pass_on_a_correct_function():
+    from minigrad.autograd import gradcheck, gradgradcheck
+    x, y = _fn_pair()
+
+    def f(a, b):
+        return (a * b).sin(), a.exp().sum()
+    assert gradcheck(f, (x, y), check_forward_ad=True, check_batched_grad=True, check_batched_forward_grad=True,
+                     check_grad_dtypes=True, check_undefined_grad=True, fast_mode=True, nondet_tol=0.0)
+    assert gradcheck(f, (x, y), check_forward_ad=True, check_backward_ad=False)
+    assert gradgradcheck(lambda a: (a * a).sin(), (x,), check_fwd_over_rev=True, check_batched_grad=True)
+    with pytest.raises(ValueError, match="at least one of check_forward_ad or check_backward_ad"):
+        gradcheck(f, (x, y), check_backward_ad=False)
+
+
+def _custom(backward, jvp):
+    class Op(mg.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+    Op.backward = staticmethod(backward)
+    Op.jvp = staticmethod(jvp)
+    return Op.apply
+
+
+def test_gradcheck_flags_catch_what_torchs_catch():
+    from minigrad.autograd import GradcheckError, gradcheck
+    x, _ = _fn_pair()
+    right_bw, right_jvp = (lambda ctx, g: g * 2), (lambda ctx, t: t * 2)
+    # a wrong forward-mode rule: only check_forward_ad sees it
+    wrong_jvp = _custom(right_bw, lambda ctx, t: t * 3)
+    assert gradcheck(wrong_jvp, (x,))
+    with pytest.raises(GradcheckError, match="Forward-mode \\(forward AD\\) Jacobian mismatch"):
+        gradcheck(wrong_jvp, (x,), check_forward_ad=True)
+    assert gradcheck(wrong_jvp, (x,), check_forward_ad=True, raise_exception=False) is False
+    # a wrong backward: check_backward_ad=False skips it
+    wrong_bw = _custom(lambda ctx, g: g * 3, right_jvp)
+    with pytest.raises(GradcheckError, match="^Jacobian mismatch"):
+        gradcheck(wrong_bw, (x,))
+    assert gradcheck(wrong_bw, (x,), check_backward_ad=False, check_forward_ad=True)
+
+    # right Jacobian, but a nonzero gradient for zero output gradients
+    def not_mul(ctx, g):
+        return g * 2 if bool((g != 0).any()) else g * 0 + 1.0
+    bad_zero = _custom(not_mul, right_jvp)
+    with pytest.raises(GradcheckError, match="backward not multiplied by grad_output"):
+        gradcheck(bad_zero, (x,))
+
+    # a backward returning another dtype: the engine casts it to the input's, as PyTorch's engine does
+    wrong_dtype = _custom(lambda ctx, g: (g * 2).float(), right_jvp)
+    assert gradcheck(wrong_dtype, (x,), check_grad_dtypes=True, atol=1e-6, rtol=1e-6)
+
+    # a backward that reads values: a custom Function has no batching rule, so vmap runs it once
+    # per sample (its warning silenced there, as PyTorch's gradcheck does) and the batched gradients are right
+    def reads_values(ctx, g):
+        return mg.tensor(g.detach().numpy() * 2)
+    assert gradcheck(_custom(reads_values, right_jvp), (x,), check_batched_grad=True)
