@@ -297,6 +297,10 @@ class Tensor:
         if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
                                f"(got {self._data.dtype})")
+        if requires_grad and self._data.dtype.kind == "c":
+            raise RuntimeError(f"requires_grad_: minigrad has no complex autograd yet, so a {self._data.dtype} "
+                               f"tensor can't require grad (its gradients would be lost); differentiate the real "
+                               f"and imaginary parts as real tensors")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
                                "want to use a computed variable in a subgraph that doesn't require "

@@ -554,3 +554,23 @@ def test_gradcheck_flags_catch_what_torchs_catch():
     def reads_values(ctx, g):
         return mg.tensor(g.detach().numpy() * 2)
     assert gradcheck(_custom(reads_values, right_jvp), (x,), check_batched_grad=True)
+
+
+# ---- item 6: complex results never silently lose a gradient --------------------------------------
+
+@pytest.mark.parametrize("op", [lambda x: x.to(mg.complex128 if hasattr(mg, "complex128") else np.complex128),
+                                lambda x: x * mg.from_numpy(np.array([1j, 2j, 0j])),
+                                lambda x: mg.from_numpy(np.array([1 + 1j, 2j, 1 + 0j])) + x])
+def test_an_op_that_would_record_a_complex_result_raises_naming_it(op):
+    x = mg.randn(3, dtype=mg.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^[a-z_]+: its result is complex and an input requires grad"):
+        op(x)
+    assert op(x.detach()).dtype.kind == "c"  # without a graph, complex arithmetic runs
+
+
+def test_a_complex_tensor_cannot_require_grad():
+    z = mg.from_numpy(np.array([1 + 2j]))
+    for make in (lambda: z.requires_grad_(), lambda: mg.tensor(np.array([1 + 2j]), requires_grad=True),
+                 lambda: mg.zeros(2, dtype=np.complex64, requires_grad=True)):
+        with pytest.raises(RuntimeError, match="no complex autograd yet"):
+            make()

@@ -373,6 +373,8 @@ class Function(Node):
             if out.dtype.kind == "f" and (ctx._non_diff is None or not _is_in(out, ctx._non_diff)):
                 t.requires_grad = True
                 t.grad_fn = ctx
+            elif out.dtype.kind == "c" and any(need):
+                raise _complex_error(cls)
             else:
                 t.requires_grad = False
                 t.grad_fn = None
@@ -394,6 +396,8 @@ class Function(Node):
         results = []
         for i, o in enumerate(outs):
             diff = o.dtype.kind == "f" and (non_diff is None or not _is_in(o, non_diff))
+            if o.dtype.kind == "c" and any(ctx.needs_input_grad):
+                raise _complex_error(cls)
             t = Tensor._make(o, True, ctx, i) if diff else _plain(o)
             if cls._is_view:
                 _share_view(t, args[0])
@@ -515,6 +519,8 @@ def _binary(cls, a, b):
             elif b._why is not None:
                 t._why = b._why
         return t
+    if d.kind == "c":  # no complex autograd: refused, never a silently lost gradient
+        raise _complex_error(cls)
     ctx = _new(cls)
     ctx.needs_input_grad = (ra, rb)
     if ra:
@@ -616,7 +622,9 @@ def _unary(cls, a):
     t._data = out
     t._output_nr = 0
     t._vc = None
-    diff = out.dtype.kind == "f"  # (a complex result is not differentiable)
+    diff = out.dtype.kind == "f"
+    if out.dtype.kind == "c":  # no complex autograd: refused, never a silently lost gradient
+        raise _complex_error(cls)
     t.requires_grad = diff
     t.grad_fn = ctx if diff else None
     saves = cls._saves
@@ -661,6 +669,8 @@ def _fast_apply(cls, inputs, saves):
     if type(out) is not np.ndarray:
         out = np.asanyarray(out)  # NumPy gives scalars for 0-d results
     if not record or out.dtype.kind != "f":  # (a complex or integer result is not differentiable)
+        if record and out.dtype.kind == "c":
+            raise _complex_error(cls)
         t = _plain(out)
         if _user_no_grad[0]:
             _mark_cut(t, inputs)
@@ -932,6 +942,13 @@ def _modified_msg(node, x, now, then):
 
 def _op_name(cls):
     return getattr(cls, "op_name", None) or cls.__name__.lower()
+
+
+def _complex_error(cls):
+    """A recorded op with a complex result: refused rather than silently dropping the gradient."""
+    return RuntimeError(f"{_op_name(cls)}: its result is complex and an input requires grad, but minigrad has no "
+                        f"complex autograd yet, so the gradient would be lost; detach() the inputs (or compute "
+                        f"with the real and imaginary parts as real tensors)")
 
 
 def _op_error(cls, arrays, e):
