@@ -574,3 +574,51 @@ def test_a_complex_tensor_cannot_require_grad():
                  lambda: mg.zeros(2, dtype=np.complex64, requires_grad=True)):
         with pytest.raises(RuntimeError, match="no complex autograd yet"):
             make()
+
+
+# ---- item 7: error types as PyTorch's (RuntimeError), still the old type for existing callers ------
+
+_ERROR_CASES = {
+    "broadcast": lambda L: L.ones(2, 3) + L.ones(4, 3),
+    "where": lambda L: L.where(L.ones(2, 3) > 0, L.ones(4, 3), L.ones(2, 3)),
+    "gather": lambda L: L.ones(2, 3).gather(1, L.tensor([[5]])),
+    "scatter": lambda L: L.zeros(3).scatter(0, L.tensor([5]), L.ones(1)),
+    "narrow": lambda L: L.ones(3).narrow(0, 2, 5),
+    "chunk0": lambda L: L.ones(3).chunk(0),
+    "masked_fill": lambda L: L.ones(2, 3).masked_fill(L.ones(4, 3) > 0, 0.0),
+    "mse_shape": lambda L: L.nn.functional.mse_loss(L.ones(2, 3), L.ones(3, 3)),
+    "one_hot": lambda L: L.nn.functional.one_hot(L.tensor([5]), 3),
+    "layer_norm": lambda L: L.nn.functional.layer_norm(L.ones(2, 3), (4,)),
+    "batch_norm": lambda L: L.nn.functional.batch_norm(L.ones(2, 3), L.ones(4), L.ones(4)),
+    "int_floordiv_zero": lambda L: L.tensor([1, 2]) // L.tensor([0, 1]),
+    "int_mod_zero": lambda L: L.tensor([1, 2]) % 0,
+    "int_div_floor_zero": lambda L: L.div(L.tensor([1]), L.tensor([0]), rounding_mode="floor"),
+    "bool_sub": lambda L: L.tensor([True]) - L.tensor([False]),
+    "lerp": lambda L: L.lerp(L.ones(2), L.ones(3), 0.5),
+    "conv_small": lambda L: L.nn.functional.conv2d(L.ones(1, 1, 2, 2), L.ones(1, 1, 3, 3)),
+    "avg_pool_pad": lambda L: L.nn.functional.avg_pool2d(L.ones(1, 1, 4, 4), 2, padding=2),
+    "div_mode": lambda L: L.div(L.ones(2), L.ones(2), rounding_mode="typo"),
+    "int_pow_neg": lambda L: L.tensor([2, 3]) ** -2,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ERROR_CASES))
+def test_error_types_are_torchs(name):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError):
+            _ERROR_CASES[name](mg)
+        torch = pytest.importorskip("torch")
+        with pytest.raises(RuntimeError):
+            _ERROR_CASES[name](torch)
+
+
+def test_shape_and_index_errors_keep_their_old_types_too():
+    with pytest.raises(ValueError, match="add: shapes \\(2, 3\\) and \\(4, 3\\) cannot be broadcast"):
+        mg.ones(2, 3) + mg.ones(4, 3)
+    with pytest.raises(IndexError, match="gather\\(\\): index out of range"):
+        mg.ones(2, 3).gather(1, mg.tensor([[5]]))
+    with pytest.raises(TypeError):
+        mg.tensor([True]) - mg.tensor([False])
+    assert (mg.tensor([1.0]) // 0).tolist() == [float("inf")]  # floats divide by zero as IEEE says

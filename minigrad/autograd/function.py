@@ -952,13 +952,16 @@ def _complex_error(cls):
 
 
 def _op_error(cls, arrays, e):
+    """NumPy's error in an op's forward, naming the op and the shapes, of PyTorch's type (RuntimeError)
+    that is also the original type (minigrad/_errors.py)."""
+    from .._errors import ShapeError, as_torch
     shapes = [tuple(a.shape) for a in arrays if isinstance(a, np.ndarray)]
     name = _op_name(cls)
     msg = str(e)
     if "broadcast" in msg and len(shapes) >= 2:
-        return ValueError(f"{name}: shapes {' and '.join(map(str, shapes))} cannot be broadcast")
+        return ShapeError(f"{name}: shapes {' and '.join(map(str, shapes))} cannot be broadcast")
     detail = ", ".join(str(s) for s in shapes)
-    return type(e)(f"{name}: {msg} (input shapes {detail})")
+    return as_torch(type(e))(f"{name}: {msg} (input shapes {detail})")
 
 
 def _dispatch(cls, args):

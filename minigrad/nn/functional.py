@@ -11,6 +11,7 @@ import numbers
 import warnings
 
 import numpy as np
+from .._errors import ShapeError
 
 import minigrad as mg
 from ..autograd.grad_mode import is_grad_enabled, no_grad
@@ -105,7 +106,7 @@ def _check_pointwise_target(input, target, op):
         try:
             np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
         except ValueError:
-            raise ValueError(f"{op}: input of shape {tuple(input.shape)} and target of shape "
+            raise ShapeError(f"{op}: input of shape {tuple(input.shape)} and target of shape "
                              f"{tuple(target.shape)} cannot be broadcast") from None
 
 
@@ -490,11 +491,11 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if t.dtype.kind not in "iu":
         raise TypeError(f"one_hot is only applicable to index tensor (integer dtype), got {t.dtype}")
     if t.size and t.min() < 0:
-        raise ValueError("one_hot: class values must be non-negative")
+        raise ShapeError("one_hot: class values must be non-negative")
     if num_classes == -1:
         num_classes = int(t.max()) + 1 if t.size else 0
     elif t.size and t.max() >= num_classes:
-        raise ValueError(f"one_hot: class values must be smaller than num_classes ({num_classes}), "
+        raise ShapeError(f"one_hot: class values must be smaller than num_classes ({num_classes}), "
                          f"got {int(t.max())}")
     t = tensor if isinstance(tensor, Tensor) else _arr(t)
     return (t.unsqueeze(-1) == mg.arange(num_classes)).to(mg.int64)  # ops, so a tracer sees them
@@ -1056,7 +1057,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
         if t is not None and tuple(t.shape) != (C,):
-            raise ValueError(f"{op}: {name} of shape {tuple(t.shape)} must be ({C},) for input "
+            raise ShapeError(f"{op}: {name} of shape {tuple(t.shape)} must be ({C},) for input "
                              f"{tuple(input.shape)}")
     bshape = (1, C) + (1,) * (input.ndim - 2)
     axes = (0,) + tuple(range(2, input.ndim))
@@ -1120,7 +1121,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     Shape:
         input (*, *normalized_shape); weight, bias: normalized_shape.
     """
-    axes = _trailing_axes("layer_norm", input, normalized_shape, ValueError, weight=weight, bias=bias)
+    axes = _trailing_axes("layer_norm", input, normalized_shape, ShapeError, weight=weight, bias=bias)
     return NativeLayerNorm.apply(input, weight, bias, axes, float(eps), None)
 
 

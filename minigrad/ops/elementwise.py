@@ -343,7 +343,7 @@ def div(input, other, rounding_mode=None):
         if not isinstance(input, Tensor) and isinstance(other, Tensor):
             input = Tensor._make(np.asarray(input, dtype=other.dtype if isinstance(input, int) or other.dtype.kind == "f"
                                         else _dtype.get_default_dtype()))
-        return DivRounding.apply(*_promote(input, other), rounding_mode)
+        return DivRounding.apply(*_int_zero_division("div", *_promote(input, other)), rounding_mode)
     if not isinstance(input, Tensor) and isinstance(other, Tensor) and isinstance(input, (int, float)):
         return mul(reciprocal(other), input)  # 2 / t = reciprocal(t) * 2, as PyTorch records it
     input, other = _promote(input, other)
@@ -1441,9 +1441,19 @@ class IsFinite(_NonDifferentiable):
         return c.add("Not", [bad], c.out(e))
 
 
-def floor_divide(input, other): return FloorDivide.apply(*_promote(input, other))
-def remainder(input, other): return Remainder.apply(*_promote(input, other))
-def fmod(input, other): return Fmod.apply(*_promote(input, other))
+def _int_zero_division(op, x, y):
+    """x and y after promotion: an integer division by zero raises, as PyTorch's (NumPy gives 0 with
+    a warning)."""
+    if isinstance(x, Tensor) and x._data.dtype.kind in "iub":
+        d = y._data if isinstance(y, Tensor) else y
+        if d is not None and not isinstance(d, float) and np.any(np.asarray(d) == 0):
+            raise RuntimeError(f"{op}: ZeroDivisionError (an integer tensor divided by zero)")
+    return x, y
+
+
+def floor_divide(input, other): return FloorDivide.apply(*_int_zero_division("floor_divide", *_promote(input, other)))
+def remainder(input, other): return Remainder.apply(*_int_zero_division("remainder", *_promote(input, other)))
+def fmod(input, other): return Fmod.apply(*_int_zero_division("fmod", *_promote(input, other)))
 def eq(input, other): return Eq.apply(*_promote(input, other))
 def ne(input, other): return Ne.apply(*_promote(input, other))
 def lt(input, other): return Lt.apply(*_promote(input, other))
