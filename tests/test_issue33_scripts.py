@@ -622,3 +622,18 @@ def test_shape_and_index_errors_keep_their_old_types_too():
     with pytest.raises(TypeError):
         mg.tensor([True]) - mg.tensor([False])
     assert (mg.tensor([1.0]) // 0).tolist() == [float("inf")]  # floats divide by zero as IEEE says
+
+
+def test_meta_modules_and_state_dicts_as_torch():
+    import warnings
+    m, meta = nn.Linear(2, 3), nn.Linear(2, 3).to("meta")
+    with pytest.raises(RuntimeError, match="Cannot copy out of meta tensor"):
+        m.load_state_dict(meta.state_dict())  # never the placeholder's zeros
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        meta.load_state_dict(m.state_dict())  # into meta: a no-op with PyTorch's warning
+    assert meta.weight.is_meta and any("which is a no-op" in str(x.message) for x in w)
+    meta.load_state_dict(m.state_dict(), assign=True)  # PyTorch's meta-init pattern
+    assert not meta.weight.is_meta and mg.allclose(meta(mg.ones(2)), m(mg.ones(2)))
+    with pytest.raises(RuntimeError, match="copy_: a meta tensor"):
+        mg.ones(3, 2).copy_(mg.empty(3, 2, device="meta"))

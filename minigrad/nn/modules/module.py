@@ -645,6 +645,17 @@ class Module:
                 else:
                     self._buffers[name] = src_t.detach()
                 continue
+            if param.is_meta:  # as PyTorch: a no-op with a warning (assign=True takes the tensor instead)
+                if not src.is_meta:
+                    warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta "
+                                  f"parameter in the current model, which is a no-op. (Did you mean to pass "
+                                  f"`assign=True` to assign items in the state dictionary to their corresponding "
+                                  f"key in the module instead of copying them in place?)", UserWarning, stacklevel=2)
+                continue
+            if src.is_meta:
+                error_msgs.append(f'While copying the parameter named "{key}": Cannot copy out of meta tensor; '
+                                  f"no data! (a meta tensor holds a shape and a dtype only)")
+                continue
             try:
                 with no_grad():
                     param.copy_(Tensor(np.array(src_arr, dtype=param.dtype), dtype=param.dtype))
