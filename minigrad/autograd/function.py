@@ -304,7 +304,7 @@ class Function(Node):
                 out = f(x, y)
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, (x, y), e) from None
-        t = _plain(out if type(out) is np.ndarray else np.asarray(out))
+        t = _plain(out if type(out) is np.ndarray else np.asanyarray(out))
         if _user_no_grad[0]:
             _mark_cut(t, (a, b))
         return t
@@ -323,7 +323,7 @@ class Function(Node):
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, arrays, e) from None
         if type(out) is tuple:
-            outs = tuple([_plain(o) if type(o) is np.ndarray else _plain(np.asarray(o)) for o in out])
+            outs = tuple([_plain(o) if type(o) is np.ndarray else _plain(np.asanyarray(o)) for o in out])
             if cls._is_view:
                 for o in outs:
                     _share_view(o, args[0])
@@ -332,7 +332,7 @@ class Function(Node):
                     _mark_cut(o, args)
             return outs
         t = _new(Tensor)  # inlined Tensor._make
-        t._data = out if type(out) is np.ndarray else np.asarray(out)
+        t._data = out if type(out) is np.ndarray else np.asanyarray(out)
         t.requires_grad = False
         t.grad_fn = None
         t._output_nr = 0
@@ -365,7 +365,7 @@ class Function(Node):
         if type(out) is not tuple:
             raw = out
             if type(out) is not np.ndarray:
-                out = np.asarray(out)  # NumPy gives scalars for 0-d results
+                out = np.asanyarray(out)  # NumPy gives scalars for 0-d results
             t = _new(Tensor)
             t._data = out
             t._output_nr = 0
@@ -373,6 +373,8 @@ class Function(Node):
             if out.dtype.kind == "f" and (ctx._non_diff is None or not _is_in(out, ctx._non_diff)):
                 t.requires_grad = True
                 t.grad_fn = ctx
+            elif out.dtype.kind == "c" and any(need):
+                raise _complex_error(cls)
             else:
                 t.requires_grad = False
                 t.grad_fn = None
@@ -387,13 +389,15 @@ class Function(Node):
         ctx._to_save = None
         non_diff = ctx._non_diff
         raws = out
-        outs = tuple(o if type(o) is np.ndarray else np.asarray(o) for o in out)
+        outs = tuple(o if type(o) is np.ndarray else np.asanyarray(o) for o in out)
         ctx._n_out = len(outs)
         ctx._special = True
         ctx._out_meta = [(o.shape, o.dtype) for o in outs]
         results = []
         for i, o in enumerate(outs):
             diff = o.dtype.kind == "f" and (non_diff is None or not _is_in(o, non_diff))
+            if o.dtype.kind == "c" and any(ctx.needs_input_grad):
+                raise _complex_error(cls)
             t = Tensor._make(o, True, ctx, i) if diff else _plain(o)
             if cls._is_view:
                 _share_view(t, args[0])
@@ -499,7 +503,7 @@ def _binary(cls, a, b):
     except (ValueError, IndexError, TypeError) as e:
         raise _op_error(cls, (x, y), e) from None
     if type(out) is not np.ndarray:
-        out = np.asarray(out)  # NumPy gives scalars for 0-d results
+        out = np.asanyarray(out)  # NumPy gives scalars for 0-d results
     t = _new(Tensor)  # (Tensor._make, inlined: every product in a backward comes here)
     t._data = out
     t._output_nr = 0
@@ -515,6 +519,8 @@ def _binary(cls, a, b):
             elif b._why is not None:
                 t._why = b._why
         return t
+    if d.kind == "c":  # no complex autograd: refused, never a silently lost gradient
+        raise _complex_error(cls)
     ctx = _new(cls)
     ctx.needs_input_grad = (ra, rb)
     if ra:
@@ -598,7 +604,7 @@ def _unary(cls, a):
     except (ValueError, IndexError, TypeError) as e:
         raise _op_error(cls, (x,), e) from None
     if type(out) is not np.ndarray:
-        out = np.asarray(out)  # NumPy gives scalars for 0-d results
+        out = np.asanyarray(out)  # NumPy gives scalars for 0-d results
     if not record:
         t = _plain(out)
         if _user_no_grad[0]:
@@ -616,7 +622,9 @@ def _unary(cls, a):
     t._data = out
     t._output_nr = 0
     t._vc = None
-    diff = out.dtype.kind == "f"  # (a complex result is not differentiable)
+    diff = out.dtype.kind == "f"
+    if out.dtype.kind == "c":  # no complex autograd: refused, never a silently lost gradient
+        raise _complex_error(cls)
     t.requires_grad = diff
     t.grad_fn = ctx if diff else None
     saves = cls._saves
@@ -659,8 +667,10 @@ def _fast_apply(cls, inputs, saves):
     except (ValueError, IndexError, TypeError) as e:
         raise _op_error(cls, arrays, e) from None
     if type(out) is not np.ndarray:
-        out = np.asarray(out)  # NumPy gives scalars for 0-d results
+        out = np.asanyarray(out)  # NumPy gives scalars for 0-d results
     if not record or out.dtype.kind != "f":  # (a complex or integer result is not differentiable)
+        if record and out.dtype.kind == "c":
+            raise _complex_error(cls)
         t = _plain(out)
         if _user_no_grad[0]:
             _mark_cut(t, inputs)
@@ -934,14 +944,24 @@ def _op_name(cls):
     return getattr(cls, "op_name", None) or cls.__name__.lower()
 
 
+def _complex_error(cls):
+    """A recorded op with a complex result: refused rather than silently dropping the gradient."""
+    return RuntimeError(f"{_op_name(cls)}: its result is complex and an input requires grad, but minigrad has no "
+                        f"complex autograd yet, so the gradient would be lost; detach() the inputs (or compute "
+                        f"with the real and imaginary parts as real tensors)")
+
+
 def _op_error(cls, arrays, e):
+    """NumPy's error in an op's forward, naming the op and the shapes, of PyTorch's type (RuntimeError)
+    that is also the original type (minigrad/_errors.py)."""
+    from .._errors import ShapeError, as_torch
     shapes = [tuple(a.shape) for a in arrays if isinstance(a, np.ndarray)]
     name = _op_name(cls)
     msg = str(e)
     if "broadcast" in msg and len(shapes) >= 2:
-        return ValueError(f"{name}: shapes {' and '.join(map(str, shapes))} cannot be broadcast")
+        return ShapeError(f"{name}: shapes {' and '.join(map(str, shapes))} cannot be broadcast")
     detail = ", ".join(str(s) for s in shapes)
-    return type(e)(f"{name}: {msg} (input shapes {detail})")
+    return as_torch(type(e))(f"{name}: {msg} (input shapes {detail})")
 
 
 def _dispatch(cls, args):
