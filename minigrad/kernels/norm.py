@@ -210,3 +210,37 @@ def rows_backward_add(g, x, w, mean, rstd, res, dx, dw, db, tmp):
     for n in range(N):
         _ln_row_backward(g[n], x[n], w, mean[n], rstd[n], tmp, dw, db)
         _add_row(dx[n], res[n], tmp)
+
+
+# -- rms_norm: the composite x * rsqrt(mean(x * x) + eps) [* w] per row of a C-contiguous (N, D) view --
+
+@numba.njit(cache=True, nogil=True, fastmath=SUMS)
+def rms_rows_forward(x, w, eps, m, e, r, y, out, write_y, write_out):
+    """Per row of x (N, D): m = mean(x * x) (the squares rounded to x's dtype, summed in float64), e =
+    m + eps, r = 1 / sqrt(e) (m, e, r (N,) in x's dtype: the same arithmetic as the unfused ops given
+    m), y = x * r and out = y * w (w (D,); written when write_y / write_out). Only m may differ from
+    the unfused ops' (NumPy's pairwise float32 mean against this float64 sum)."""
+    N, D = x.shape
+    if not (w.size == D and m.size == N and e.size == N and r.size == N
+            and (not write_y or (y.shape[0] == N and y.shape[1] == D))
+            and (not write_out or (out.shape[0] == N and out.shape[1] == D))):
+        raise ValueError("rms_norm kernel: array shapes do not fit the input")
+    one = r.dtype.type(1.0)
+    for n in range(N):
+        xr = x[n]
+        s = 0.0
+        for i in range(D):
+            p = xr[i] * xr[i]
+            s += p
+        m[n] = s / D
+        e[n] = m[n] + eps
+        r[n] = one / np.sqrt(e[n])
+        rf = r[n]
+        if write_y:
+            yr = y[n]
+            for i in range(D):
+                yr[i] = xr[i] * rf
+        if write_out:
+            orow = out[n]
+            for i in range(D):
+                orow[i] = (xr[i] * rf) * w[i]

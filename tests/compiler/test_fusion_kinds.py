@@ -15,6 +15,7 @@ import minigrad.nn.functional as F
 from minigrad import kernels
 from minigrad.compiler.codegen import compile_graph
 from minigrad.graph import interpret
+from minigrad.compiler.passes import fuse_rows as fuse_rows_mod
 from minigrad.compiler.passes.fuse_rows import fuse_rows
 from minigrad.compiler.pipeline import FUSED, optimize
 
@@ -74,6 +75,55 @@ def test_add_layer_norm_kinds_bitwise(use_numba, dtype, shape, transpose):
         assert all(_same(x.numpy(), y) for x, y in zip(run, want))
     finally:
         kernels.set_enabled(old)
+
+
+@pytest.mark.parametrize("use_numba", NUMBA)
+@pytest.mark.parametrize("dtype,shape,transpose", [
+    ("float32", (5, 3, 37), False), ("float64", (7, 129), False), ("float32", (40, 1000), False),
+    ("float32", (6, 4, 33), True)])
+def test_rms_norm_kind_within_bound(use_numba, dtype, shape, transpose):
+    old = kernels.set_enabled(use_numba)
+    try:
+        mg.manual_seed(1)
+        D = shape[-1]
+        w = mg.randn(D, dtype=dtype, requires_grad=True)
+
+        def f(x):
+            x = x.transpose(0, 1) if transpose else x
+            y = F.rms_norm(x, (D,), w)
+            (y * y).sum().backward()
+            return y
+        x = mg.randn(*((shape[1], shape[0]) + shape[2:] if transpose else shape), dtype=dtype) * 3.0
+        g = mg.graph.trace(f, x)
+        h = fuse_rows(g)
+        assert [e.prim for e in h.eqns].count("fused_rms_norm") == 1, h.pass_details
+        assert "mean" not in [e.prim for e in h.eqns]
+        want = compile_graph(g)(x).numpy()
+        gw = w.grad.numpy().copy()
+        w.grad = None
+        got = compile_graph(h)(x).numpy()
+        eps = np.finfo(dtype).eps
+        if use_numba and not transpose:
+            assert np.max(np.abs(got - want) / np.abs(want)) <= fuse_rows_mod.RMS_NORM_ULPS * eps
+            assert np.max(np.abs(w.grad.numpy() - gw) / np.abs(gw)) <= fuse_rows_mod.RMS_NORM_ULPS * eps
+        else:   # the unfused ops' code: the same bits
+            assert _same(got, want) and _same(w.grad.numpy(), gw)
+    finally:
+        kernels.set_enabled(old)
+
+
+def test_rms_norm_without_weight_and_first_product_kept():
+    D = 24
+    x = mg.randn(3, D)
+    h = fuse_rows(mg.graph.trace(lambda x: F.rms_norm(x, (D,)), x))
+    assert [e.prim for e in h.eqns] == ["fused_rms_norm"]
+    assert np.allclose(compile_graph(h)(x).numpy(), F.rms_norm(x, (D,)).numpy(), rtol=1e-6, atol=0)
+
+    def g(x):   # x * x read elsewhere: it would have to be written, so no fusion
+        b = x * x
+        return x * (b.mean(-1, keepdim=True) + 1e-6).rsqrt(), b
+    h = fuse_rows(mg.graph.trace(g, x))
+    assert "fused_rms_norm" not in [e.prim for e in h.eqns]
 
 
 def test_no_fusion_across_effects_or_other_readers():

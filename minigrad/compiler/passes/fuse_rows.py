@@ -10,18 +10,25 @@ eager op shares its row code with, each with the unfused ops' NumPy code as its 
   layer_norm_backward_add  dx, dw, db = layer_norm_backward(...); t = res + dx   (the residual
                            gradient accumulating a normalisation's gradient; dx read by the add
                            only) -> t, dw, db, never writing dx.
+  rms_norm                 the composite F.rms_norm traces to: b = x * x; c = mean(b, trailing
+                           axes, keepdim); e = c + eps; f = rsqrt(e); g = x * f [; h = g * w]
+                           -> the results read outside (f, g, h for a backward) from one row kernel;
+                           b (read only by the mean) never reaches memory. Forward only: the
+                           backward is a longer composite, left to the elementwise pass.
 
-Tolerance: bitwise. The fused kernels inline the same row routines (`_ln_row`,
+Tolerance: the layer_norm kinds are bitwise. The fused kernels inline the same row routines (`_ln_row`,
 `_ln_row_backward`) as eager's layer_norm kernels and add with a correctly rounded add compiled
 without fast-math flags (never contracted into a multiply-add), so they give the unfused bits;
 without numba (or on inputs the kernels do not take: non-contiguous, mixed dtypes, other axes)
-the fused op runs the unfused ops' code in order, the same bits trivially.
+the fused op runs the unfused ops' code in order, the same bits trivially. rms_norm is within RMS_NORM_ULPS (8) eps relative (its mean of squares is
+summed in float64 where NumPy sums pairwise in the dtype); without numba it is bitwise.
 
 Not fused, and why: softmax, log_softmax, layer_norm, GELU and cross_entropy (log_softmax + NLL)
 are each one op in eager already (cross_entropy, layer_norm and GELU with numba kernels), so
 re-fusing their insides gains nothing; GELU's bias add is inside `linear` (the GEMM adds it), so
-there is no separate bias add next to the GELU to fold in; rms_norm is a composite of elementwise
-ops and a mean (see docs/compiler.md).
+there is no separate bias add next to the GELU to fold in; rms_norm's backward and the softmax
+backward that attention's backward writes out (out * (g - sum(g * out))) need a generated row
+kernel (a reduction inside an elementwise group) rather than a pattern (see docs/compiler.md).
 """
 import math
 
@@ -32,6 +39,13 @@ from ...graph.interpret import eval_eqn
 from ...graph.ir import Eqn, Var
 from ...ops import normalization as _norm
 from ._util import copy_graph
+
+
+# rtol of a fused rms_norm's results against the unfused ops', in units of the dtype's eps: only the
+# mean of the squares differs (a float64 sum in the kernel, NumPy's pairwise sum in the dtype: a few
+# eps apart, worst case about (16 + log2(D / 128)) eps for float32 at D <= 2^16), and rsqrt halves it;
+# measured at most 2 (tests/compiler/test_fusion_kinds.py checks the bound)
+RMS_NORM_ULPS = 8
 
 
 class _RowFused:
@@ -114,6 +128,109 @@ class LayerNormBackwardAdd(_RowFused):
         return (t,) + tuple(outs[1:])
 
 
+class RmsNorm(_RowFused):
+    """fused rms_norm forward: the composite x * rsqrt(mean(x * x) + eps) [* w] in one row kernel;
+    returns the members' results that are read outside (`keep`, in member order; see
+    minigrad/compiler/passes/fuse_rows.py)."""
+    op_name = "fused_rms_norm"
+    members = ()   # the unfused equations (mul, mean, add, rsqrt, mul[, mul])
+    keep = ()      # indices of members whose results are outputs
+
+    @classmethod
+    def forward(cls, ctx, x, eps, w, k):
+        ms = cls.members
+        dt = x.dtype
+        eps_a = np.asarray(eps)
+        if (kernels.available() and x.ndim >= k and x.size and x.flags.c_contiguous and dt.kind == "f"
+                and eps_a.size == 1 and eps_a.dtype == dt and 0 not in cls.keep
+                and (w is None or (w.dtype == dt and w.flags.c_contiguous and w.shape == x.shape[x.ndim - k:]))):
+            X = _norm._rows(x, k)
+            N, D = X.shape
+            kshape = x.shape[:x.ndim - k] + (1,) * k
+            m, e, r = np.empty(N, dt), np.empty(N, dt), np.empty(N, dt)
+            need_y, need_out = 4 in cls.keep, 5 in cls.keep
+            y = np.empty(x.shape, dt) if need_y else np.empty((1, 1), dt)
+            out = np.empty(x.shape, dt) if need_out else np.empty((1, 1), dt)
+            kernels.load("norm").rms_rows_forward(
+                X, np.ones(D, dt) if w is None else w.reshape(D), dt.type(eps_a.reshape(())), m, e, r,
+                _norm._rows(y, k) if need_y else y, _norm._rows(out, k) if need_out else out, need_y, need_out)
+            vals = {1: m.reshape(kshape), 2: e.reshape(kshape), 3: r.reshape(kshape), 4: y, 5: out}
+            res = tuple(vals[j] for j in cls.keep)
+            return res[0] if len(res) == 1 else res
+        env = {}   # the unfused ops, in order
+        x_name = ms[0].args[0].name
+        for e in ms:
+            vals = []
+            for a in e.args:
+                if isinstance(a, Var):
+                    vals.append(env[a.name] if a.name in env else x if a.name == x_name else
+                                eps if a is ms[2].args[1] else w)
+                else:
+                    vals.append(a)
+            env[e.outvars[0].name] = eval_eqn(e, vals)[0][0]
+        res = tuple(env[ms[j].outvars[0].name] for j in cls.keep)
+        return res[0] if len(res) == 1 else res
+
+
+def _is(e, name, nargs):
+    return (e.fn is not None and e.fn.__name__ == name and not e.side and not e.effect and len(e.args) == nargs
+            and len(e.outvars) == 1)
+
+
+def _match_rms(eqns, i, readers, outvars):
+    """The members (indices) of an rms_norm composite starting at eqns[i] (b = x * x), or None:
+    b = x * x; c = mean(b, trailing axes, keepdim); e = c + eps; f = rsqrt(e); g = x * f [; h = g * w]."""
+    e0 = eqns[i]
+    if not (_is(e0, "Mul", 2) and isinstance(e0.args[0], Var) and isinstance(e0.args[1], Var)
+            and e0.args[0].name == e0.args[1].name):
+        return None
+    x = e0.args[0]
+    if x.shape is None or np.dtype(x.dtype).kind != "f" or not x.shape:
+        return None
+    dt = np.dtype(x.dtype)
+
+    def only_reader(v, pred):
+        rs = readers.get(v.name, [])
+        cands = [j for j in rs if j >= 0 and pred(eqns[j])]
+        return cands[0] if len(cands) == 1 else None
+    b = e0.outvars[0]
+    if readers.get(b.name, []) != [j for j in readers.get(b.name, []) if j >= 0] or len(readers.get(b.name, [])) != 1:
+        return None
+    j1 = readers[b.name][0]
+    m = eqns[j1]
+    nd = len(x.shape)
+    if not (_is(m, "Mean", 3) and m.args[2] is True and m.args[1]):
+        return None
+    axes = tuple(sorted(int(a) % nd for a in m.args[1]))
+    k = len(axes)
+    if axes != tuple(range(nd - k, nd)):
+        return None
+    c = m.outvars[0]
+    j2 = only_reader(c, lambda e: _is(e, "Add", 2) and e.args[0] is not None and isinstance(e.args[0], Var)
+                     and e.args[0].name == c.name and isinstance(e.args[1], Var) and e.args[1].shape == ())
+    if j2 is None:
+        return None
+    ev = eqns[j2].outvars[0]
+    j3 = only_reader(ev, lambda e: _is(e, "Rsqrt", 1) and e.args[0].name == ev.name)
+    if j3 is None:
+        return None
+    f = eqns[j3].outvars[0]
+    j4 = only_reader(f, lambda e: _is(e, "Mul", 2) and all(isinstance(a, Var) for a in e.args)
+                     and e.args[0].name == x.name and e.args[1].name == f.name)
+    if j4 is None:
+        return None
+    g = eqns[j4].outvars[0]
+    idx = [i, j1, j2, j3, j4]
+    j5 = only_reader(g, lambda e: _is(e, "Mul", 2) and all(isinstance(a, Var) for a in e.args)
+                     and e.args[0].name == g.name and e.args[1].shape == x.shape[nd - k:])
+    if j5 is not None:
+        idx.append(j5)
+    if any(np.dtype(eqns[j].outvars[0].dtype) != dt for j in idx) or np.dtype(eqns[j2].args[1].dtype) != dt \
+            or (j5 is not None and np.dtype(eqns[j5].args[1].dtype) != dt) or idx != sorted(idx):
+        return None
+    return idx, k
+
+
 def _readers(eqns, outvars):
     """var name -> indices of the equations reading it (graph outputs: -1)."""
     r = {}
@@ -139,9 +256,10 @@ def fuse_rows(graph):
 
     Returns a new graph with `pass_details` naming how many of each kind were fused."""
     eqns = list(graph.eqns)
-    counts = {"add_layer_norm": 0, "layer_norm_backward_add": 0}
+    counts = {"add_layer_norm": 0, "layer_norm_backward_add": 0, "rms_norm": 0}
     n = 0
     i = 0
+    eqns, n = _fuse_rms(graph, eqns, counts, n)
     while i < len(eqns):
         e = eqns[i]
         if e.prim == "layer_norm" and e.fn is _norm.NativeLayerNorm and isinstance(e.args[0], Var) \
@@ -184,6 +302,46 @@ def fuse_rows(graph):
     g = copy_graph(graph, eqns=eqns)
     g.pass_details = ", ".join(f"{c} {k}" for k, c in counts.items() if c)
     return g
+
+
+def _fuse_rms(graph, eqns, counts, n):
+    i = 0
+    while i < len(eqns):
+        got = _match_rms(eqns, i, _readers(eqns, graph.outvars), graph.outvars) if eqns[i].prim == "mul" else None
+        if got is None:
+            i += 1
+            continue
+        idx, k = got
+        last = idx[-1]
+        ms = [eqns[j] for j in idx]
+        w = ms[5].args[1] if len(ms) == 6 else None
+        defined = _defined_before(graph, eqns, idx[0] + 1)
+        if not _quiet(eqns, idx[0], last) or (w is not None and w.name not in defined) \
+                or ms[2].args[1].name not in defined:
+            i += 1
+            continue
+        member_names = {e.outvars[0].name for e in ms}
+        readers = _readers(eqns, graph.outvars)
+        keep = [p for p, e in enumerate(ms) if any(
+            r < 0 or r not in idx for r in readers.get(e.outvars[0].name, []))]
+        if 0 in keep or not keep:
+            i += 1
+            continue
+        outs = [ms[p].outvars[0] for p in keep]
+        cls = type(f"RmsNorm{n}", (RmsNorm,), {"members": tuple(ms), "keep": tuple(keep), "__module__": __name__})
+        f = Eqn("fused_rms_norm", cls, [ms[0].args[0], ms[2].args[1], w, k], outs, source=ms[-1].source)
+        f.need = None
+        # at the first member's place: its inputs (x, eps, w) are there, and every outside reader of a
+        # member comes after that member
+        between = [e for j, e in enumerate(eqns[idx[0]:last + 1], idx[0]) if j not in idx]
+        if any(v.name in member_names for e in between for v in e.invars):
+            # an equation between the members reads one: it runs after the fused equation
+            pass
+        eqns = eqns[:idx[0]] + [f] + between + eqns[last + 1:]
+        counts["rms_norm"] += 1
+        n += 1
+        i = idx[0] + 1
+    return eqns, n
 
 
 def _producer(eqns, name, before):
