@@ -95,7 +95,8 @@ def test_rms_norm_kind_within_bound(use_numba, dtype, shape, transpose):
             return y
         x = mg.randn(*((shape[1], shape[0]) + shape[2:] if transpose else shape), dtype=dtype) * 3.0
         g = mg.graph.trace(f, x)
-        h = fuse_rows(g)
+        assert "fused_rms_norm" not in [e.prim for e in fuse_rows(g).eqns]   # opt-in: not bitwise
+        h = fuse_rows(g, reassociate=True)
         assert [e.prim for e in h.eqns].count("fused_rms_norm") == 1, h.pass_details
         assert "mean" not in [e.prim for e in h.eqns]
         want = compile_graph(g)(x).numpy()
@@ -115,15 +116,39 @@ def test_rms_norm_kind_within_bound(use_numba, dtype, shape, transpose):
 def test_rms_norm_without_weight_and_first_product_kept():
     D = 24
     x = mg.randn(3, D)
-    h = fuse_rows(mg.graph.trace(lambda x: F.rms_norm(x, (D,)), x))
+    h = fuse_rows(mg.graph.trace(lambda x: F.rms_norm(x, (D,)), x), reassociate=True)
     assert [e.prim for e in h.eqns] == ["fused_rms_norm"]
+    from minigrad.compiler.passes.fuse import fuse_elementwise
+    assert "1 rms_norm" in fuse_elementwise(mg.graph.trace(lambda x: F.rms_norm(x, (D,)), x),
+                                            reassociate=True).pass_details
     assert np.allclose(compile_graph(h)(x).numpy(), F.rms_norm(x, (D,)).numpy(), rtol=1e-6, atol=0)
 
     def g(x):   # x * x read elsewhere: it would have to be written, so no fusion
         b = x * x
         return x * (b.mean(-1, keepdim=True) + 1e-6).rsqrt(), b
-    h = fuse_rows(mg.graph.trace(g, x))
+    h = fuse_rows(mg.graph.trace(g, x), reassociate=True)
     assert "fused_rms_norm" not in [e.prim for e in h.eqns]
+
+
+def test_backward_add_with_dx_only_then_elementwise_pass():
+    D = 40
+    x = mg.randn(8, D)
+    r = mg.randn(8, D, requires_grad=True)
+
+    def f(k):   # no weight: layer_norm_backward makes dx only (a one-output fused equation)
+        s = r * k + x
+        q = F.layer_norm(s, (D,))
+        (q * s).sum().backward()
+        return q
+    k = mg.tensor(0.5)
+    g = mg.graph.trace(f, k)
+    from minigrad.compiler.passes.fuse import fuse_elementwise
+    h = fuse_elementwise(g, min_size=1)
+    assert "fused_layer_norm_backward_add" in [e.prim for e in h.eqns], h.pass_details
+    want = compile_graph(g)(k).numpy()
+    gr = r.grad.numpy().copy()
+    r.grad = None
+    assert _same(compile_graph(h)(k).numpy(), want) and _same(r.grad.numpy(), gr)
 
 
 def test_no_fusion_across_effects_or_other_readers():

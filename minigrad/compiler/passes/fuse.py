@@ -90,9 +90,11 @@ def _counter():
         i += 1
 
 
-def fuse_elementwise(graph, backend=None, min_size=1024, min_ops=3, transcendentals=False, rows=True):
+def fuse_elementwise(graph, backend=None, min_size=1024, min_ops=3, transcendentals=False, rows=True,
+                     reassociate=False):
     """Fuse elementwise groups (after fuse_rows.fuse_rows, unless rows=False, has folded residual
-    adds into layer_norm's kernels). backend: "numba", "numpy" or None (numba when installed); min_size:
+    adds into layer_norm's kernels; reassociate=True: the rms_norm composite too, within
+    fuse_rows.RMS_NORM_ULPS). backend: "numba", "numpy" or None (numba when installed); min_size:
     the fewest elements a result needs to be worth a kernel call; min_ops: the fewest equations a
     group needs (a pair saves one pass over memory, less than a numba compile costs on a first
     call: ~1 s here); transcendentals: put exp, log, tanh, ... into numba groups too (within
@@ -101,7 +103,7 @@ def fuse_elementwise(graph, backend=None, min_size=1024, min_ops=3, transcendent
     backend = kernels.resolve_backend(backend)
     row_details = ""
     if rows:
-        graph = fuse_rows(graph)
+        graph = fuse_rows(graph, reassociate)
         row_details = graph.pass_details
     exact_only = backend == "numba" and not transcendentals
     eqns = graph.eqns

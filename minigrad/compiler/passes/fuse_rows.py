@@ -52,6 +52,7 @@ class _RowFused:
     """Base of the fused row ops (a fused equation's fn; they run through forward(ctx, ...))."""
     _fast = None
     _writes_out = False
+    fusion = None   # not an elementwise kernel for fuse.py's groups
 
 
 def _is_add(e):
@@ -251,15 +252,18 @@ def _defined_before(graph, eqns, i):
     return names
 
 
-def fuse_rows(graph):
-    """Fold residual adds into layer_norm's forward and backward kernels (the kinds above).
+def fuse_rows(graph, reassociate=False):
+    """Fold residual adds into layer_norm's forward and backward kernels (the kinds above); with
+    reassociate=True also the rms_norm composite (within RMS_NORM_ULPS, not bitwise: off by default,
+    so the default pipeline keeps eager's bits, as elementwise fusion's transcendentals).
 
     Returns a new graph with `pass_details` naming how many of each kind were fused."""
     eqns = list(graph.eqns)
     counts = {"add_layer_norm": 0, "layer_norm_backward_add": 0, "rms_norm": 0}
     n = 0
     i = 0
-    eqns, n = _fuse_rms(graph, eqns, counts, n)
+    if reassociate:
+        eqns, n = _fuse_rms(graph, eqns, counts, n)
     while i < len(eqns):
         e = eqns[i]
         if e.prim == "layer_norm" and e.fn is _norm.NativeLayerNorm and isinstance(e.args[0], Var) \
