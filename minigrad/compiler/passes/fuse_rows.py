@@ -20,8 +20,9 @@ Tolerance: the layer_norm kinds are bitwise. The fused kernels inline the same r
 `_ln_row_backward`) as eager's layer_norm kernels and add with a correctly rounded add compiled
 without fast-math flags (never contracted into a multiply-add), so they give the unfused bits;
 without numba (or on inputs the kernels do not take: non-contiguous, mixed dtypes, other axes)
-the fused op runs the unfused ops' code in order, the same bits trivially. rms_norm is within RMS_NORM_ULPS (8) eps relative (its mean of squares is
-summed in float64 where NumPy sums pairwise in the dtype); without numba it is bitwise.
+the fused op runs the unfused ops' code in order, the same bits trivially. rms_norm is within
+RMS_NORM_ULPS (8) eps relative (its mean of squares is summed in float64 where NumPy sums pairwise
+in the dtype); without numba it is bitwise. Being not bitwise, it is opt-in (reassociate=True).
 
 Not fused, and why: softmax, log_softmax, layer_norm, GELU and cross_entropy (log_softmax + NLL)
 are each one op in eager already (cross_entropy, layer_norm and GELU with numba kernels), so
@@ -89,7 +90,8 @@ class AddLayerNorm(_RowFused):
                 np.zeros(D, dt) if b is None else b.reshape(D), eps, _norm._rows(s, k), _norm._rows(out, k),
                 mean, rstd)
             kshape = a.shape[:a.ndim - k] + (1,) * k
-            ctx.xhat, ctx.mean, ctx.rstd, ctx.axes, ctx.eps = None, mean.reshape(kshape), rstd.reshape(kshape), axes, eps
+            ctx.xhat, ctx.mean, ctx.rstd = None, mean.reshape(kshape), rstd.reshape(kshape)
+            ctx.axes, ctx.eps = axes, eps
             ctx.save_for_backward(s, w)
             return s, out
         s = eval_eqn(cls.add_eqn, [a, r])[0][0]   # the unfused ops, in order
@@ -178,7 +180,7 @@ def _is(e, name, nargs):
             and len(e.outvars) == 1)
 
 
-def _match_rms(eqns, i, readers, outvars):
+def _match_rms(eqns, i, readers):
     """The members (indices) of an rms_norm composite starting at eqns[i] (b = x * x), or None:
     b = x * x; c = mean(b, trailing axes, keepdim); e = c + eps; f = rsqrt(e); g = x * f [; h = g * w]."""
     e0 = eqns[i]
@@ -195,7 +197,7 @@ def _match_rms(eqns, i, readers, outvars):
         cands = [j for j in rs if j >= 0 and pred(eqns[j])]
         return cands[0] if len(cands) == 1 else None
     b = e0.outvars[0]
-    if readers.get(b.name, []) != [j for j in readers.get(b.name, []) if j >= 0] or len(readers.get(b.name, [])) != 1:
+    if len(readers.get(b.name, [])) != 1 or readers[b.name][0] < 0:   # x * x read by the mean only
         return None
     j1 = readers[b.name][0]
     m = eqns[j1]
@@ -207,7 +209,7 @@ def _match_rms(eqns, i, readers, outvars):
     if axes != tuple(range(nd - k, nd)):
         return None
     c = m.outvars[0]
-    j2 = only_reader(c, lambda e: _is(e, "Add", 2) and e.args[0] is not None and isinstance(e.args[0], Var)
+    j2 = only_reader(c, lambda e: _is(e, "Add", 2) and isinstance(e.args[0], Var)
                      and e.args[0].name == c.name and isinstance(e.args[1], Var) and e.args[1].shape == ())
     if j2 is None:
         return None
@@ -311,7 +313,7 @@ def fuse_rows(graph, reassociate=False):
 def _fuse_rms(graph, eqns, counts, n):
     i = 0
     while i < len(eqns):
-        got = _match_rms(eqns, i, _readers(eqns, graph.outvars), graph.outvars) if eqns[i].prim == "mul" else None
+        got = _match_rms(eqns, i, _readers(eqns, graph.outvars)) if eqns[i].prim == "mul" else None
         if got is None:
             i += 1
             continue
@@ -324,7 +326,6 @@ def _fuse_rms(graph, eqns, counts, n):
                 or ms[2].args[1].name not in defined:
             i += 1
             continue
-        member_names = {e.outvars[0].name for e in ms}
         readers = _readers(eqns, graph.outvars)
         keep = [p for p, e in enumerate(ms) if any(
             r < 0 or r not in idx for r in readers.get(e.outvars[0].name, []))]
@@ -337,10 +338,9 @@ def _fuse_rms(graph, eqns, counts, n):
         f.need = None
         # at the first member's place: its inputs (x, eps, w) are there, and every outside reader of a
         # member comes after that member
+        # the equations between the members run after the fused one (any of them reading a member
+        # then finds it computed)
         between = [e for j, e in enumerate(eqns[idx[0]:last + 1], idx[0]) if j not in idx]
-        if any(v.name in member_names for e in between for v in e.invars):
-            # an equation between the members reads one: it runs after the fused equation
-            pass
         eqns = eqns[:idx[0]] + [f] + between + eqns[last + 1:]
         counts["rms_norm"] += 1
         n += 1
