@@ -40,6 +40,7 @@ from .graph.trace import GraphBreak  # noqa: F401,E402
 from ._deprecated import trace  # noqa: F401,E402
 from .graph.serialize import load_graph  # noqa: F401,E402
 from .compiler.jit import jit, compile  # noqa: F401,E402,A001
+from .control_flow import cond, while_loop, scan  # noqa: F401,E402
 from . import compiler  # noqa: F401,E402  (mg.compiler.reset(), as torch.compiler.reset())
 import types as _types  # noqa: E402
 _dynamo = _types.ModuleType("minigrad._dynamo", "torch._dynamo's reset(), for scripts that call it: mg.compiler.reset.")

@@ -132,18 +132,7 @@ def _apply(n):
 def get_num_interop_threads():
     """The number of threads for inter-op parallelism, as ``torch.get_num_interop_threads``: the
     value given to [`set_num_interop_threads`][minigrad.set_num_interop_threads], else the cores
-    available. Under contention minigrad uses fewer threads by itself (issue 38 item 4): at most every half second,
-at an optimizer step, it reads how many threads of *other* processes are runnable (Linux:
-/proc/loadavg's running count minus this process's running threads) and, while fewer cores are free
-than BLAS has threads, lowers BLAS's threads to the free cores (at least one), raising them back when
-the cores free up (the median of the last five readings decides, so one reading does not flip it).
-It never acts after set_num_threads or with $MINIGRAD_NUM_THREADS (your number wins), nor without
-threadpoolctl, nor under mg.use_deterministic_algorithms(True) (a GEMM's bits can depend on its
-thread count: (64, 784) @ (784, 256) differs between one and two OpenBLAS threads);
-$MINIGRAD_ADAPTIVE_THREADS=0 turns it off (the test suite does, so bitwise comparisons within a
-test do not depend on the machine's load). show_config says what it chose.
-
-minigrad runs no inter-op parallel work today; the number is reported as set."""
+    available. minigrad runs no inter-op parallel work today; the number is reported as set."""
     return _interop if _interop is not None else _cores()
 
 

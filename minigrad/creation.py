@@ -61,46 +61,61 @@ def from_numpy(arr):
     return Tensor._make(arr)
 
 
+def _meta(shape, dtype, requires_grad):
+    """A meta (shape-only) tensor: device='meta', as PyTorch's; it refuses to be read or computed with."""
+    from .tensor import _meta_array
+    return _out(_meta_array(shape, dtype), requires_grad)
+
+
 def zeros(*size, dtype=None, requires_grad=False, device=None):
-    _check_cpu(device, "zeros")
+    if _check_cpu(device, "zeros", meta=True):
+        return _meta(_size(size, "zeros"), _float_dtype(dtype), requires_grad)
     return _out(np.zeros(_size(size, "zeros"), _float_dtype(dtype)), requires_grad)
 
 
 def ones(*size, dtype=None, requires_grad=False, device=None):
-    _check_cpu(device, "ones")
+    if _check_cpu(device, "ones", meta=True):
+        return _meta(_size(size, "ones"), _float_dtype(dtype), requires_grad)
     return _out(np.ones(_size(size, "ones"), _float_dtype(dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, requires_grad=False, device=None):
-    _check_cpu(device, "empty")
+    if _check_cpu(device, "empty", meta=True):
+        return _meta(_size(size, "empty"), _float_dtype(dtype), requires_grad)
     return _out(np.empty(_size(size, "empty"), _float_dtype(dtype)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None):
-    _check_cpu(device, "full")
+    meta = _check_cpu(device, "full", meta=True)
     if dtype is None:
         dtype = np.asarray(_to_array(fill_value)).dtype
     size = _size((size,) if isinstance(size, (int, np.integer)) else (size,), "full")
+    if meta:
+        return _meta(size, np.dtype(dtype), requires_grad)
     return _out(np.full(size, fill_value, np.dtype(dtype)), requires_grad)
 
 
 def zeros_like(x, dtype=None, requires_grad=False, device=None):
-    _check_cpu(device, "zeros_like")
+    if _check_cpu(device, "zeros_like", meta=True) or x.is_meta:  # a meta tensor's _like is meta, as PyTorch's
+        return _meta(x.shape, np.dtype(dtype or x.dtype), requires_grad)
     return _out(np.zeros(x.shape, dtype or x.dtype), requires_grad)
 
 
 def ones_like(x, dtype=None, requires_grad=False, device=None):
-    _check_cpu(device, "ones_like")
+    if _check_cpu(device, "ones_like", meta=True) or x.is_meta:  # a meta tensor's _like is meta, as PyTorch's
+        return _meta(x.shape, np.dtype(dtype or x.dtype), requires_grad)
     return _out(np.ones(x.shape, dtype or x.dtype), requires_grad)
 
 
 def empty_like(x, dtype=None, requires_grad=False, device=None):
-    _check_cpu(device, "empty_like")
+    if _check_cpu(device, "empty_like", meta=True) or x.is_meta:  # a meta tensor's _like is meta, as PyTorch's
+        return _meta(x.shape, np.dtype(dtype or x.dtype), requires_grad)
     return _out(np.empty(x.shape, dtype or x.dtype), requires_grad)
 
 
 def full_like(x, fill_value, dtype=None, requires_grad=False, device=None):
-    _check_cpu(device, "full_like")
+    if _check_cpu(device, "full_like", meta=True) or x.is_meta:  # a meta tensor's _like is meta, as PyTorch's
+        return _meta(x.shape, np.dtype(dtype or x.dtype), requires_grad)
     return _out(np.full(x.shape, fill_value, dtype or x.dtype), requires_grad)
 
 
@@ -142,13 +157,15 @@ def eye(n, m=None, dtype=None, requires_grad=False, device=None):
 def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
     """Uniform samples on [0, 1). A draw is an op (ops/random.py), so mg.graph.trace records it as an
     equation that draws from the generator at each run, never a value baked in at trace time."""
-    _check_cpu(device, "rand")
+    if _check_cpu(device, "rand", meta=True):
+        return _meta(_size(size, "rand"), _float_dtype(dtype), requires_grad)
     return _drawn(Rand.apply(_size(size, "rand"), _float_dtype(dtype), generator), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
     """Standard normal samples (an op, as rand: traced graphs draw afresh at each run)."""
-    _check_cpu(device, "randn")
+    if _check_cpu(device, "randn", meta=True):
+        return _meta(_size(size, "randn"), _float_dtype(dtype), requires_grad)
     dt = _float_dtype(dtype)
     if dt.kind == "c":  # as PyTorch: real and imaginary parts each normal with variance 1/2
         from .ops.complex import view_as_complex

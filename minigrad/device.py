@@ -63,13 +63,23 @@ _KNOWN = ("cpu", "cuda", "mps", "xpu", "meta", "hpu", "xla", "privateuseone")
 CPU = device("cpu")
 
 
-def check_device(dev, op):
-    """dev (None, a string, an int or a device) must be the CPU; anything else raises naming op."""
+META = device("meta")
+
+
+def check_device(dev, op, meta=False):
+    """dev (None, a string, an int or a device) must be the CPU, or 'meta' where the caller makes
+    shape-only tensors (meta=True: the factories, Tensor.to, Module.to); anything else raises naming op."""
     if dev is None:
         return CPU
     if isinstance(dev, int):
         dev = device("cuda", dev)
     d = dev if isinstance(dev, device) else device(dev)
+    if d.type == "meta":
+        if meta:
+            return META
+        raise RuntimeError(f"{op}: device='meta' is not supported here: minigrad makes meta (shape-only) tensors "
+                           f"with the factories (empty, zeros, ones, full, rand, randn and their _like forms), "
+                           f"Tensor.to('meta') and Module.to('meta'), and computes on the CPU only")
     if d.type != "cpu" or (d.index not in (None, 0)):
         raise RuntimeError(f"{op}: minigrad runs on the CPU only, but device '{d}' was requested "
                            f"(mg.cuda.is_available() is False); use device='cpu' or leave it out")

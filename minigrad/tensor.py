@@ -58,9 +58,46 @@ def _ragged(data, dim=0):
     return "the nested sequences do not form a rectangular array (or hold values that are not numbers)"
 
 
-def _check_cpu(device, op):
-    """minigrad computes on the CPU only: any other device is refused, naming the op."""
-    check_device(device, op)
+def _check_cpu(device, op, meta=False):
+    """minigrad computes on the CPU only: any other device is refused, naming the op; with meta=True
+    'meta' is accepted too and True is returned for it (the caller makes a shape-only tensor)."""
+    return check_device(device, op, meta).type == "meta"
+
+
+def _meta_error(what):
+    return RuntimeError(f"{what}: a meta tensor (device='meta') has a shape and a dtype but no data, so it can't "
+                        f"be read or computed with; give the module real tensors (mg.func.functional_call(module, "
+                        f"params, args)) or create the tensor on the CPU")
+
+
+class _MetaArray(np.ndarray):
+    """The data of a meta tensor: shape and dtype only (a zero-stride view of one element, so no
+    memory for the shape). NumPy's functions and the reading methods refuse it (_meta_error);
+    views (reshape, indexing, transpose) stay meta."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        raise _meta_error(ufunc.__name__)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func in _META_VIEWS:  # a view of a meta tensor is meta: its shape only changes
+            if func is np.broadcast_to:
+                kwargs = dict(kwargs, subok=True)
+            return super().__array_function__(func, types, args, kwargs)
+        raise _meta_error(func.__name__)
+
+    def _refuse(self, *a, **k):
+        raise _meta_error("reading values")
+
+    item = tolist = tobytes = __bool__ = __float__ = __int__ = __index__ = __complex__ = _refuse
+    __repr__ = __str__ = _refuse
+
+
+_META_VIEWS = {np.transpose, np.reshape, np.squeeze, np.expand_dims, np.broadcast_to, np.moveaxis, np.swapaxes}
+
+
+def _meta_array(shape, dtype):
+    """A meta tensor's data: `shape` and `dtype`, no storage."""
+    return np.broadcast_to(np.zeros((), dtype), tuple(shape)).view(_MetaArray)
 
 
 _TO_SIGNATURES = (
@@ -357,12 +394,22 @@ class Tensor:
 
     @property
     def device(self):
-        """Always mg.device('cpu'): minigrad computes with NumPy on the CPU."""
-        from .device import CPU
-        return CPU
+        """mg.device('cpu') (minigrad computes with NumPy on the CPU), or mg.device('meta') for a
+        shape-only tensor (made with device='meta' or moved by .to('meta'))."""
+        from .device import CPU, META
+        return META if type(self._data) is _MetaArray else CPU
 
-    is_cpu = True   # PyTorch's device tests, for scripts that branch on them: always on the CPU here
-    is_cuda = is_xpu = is_mps = is_meta = False
+    @property
+    def is_meta(self):
+        """Whether this is a meta (shape-only) tensor."""
+        return type(self._data) is _MetaArray
+
+    @property
+    def is_cpu(self):
+        """Whether the data is on the CPU (every tensor but a meta one)."""
+        return type(self._data) is not _MetaArray
+
+    is_cuda = is_xpu = is_mps = False  # PyTorch's device tests, for scripts that branch on them
 
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
@@ -484,12 +531,16 @@ class Tensor:
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
+        if type(self._data) is _MetaArray:
+            raise _meta_error("numpy()")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
         if _function._state.tracer is not None:
             _function._state.tracer.convert(self, "np.asarray() (__array__)")
         arr = self._data
+        if type(arr) is _MetaArray:
+            raise _meta_error("np.asarray()")
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
         return arr.copy() if copy else arr
@@ -506,9 +557,15 @@ class Tensor:
         C-contiguous data when a copy is made.
         """
         device, dtype, _non_blocking, copy, fmt = _parse_to(args, kwargs, "Tensor.to")
-        _check_cpu(device, "Tensor.to")
+        meta = _check_cpu(device, "Tensor.to", meta=True)
         _memory_format.check_rank(fmt, self.ndim)
         dtype = self.dtype if dtype is None else np.dtype(dtype)
+        if meta or type(self._data) is _MetaArray:
+            if not meta and device is not None:
+                raise _meta_error("Tensor.to('cpu')")  # PyTorch: "Cannot copy out of meta tensor; no data!"
+            if meta and type(self._data) is _MetaArray and dtype == self.dtype and not copy:
+                return self
+            return Tensor._make(_meta_array(self.shape, dtype)).requires_grad_(self.requires_grad and dtype.kind == "f")
         if dtype == self.dtype and not copy:
             return self  # PyTorch's to() aliases whenever dtype and device are unchanged and copy is False
         out = _ops.elementwise.ToCopy.apply(self, dtype)  # NumPy's astype keeps the layout: preserve_format
@@ -540,6 +597,10 @@ class Tensor:
 
     def __repr__(self):
         """PyTorch's format (see mg.set_printoptions): `tensor([1.0000, 2.5000], requires_grad=True)`."""
+        if type(self._data) is _MetaArray:  # as PyTorch: tensor(..., device='meta', size=(2, 3))
+            extra = "" if self.dtype == _dtype.get_default_dtype() else f", dtype=minigrad.{self.dtype}"
+            grad = ", requires_grad=True" if self.requires_grad and self.grad_fn is None else ""
+            return f"tensor(..., device='meta', size={tuple(self.shape)}{extra}{grad})"
         return _printing.tensor_repr(self)
 
     # -- arithmetic -----------------------------------------------------------------------------
@@ -689,8 +750,17 @@ class Tensor:
         return Tensor(np.empty(_size_args(size), dtype=dtype or self._data.dtype), requires_grad=requires_grad)
 
     # -- in-place -------------------------------------------------------------------------------
-    def add_(self, other, alpha=1): return _ops.inplace(self, _ops.add, other if alpha == 1 else other * alpha, name="add_")
-    def sub_(self, other, alpha=1): return _ops.inplace(self, _ops.sub, other if alpha == 1 else other * alpha, name="sub_")
+    def add_(self, other, *args, alpha=1):
+        if args:  # the deprecated add_(Number alpha, Tensor other), with PyTorch's warning
+            from .ops.elementwise import _deprecated_overload
+            alpha, other = _deprecated_overload("add_", (other,), args)
+        return _ops.inplace(self, _ops.add, other if alpha == 1 else other * alpha, name="add_")
+
+    def sub_(self, other, *args, alpha=1):
+        if args:  # the deprecated sub_(Number alpha, Tensor other), with PyTorch's warning
+            from .ops.elementwise import _deprecated_overload
+            alpha, other = _deprecated_overload("sub_", (other,), args)
+        return _ops.inplace(self, _ops.sub, other if alpha == 1 else other * alpha, name="sub_")
     def mul_(self, other): return _ops.inplace(self, _ops.mul, other, name="mul_")
     def div_(self, other): return _ops.inplace(self, _ops.div, other, name="div_")
     def pow_(self, exponent): return _ops.inplace(self, _ops.pow, exponent, name="pow_")
@@ -718,8 +788,17 @@ class Tensor:
         return _ops.copy_(self, _ops.cast(u < p, self.dtype))
     def sqrt_(self): return _ops.sqrt_(self)
     def lerp_(self, end, weight): return _ops.lerp_(self, end, weight)
-    def addcmul_(self, tensor1, tensor2, *, value=1): return _ops.addcmul_(self, tensor1, tensor2, value)
-    def addcdiv_(self, tensor1, tensor2, *, value=1): return _ops.addcdiv_(self, tensor1, tensor2, value)
+    def addcmul_(self, tensor1, tensor2, *args, value=1):
+        if args:  # the deprecated addcmul_(Number value, Tensor tensor1, Tensor tensor2)
+            from .ops.elementwise import _deprecated_overload
+            value, tensor1, tensor2 = _deprecated_overload("addcmul_", (tensor1,), (tensor2,) + args, "value")
+        return _ops.addcmul_(self, tensor1, tensor2, value)
+
+    def addcdiv_(self, tensor1, tensor2, *args, value=1):
+        if args:  # the deprecated addcdiv_(Number value, Tensor tensor1, Tensor tensor2)
+            from .ops.elementwise import _deprecated_overload
+            value, tensor1, tensor2 = _deprecated_overload("addcdiv_", (tensor1,), (tensor2,) + args, "value")
+        return _ops.addcdiv_(self, tensor1, tensor2, value)
     def __iadd__(self, other): return self.add_(other)
     def __isub__(self, other): return self.sub_(other)
     def __imul__(self, other): return self.mul_(other)
@@ -783,6 +862,12 @@ def _view_dtype(t, dtype):
 
 
 def _rebuild_leaf(cls, data, requires_grad, grad):
+    if type(data) is _MetaArray:  # a meta tensor's copy is meta too
+        data = _meta_array(data.shape, data.dtype)
+        t = cls(np.zeros(data.shape, data.dtype), requires_grad=requires_grad)
+        t._data = data
+        t._grad = grad
+        return t
     t = cls(data, requires_grad=requires_grad) if cls is not Tensor else Tensor(data, requires_grad=requires_grad)
     t._grad = grad
     return t

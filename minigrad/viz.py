@@ -135,7 +135,8 @@ def draw(roots, params=None, show_saved=False):
     """The autograd graph reachable from `roots` (a tensor or several), as `torchviz.make_dot`.
 
     Args:
-        roots: a Tensor or a sequence of Tensors (e.g. the loss).
+        roots: a Tensor or a sequence of Tensors (e.g. the loss); a tensor outside any graph
+            (no grad_fn) is drawn as its one node, as torchviz does.
         params: optional dict name -> Tensor (``dict(model.named_parameters())``): leaves are
             labelled with these names.
         show_saved: also draw the tensors each node saved for backward (dashed edges).
@@ -174,10 +175,7 @@ def draw(roots, params=None, show_saved=False):
 
     stack = []
     for i, r in enumerate(roots):
-        if r.grad_fn is None:
-            if not r.requires_grad:
-                raise ValueError(f"viz.draw: root {i} (shape {tuple(r.shape)}) is not part of a graph "
-                                 "(it neither requires grad nor has a grad_fn)")
+        if r.grad_fn is None:  # a leaf, or a tensor outside any graph: drawn as its one node, as torchviz does
             nid(("leaf", id(r)), _LEAF, leaf_label(r, r.shape, r.dtype))
             continue
         label = f"{r.grad_fn.name()}\n{_shape_str(r.shape, r.dtype)}"

@@ -47,9 +47,11 @@ def test_save_dot_png_svg(tmp_path):
         d.save(tmp_path / "g.jpg")
 
 
-def test_not_a_graph():
-    with pytest.raises(ValueError, match="not part of a graph"):
-        viz.draw(mg.ones(3))
+def test_a_tensor_outside_any_graph_is_one_node():
+    # as torchviz's make_dot: the tensor alone, no error (issue 33)
+    d = viz.draw(mg.ones(3))
+    assert len(d.nodes) == 1 and not d.edges
+    assert "f32[3]" in d.dot
 
 
 def _cnn_loss():

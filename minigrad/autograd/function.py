@@ -311,7 +311,7 @@ class Function(Node):
                 out = f(x, y)
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, (x, y), e) from None
-        t = _plain(out if type(out) is np.ndarray else np.asarray(out))
+        t = _plain(out if type(out) is np.ndarray else np.asanyarray(out))
         if _user_no_grad[0]:
             _mark_cut(t, (a, b))
         return t
@@ -330,7 +330,7 @@ class Function(Node):
         except (ValueError, IndexError, TypeError) as e:
             raise _op_error(cls, arrays, e) from None
         if type(out) is tuple:
-            outs = tuple([_plain(o) if type(o) is np.ndarray else _plain(np.asarray(o)) for o in out])
+            outs = tuple([_plain(o) if type(o) is np.ndarray else _plain(np.asanyarray(o)) for o in out])
             if cls._is_view:
                 for o in outs:
                     _share_view(o, args[0])
@@ -339,7 +339,7 @@ class Function(Node):
                     _mark_cut(o, args)
             return outs
         t = _new(Tensor)  # inlined Tensor._make
-        t._data = out if type(out) is np.ndarray else np.asarray(out)
+        t._data = out if type(out) is np.ndarray else np.asanyarray(out)
         t.requires_grad = False
         t.grad_fn = None
         t._output_nr = 0
@@ -374,7 +374,7 @@ class Function(Node):
         if type(out) is not tuple:
             raw = out
             if type(out) is not np.ndarray:
-                out = np.asarray(out)  # NumPy gives scalars for 0-d results
+                out = np.asanyarray(out)  # NumPy gives scalars for 0-d results
             t = _new(Tensor)
             t._data = out
             t._output_nr = 0
@@ -396,7 +396,7 @@ class Function(Node):
         ctx._to_save = None
         non_diff = ctx._non_diff
         raws = out
-        outs = tuple(o if type(o) is np.ndarray else np.asarray(o) for o in out)
+        outs = tuple(o if type(o) is np.ndarray else np.asanyarray(o) for o in out)
         ctx._n_out = len(outs)
         ctx._special = True
         ctx._out_meta = [(o.shape, o.dtype) for o in outs]
@@ -510,7 +510,7 @@ def _binary(cls, a, b):
     except (ValueError, IndexError, TypeError) as e:
         raise _op_error(cls, (x, y), e) from None
     if type(out) is not np.ndarray:
-        out = np.asarray(out)  # NumPy gives scalars for 0-d results
+        out = np.asanyarray(out)  # NumPy gives scalars for 0-d results
     t = _new(Tensor)  # (Tensor._make, inlined: every product in a backward comes here)
     t._data = out
     t._output_nr = 0
@@ -609,7 +609,7 @@ def _unary(cls, a):
     except (ValueError, IndexError, TypeError) as e:
         raise _op_error(cls, (x,), e) from None
     if type(out) is not np.ndarray:
-        out = np.asarray(out)  # NumPy gives scalars for 0-d results
+        out = np.asanyarray(out)  # NumPy gives scalars for 0-d results
     if not record:
         t = _plain(out)
         if _user_no_grad[0]:
@@ -670,7 +670,7 @@ def _fast_apply(cls, inputs, saves):
     except (ValueError, IndexError, TypeError) as e:
         raise _op_error(cls, arrays, e) from None
     if type(out) is not np.ndarray:
-        out = np.asarray(out)  # NumPy gives scalars for 0-d results
+        out = np.asanyarray(out)  # NumPy gives scalars for 0-d results
     if not record or out.dtype.kind != "f":  # (an integer result is not differentiable)
         t = _plain(out)
         if _user_no_grad[0]:
@@ -983,13 +983,16 @@ def _op_name(cls):
 
 
 def _op_error(cls, arrays, e):
+    """NumPy's error in an op's forward, naming the op and the shapes, of PyTorch's type (RuntimeError)
+    that is also the original type (minigrad/_errors.py)."""
+    from .._errors import ShapeError, as_torch
     shapes = [tuple(a.shape) for a in arrays if isinstance(a, np.ndarray)]
     name = _op_name(cls)
     msg = str(e)
     if "broadcast" in msg and len(shapes) >= 2:
-        return ValueError(f"{name}: shapes {' and '.join(map(str, shapes))} cannot be broadcast")
+        return ShapeError(f"{name}: shapes {' and '.join(map(str, shapes))} cannot be broadcast")
     detail = ", ".join(str(s) for s in shapes)
-    return type(e)(f"{name}: {msg} (input shapes {detail})")
+    return as_torch(type(e))(f"{name}: {msg} (input shapes {detail})")
 
 
 def _dispatch(cls, args):

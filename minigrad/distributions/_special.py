@@ -1,15 +1,15 @@
-"""The special functions the distributions need, private to this package: lgamma, digamma, polygamma,
-erfinv and the implicit reparameterisation gradient of a Gamma sample (PyTorch's
-_standard_gamma_grad). NumPy forwards, Tensor-op backwards (so they differentiate again where the
-backward is itself one of these); mg.special will export its own versions of the public ones.
-"""
-import math
-
+"""What the distributions need beyond mg.special: the implicit reparameterisation gradients of
+Gamma and Dirichlet samples (PyTorch's _standard_gamma_grad and _dirichlet_grad) and the random
+draws; lgamma, digamma, polygamma, erfinv and gammainc are mg.special's ops, on tensors made from
+numbers where a distribution passes numbers."""
 import numpy as np
 
 from ..autograd.function import Function, NoRule
-from ..ops.elementwise import _erf_np, exp
 from ..tensor import Tensor
+from .. import _specfun
+from ..ops import special as _sp
+
+digamma_np = _specfun.digamma
 
 _NO_ONNX = NoRule("a private helper of minigrad.distributions, not exported to ONNX")
 _NO_FUSION = NoRule("a private helper of minigrad.distributions, computed in NumPy")
@@ -17,99 +17,6 @@ _NO_FUSION = NoRule("a private helper of minigrad.distributions, computed in Num
 
 def _f64(x):
     return np.asarray(x, dtype=np.float64)
-
-
-def _lgamma_one(v):
-    try:
-        return math.lgamma(v)
-    except ValueError:       # a pole: 0 or a negative integer
-        return math.inf
-
-
-_lgamma_u = np.frompyfunc(_lgamma_one, 1, 1)
-
-
-def lgamma_np(x):
-    x = np.asarray(x)
-    return np.asarray(_lgamma_u(_f64(x)), dtype=np.float64).astype(x.dtype if x.dtype.kind == "f" else np.float64)
-
-
-def digamma_np(x):
-    x = np.asarray(x)
-    dt = x.dtype if x.dtype.kind == "f" else np.float64
-    v = _f64(x)
-    neg = v < 0.5
-    y = np.where(neg, 1.0 - v, v)
-    acc = np.zeros_like(y)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for _ in range(10):                 # ψ(x) = ψ(x + 1) - 1/x until x >= 10
-            m = y < 10
-            if not m.any():
-                break
-            acc[m] -= 1.0 / y[m]
-            y[m] += 1.0
-        z = 1.0 / (y * y)
-        series = z * (1 / 12 - z * (1 / 120 - z * (1 / 252 - z * (1 / 240 - z * (1 / 132 - z * 691 / 32760)))))
-        r = acc + np.log(y) - 0.5 / y - series
-        r = np.where(neg, r - math.pi / np.tan(math.pi * v), r)   # reflection ψ(1-x) - π cot(πx)
-    r = np.where(v == 0, -np.inf, r)
-    r = np.where((v < 0) & (v == np.floor(v)), np.nan, r)
-    return r.astype(dt)
-
-
-_B2K = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510]
-
-
-def polygamma_np(n, x):
-    """ψ^(n)(x) for n >= 1 and x > 0: recurrence up to x >= 20, then the asymptotic series."""
-    if n == 0:
-        return digamma_np(x)
-    x = np.asarray(x)
-    dt = x.dtype if x.dtype.kind == "f" else np.float64
-    y = _f64(x).copy()
-    sign = (-1.0) ** (n + 1)
-    fact = math.factorial(n)
-    acc = np.zeros_like(y)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for _ in range(20):
-            m = y < 20
-            if not m.any():
-                break
-            acc[m] += fact / y[m] ** (n + 1)
-            y[m] += 1.0
-        s = math.factorial(n - 1) / y ** n + fact / (2 * y ** (n + 1))
-        for k, b in enumerate(_B2K, 1):
-            s = s + b * math.factorial(2 * k + n - 1) / math.factorial(2 * k) / y ** (2 * k + n)
-        r = sign * (acc + s)
-    r = np.where(_f64(x) <= 0, np.nan, r)
-    return r.astype(dt)
-
-
-def erfinv_np(x):
-    """erf⁻¹: Giles' single-precision approximation, then Newton steps on erf."""
-    x = np.asarray(x)
-    dt = x.dtype if x.dtype.kind == "f" else np.float64
-    y = _f64(x)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        w = -np.log((1.0 - y) * (1.0 + y))
-        a = w - 2.5
-        p = 2.81022636e-08
-        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-                  -0.00417768164, 0.246640727, 1.50140941):
-            p = c + p * a
-        b = np.sqrt(w) - 3.0
-        q = -0.000200214257
-        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-                  0.00943887047, 1.00167406, 2.83297682):
-            q = c + q * b
-        r = np.where(w < 5.0, p, q) * y
-        fin = np.isfinite(r)
-        for _ in range(3):
-            step = (_erf_np(r) - y) / (2.0 / math.sqrt(math.pi) * np.exp(-r * r))
-            r = np.where(fin & np.isfinite(step), r - step, r)
-    r = np.where(y == 1, np.inf, np.where(y == -1, -np.inf, r))
-    r = np.where(np.abs(y) > 1, np.nan, r)
-    return r.astype(dt)
 
 
 def standard_gamma_grad_np(alpha, x):
@@ -163,74 +70,6 @@ def standard_gamma_grad_np(alpha, x):
 
 
 # -- the Functions ----------------------------------------------------------------------------------
-class _Lgamma(Function):
-    """out = lgamma(x);  dx = g * digamma(x)"""
-    batching = "elementwise"
-    fusion = _NO_FUSION
-    onnx = _NO_ONNX
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return lgamma_np(x)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, = ctx.saved_tensors
-        return g * digamma(x)
-
-    @staticmethod
-    def jvp(ctx, t):
-        x, = ctx.saved_tensors
-        return t * digamma(x)
-
-
-class _Polygamma(Function):
-    """out = polygamma(n, x);  dx = g * polygamma(n + 1, x)"""
-    batching = "elementwise"
-    fusion = _NO_FUSION
-    onnx = _NO_ONNX
-
-    @staticmethod
-    def forward(ctx, x, n):
-        ctx.save_for_backward(x)
-        ctx.n = n
-        return polygamma_np(n, x)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, = ctx.saved_tensors
-        return g * polygamma(ctx.n + 1, x), None
-
-    @staticmethod
-    def jvp(ctx, t, _):
-        x, = ctx.saved_tensors
-        return t * polygamma(ctx.n + 1, x)
-
-
-class _Erfinv(Function):
-    """out = erfinv(x);  dx = g * sqrt(pi)/2 * exp(out**2)"""
-    batching = "elementwise"
-    fusion = _NO_FUSION
-    onnx = _NO_ONNX
-
-    @staticmethod
-    def forward(ctx, x):
-        out = erfinv_np(x)
-        ctx.save_for_backward(Tensor(out))
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        out, = ctx.saved_tensors
-        return g * (exp(out * out) * (math.sqrt(math.pi) / 2))
-
-    @staticmethod
-    def jvp(ctx, t):
-        out, = ctx.saved_tensors
-        return t * (exp(out * out) * (math.sqrt(math.pi) / 2))
-
-
 class _StandardGamma(Function):
     """out = x, a Gamma(alpha, 1) sample drawn beforehand;  dalpha = g * dx/dalpha (implicit
     reparameterisation, PyTorch's _standard_gamma_grad)"""
@@ -254,19 +93,19 @@ def _t(x):
 
 
 def lgamma(x):
-    return _Lgamma.apply(_t(x))
+    return _sp.lgamma(_t(x))
 
 
 def digamma(x):
-    return _Polygamma.apply(_t(x), 0)
+    return _sp.digamma(_t(x))
 
 
 def polygamma(n, x):
-    return _Polygamma.apply(_t(x), int(n))
+    return _sp.polygamma(int(n), _t(x))
 
 
 def erfinv(x):
-    return _Erfinv.apply(_t(x))
+    return _sp.erfinv(_t(x))
 
 
 def standard_gamma_reparam(alpha, x):
@@ -403,71 +242,9 @@ def dirichlet_reparam(concentration, x):
 
 
 # -- the regularised lower incomplete Gamma function (Gamma.cdf) -------------------------------------
-def gammainc_np(a, x):
-    """P(a, x) = γ(a, x) / Γ(a): its series where x < a + 1, else 1 - the continued fraction of Q
-    (modified Lentz), each iterated to the dtype's precision."""
-    a, x = np.broadcast_arrays(_f64(a), _f64(x))
-    eps, tiny = np.finfo(np.float64).eps, np.finfo(np.float64).tiny
-    with np.errstate(all="ignore"):
-        logpre = a * np.log(x) - x - lgamma_np(a)
-        # series: sum_n x^n / (a (a+1) ... (a+n))
-        term = 1.0 / a
-        total = term.copy()
-        ap = a.copy()
-        for _ in range(2000):
-            ap = ap + 1
-            term = term * x / ap
-            total = total + term
-            if np.all(np.abs(term) <= np.abs(total) * eps):
-                break
-        series = total * np.exp(logpre)
-        # continued fraction for Q(a, x)
-        b = x + 1 - a
-        c = np.full_like(x, 1 / tiny)
-        d = 1 / np.where(b == 0, tiny, b)
-        h = d.copy()
-        for i in range(1, 2000):
-            an = -i * (i - a)
-            b = b + 2
-            d = an * d + b
-            d = np.where(np.abs(d) < tiny, tiny, d)
-            c = b + an / c
-            c = np.where(np.abs(c) < tiny, tiny, c)
-            d = 1 / d
-            delta = d * c
-            h = h * delta
-            if np.all((np.abs(delta - 1) <= eps) | ~(x >= a + 1)):
-                break
-        cf = 1 - np.exp(logpre) * h
-        out = np.where(x < a + 1, series, cf)
-    out = np.where(x == 0, 0.0, np.where(np.isposinf(x), 1.0, out))
-    return np.where((a <= 0) | (x < 0) | np.isnan(a) | np.isnan(x), np.nan, out)
-
-
-class _Gammainc(Function):
-    """out = P(a, x), the regularised lower incomplete Gamma function;  dx = g * x^(a-1) e^(-x) / Γ(a)
-    (no derivative in a: PyTorch has none either)"""
-    batching = "elementwise"
-    fusion = _NO_FUSION
-    onnx = _NO_ONNX
-    jvp = NoRule("forward mode runs the double-VJP identity")
-
-    @staticmethod
-    def forward(ctx, a, x):
-        ctx.save_for_backward(a, x)
-        return gammainc_np(a, x).astype(np.result_type(a.dtype, x.dtype))
-
-    @staticmethod
-    def backward(ctx, g):
-        a, x = ctx.saved_tensors
-        if ctx.needs_input_grad[0]:
-            raise NotImplementedError("the derivative of the regularised incomplete Gamma function (Gamma.cdf) "
-                                      "with respect to the concentration is not implemented (nor in PyTorch)")
-        return None, g * ((a - 1) * x.log() - x - lgamma(a)).exp()
-
-
 def gammainc(a, x):
-    return _Gammainc.apply(_t(a), _t(x))
+    """P(a, x) (mg.special.gammainc): differentiable in x; in a it raises, as PyTorch's."""
+    return _sp.igamma(_t(a), _t(x))
 
 
 # -- draws: one random op, so a traced or compiled program draws afresh at each run -------------------

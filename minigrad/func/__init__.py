@@ -34,7 +34,8 @@ from ..autograd.grad_mode import enable_grad
 from ..tensor import Tensor
 from . import vmap as _vmap
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functional_call", "vmap"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functional_call", "vmap",
+           "stack_module_state", "make_functional", "make_functional_with_buffers"]
 
 
 # -- the transform stacks this module reads (one line each to change when they become per-thread) --
@@ -602,6 +603,123 @@ def _set(owner, attr, value):
         owner._parameters[attr] = value
     elif attr in owner._buffers:
         owner._buffers[attr] = value
+
+
+def stack_module_state(models):
+    """(params, buffers): each parameter and buffer of `models` (modules of one class, all in train or
+    all in eval mode) stacked along a new leading dimension, by name, as torch.func.stack_module_state.
+
+    The stacked parameters are new leaves that require grad (when the models' do); the buffers do
+    not. With a stateless copy of one model (``copy.deepcopy(models[0]).to('meta')``),
+    ``vmap(lambda p, b, x: functional_call(base, (p, b), (x,)))(params, buffers, xs)`` runs every
+    model at once (PyTorch's model-ensembling pattern).
+
+    Example:
+        >>> models = [nn.Linear(3, 2) for _ in range(4)]
+        >>> params, buffers = mg.func.stack_module_state(models)
+        >>> params["weight"].shape
+        (4, 2, 3)
+    """
+    from ..ops.shape import stack
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(items, name, leaf):
+        shapes = {tuple(t.shape) for t in items}
+        if len(shapes) > 1:
+            raise RuntimeError(f"stack_module_state: '{name}' has different shapes across the models: "
+                               f"{sorted(shapes)}")
+        grads = {bool(t.requires_grad) for t in items}
+        if leaf and len(grads) > 1:
+            raise RuntimeError(f"stack_module_state: Expected {name} from each model to have the same "
+                               f"requires_grad")
+        out = stack([t.detach() for t in items])
+        return out.requires_grad_() if leaf and grads == {True} else out
+
+    names = [n for n, _ in models[0].named_parameters()]
+    params = {n: stacked([dict(m.named_parameters())[n] for m in models], n, True) for n in names}
+    bnames = [n for n, _ in models[0].named_buffers()]
+    buffers = {n: stacked([dict(m.named_buffers())[n] for m in models], n, False) for n in bnames}
+    return params, buffers
+
+
+class FunctionalModuleWithBuffers:
+    """What make_functional_with_buffers returns: ``fmodel(params, buffers, *args, **kwargs)`` runs
+    the module with the given tensors in place of its parameters and buffers (in named order)."""
+
+    def __init__(self, stateless_model, param_names, buffer_names):
+        self.stateless_model = stateless_model
+        self.param_names, self.buffer_names = tuple(param_names), tuple(buffer_names)
+
+    def __call__(self, params, buffers, *args, **kwargs):
+        if len(params) != len(self.param_names) or len(buffers) != len(self.buffer_names):
+            raise ValueError(f"{type(self).__name__}: expected {len(self.param_names)} parameters and "
+                             f"{len(self.buffer_names)} buffers, got {len(params)} and {len(buffers)}")
+        state = dict(zip(self.param_names, params)) | dict(zip(self.buffer_names, buffers))
+        return functional_call(self.stateless_model, state, args, kwargs)
+
+    def __repr__(self):
+        inner = "\n".join("  " + line for line in f"(stateless_model): {self.stateless_model!r}".splitlines())
+        return f"{type(self).__name__}(\n{inner}\n)"
+
+
+class FunctionalModule(FunctionalModuleWithBuffers):
+    """What make_functional returns: ``fmodel(params, *args, **kwargs)`` (the module's buffers are
+    its own)."""
+
+    def __call__(self, params, *args, **kwargs):
+        if len(params) != len(self.param_names):
+            raise ValueError(f"FunctionalModule: expected {len(self.param_names)} parameters, got {len(params)}")
+        return functional_call(self.stateless_model, dict(zip(self.param_names, params)), args, kwargs)
+
+
+def _make_functional(model, disable_autograd_tracking, name, with_buffers):
+    import copy
+    import warnings
+    from ..nn import Module
+    warnings.warn(f"We've integrated functorch into PyTorch. As the final step of the integration, "
+                  f"`functorch.{name}` is deprecated as of PyTorch 2.0 and will be deleted in a future version of "
+                  f"PyTorch >= 2.3. Please use `torch.func.functional_call` instead; see the PyTorch 2.0 release "
+                  f"notes and/or the `torch.func` migration guide for more details "
+                  f"https://pytorch.org/docs/main/func.migrating.html", FutureWarning, stacklevel=3)
+    if not isinstance(model, Module):
+        raise TypeError(f"{name}: expected an nn.Module, got {type(model).__name__}")
+    if not with_buffers and any(True for _ in model.buffers()):
+        raise RuntimeError("make_functional(model): `model` has buffers. Please use "
+                           "make_functional_with_buffers(model) instead.")
+    base = copy.deepcopy(model)
+    pn, params = zip(*base.named_parameters()) if any(True for _ in base.parameters()) else ((), ())
+    bn, buffers = zip(*base.named_buffers()) if with_buffers and any(True for _ in base.buffers()) else ((), ())
+    # the caller's tensors are copies (the model is left alone), as functorch's
+    params = tuple(p.detach() if disable_autograd_tracking else p for p in params)
+    base_meta = copy.deepcopy(base).to("meta")
+    cls = FunctionalModuleWithBuffers if with_buffers else FunctionalModule
+    fmodel = cls(base_meta, pn, bn)
+    return (fmodel, params, tuple(buffers)) if with_buffers else (fmodel, params)
+
+
+def make_functional_with_buffers(model, disable_autograd_tracking=False):
+    """(fmodel, params, buffers): functorch's make_functional_with_buffers (deprecated in PyTorch in
+    favour of functional_call, and warns as PyTorch's). params and buffers are copies of the model's
+    (tuples, in named order); ``fmodel(params, buffers, *args)`` runs a stateless (meta) copy of the
+    model with them, so ``vmap(fmodel)`` over stacked params ensembles models.
+
+    Args:
+        model (nn.Module): the module.
+        disable_autograd_tracking (bool): give the params detached (no grad). Default: False.
+    """
+    return _make_functional(model, disable_autograd_tracking, "make_functional_with_buffers", True)
+
+
+def make_functional(model, disable_autograd_tracking=False):
+    """(fmodel, params): functorch's make_functional, for a model without buffers (deprecated in
+    PyTorch, and warns as PyTorch's); ``fmodel(params, *args)``. See make_functional_with_buffers."""
+    return _make_functional(model, disable_autograd_tracking, "make_functional", False)
 
 
 vmap = _vmap.vmap

@@ -389,7 +389,8 @@ class Tracer:
         self.graph_break(f"{what} on a traced tensor of shape {tuple(t.shape)} at {user_frame()}: it "
                          f"turns a value of the graph into a Python value, so the code after it "
                          f"depends on data the graph does not carry (graph break). Keep the value "
-                         f"as a Tensor (use mg.where instead of `if`, return the tensor instead of "
+                         f"as a Tensor (use mg.where instead of `if`, or mg.cond(pred, true_fn, false_fn, "
+                         f"operands) for a branch that runs different code; return the tensor instead of "
                          f".item()), or run this part eagerly.")
 
 

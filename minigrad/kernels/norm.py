@@ -110,6 +110,27 @@ def backward_dx(g, x, cf, w, mean, rstd, dx, sums):
 
 # -- layer_norm: statistics per row of a C-contiguous (N, D) view (D = the normalized dims) ----------
 
+@numba.njit(cache=True, nogil=True, fastmath=SUMS, inline="always")
+def _ln_row(xr, w, b, eps, orow, mean, rstd, n):
+    """One row of layer_norm: statistics into mean[n], rstd[n], the normalised row into orow (inlined
+    into every row kernel, so each computes the same bits)."""
+    D = xr.shape[0]
+    s = 0.0
+    for i in range(D):
+        s += xr[i]
+    m = s / D
+    v = 0.0
+    for i in range(D):
+        d = xr[i] - m
+        v += d * d
+    mean[n] = m
+    rstd[n] = 1.0 / np.sqrt(v / D + eps)
+    mf = mean[n]
+    rf = rstd[n]
+    for i in range(D):
+        orow[i] = (xr[i] - mf) * rf * w[i] + b[i]
+
+
 @numba.njit(cache=True, nogil=True, fastmath=SUMS)
 def rows_forward(x, w, b, eps, out, mean, rstd):
     """out = (x - mean) * rstd * w + b per row of x (N, D); w, b (D,); mean, rstd (N,) in x's dtype.
@@ -119,22 +140,49 @@ def rows_forward(x, w, b, eps, out, mean, rstd):
             and rstd.size == N):
         raise ValueError("layer_norm kernel: array shapes do not fit the input")
     for n in range(N):
-        xr = x[n]
-        s = 0.0
-        for i in range(D):
-            s += xr[i]
-        m = s / D
-        v = 0.0
-        for i in range(D):
-            d = xr[i] - m
-            v += d * d
-        mean[n] = m
-        rstd[n] = 1.0 / np.sqrt(v / D + eps)
-        mf = mean[n]
-        rf = rstd[n]
-        orow = out[n]
-        for i in range(D):
-            orow[i] = (xr[i] - mf) * rf * w[i] + b[i]
+        _ln_row(x[n], w, b, eps, out[n], mean, rstd, n)
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_row(dst, a, b):
+    """dst = a + b, correctly rounded (no fast-math flags: never contracted into a multiply-add)."""
+    for i in range(dst.shape[0]):
+        dst[i] = a[i] + b[i]
+
+
+@numba.njit(cache=True, nogil=True, fastmath=SUMS)
+def rows_add_forward(a, r, w, b, eps, s, out, mean, rstd):
+    """The residual add and the layer_norm after it, row by row: s = a + r (written: the residual
+    stream reads it again), out = layer_norm(s) by the same row code as rows_forward (the same bits
+    as the add then rows_forward), while the row of s is still in cache."""
+    N, D = a.shape
+    if not (r.shape[0] == N and r.shape[1] == D and s.shape[0] == N and s.shape[1] == D and out.shape[0] == N
+            and out.shape[1] == D and w.size == D and b.size == D and mean.size == N and rstd.size == N):
+        raise ValueError("add + layer_norm kernel: array shapes do not fit the input")
+    for n in range(N):
+        _add_row(s[n], a[n], r[n])
+        _ln_row(s[n], w, b, eps, out[n], mean, rstd, n)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=SUMS, inline="always")
+def _ln_row_backward(gr, xr, w, mf, r, dr, dw, db):
+    """One row of layer_norm's backward: dx into dr, dw and db accumulated (inlined into every row
+    kernel, so each computes the same bits)."""
+    D = xr.shape[0]
+    s1 = 0.0
+    s2 = 0.0
+    for i in range(D):
+        xh = (xr[i] - mf) * r
+        gw = gr[i] * w[i]
+        s1 += gw
+        s2 += gw * xh
+        dw[i] += gr[i] * xh
+        db[i] += gr[i]
+    a = dr.dtype.type(s1 / D)
+    c = dr.dtype.type(s2 / D)
+    for i in range(D):
+        xh = (xr[i] - mf) * r
+        dr[i] = r * (gr[i] * w[i] - a - xh * c)
 
 
 @numba.njit(cache=True, nogil=True, fastmath=SUMS)
@@ -146,22 +194,53 @@ def rows_backward(g, x, w, mean, rstd, dx, dw, db):
             and mean.size == N and rstd.size == N and dw.size == D and db.size == D):
         raise ValueError("layer_norm backward kernel: array shapes do not fit the input")
     for n in range(N):
-        gr = g[n]
+        _ln_row_backward(g[n], x[n], w, mean[n], rstd[n], dx[n], dw, db)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=SUMS)
+def rows_backward_add(g, x, w, mean, rstd, res, dx, dw, db, tmp):
+    """rows_backward with the residual gradient added: dx = res + (layer_norm's dx), the row of
+    layer_norm's dx made in tmp (D,) by the same row code as rows_backward and added by a correctly
+    rounded add (the same bits as rows_backward then the add), never written to memory whole."""
+    N, D = x.shape
+    if not (g.shape[0] == N and g.shape[1] == D and dx.shape[0] == N and dx.shape[1] == D and w.size == D
+            and res.shape[0] == N and res.shape[1] == D and tmp.size == D
+            and mean.size == N and rstd.size == N and dw.size == D and db.size == D):
+        raise ValueError("layer_norm backward + add kernel: array shapes do not fit the input")
+    for n in range(N):
+        _ln_row_backward(g[n], x[n], w, mean[n], rstd[n], tmp, dw, db)
+        _add_row(dx[n], res[n], tmp)
+
+
+# -- rms_norm: the composite x * rsqrt(mean(x * x) + eps) [* w] per row of a C-contiguous (N, D) view --
+
+@numba.njit(cache=True, nogil=True, fastmath=SUMS)
+def rms_rows_forward(x, w, eps, m, e, r, y, out, write_y, write_out):
+    """Per row of x (N, D): m = mean(x * x) (the squares rounded to x's dtype, summed in float64), e =
+    m + eps, r = 1 / sqrt(e) (m, e, r (N,) in x's dtype: the same arithmetic as the unfused ops given
+    m), y = x * r and out = y * w (w (D,); written when write_y / write_out). Only m may differ from
+    the unfused ops' (NumPy's pairwise float32 mean against this float64 sum)."""
+    N, D = x.shape
+    if not (w.size == D and m.size == N and e.size == N and r.size == N
+            and (not write_y or (y.shape[0] == N and y.shape[1] == D))
+            and (not write_out or (out.shape[0] == N and out.shape[1] == D))):
+        raise ValueError("rms_norm kernel: array shapes do not fit the input")
+    one = r.dtype.type(1.0)
+    for n in range(N):
         xr = x[n]
-        mf = mean[n]
-        r = rstd[n]
-        s1 = 0.0
-        s2 = 0.0
+        s = 0.0
         for i in range(D):
-            xh = (xr[i] - mf) * r
-            gw = gr[i] * w[i]
-            s1 += gw
-            s2 += gw * xh
-            dw[i] += gr[i] * xh
-            db[i] += gr[i]
-        a = dx.dtype.type(s1 / D)
-        c = dx.dtype.type(s2 / D)
-        dr = dx[n]
-        for i in range(D):
-            xh = (xr[i] - mf) * r
-            dr[i] = r * (gr[i] * w[i] - a - xh * c)
+            p = xr[i] * xr[i]
+            s += p
+        m[n] = s / D
+        e[n] = m[n] + eps
+        r[n] = one / np.sqrt(e[n])
+        rf = r[n]
+        if write_y:
+            yr = y[n]
+            for i in range(D):
+                yr[i] = xr[i] * rf
+        if write_out:
+            orow = out[n]
+            for i in range(D):
+                orow[i] = (xr[i] * rf) * w[i]

@@ -11,6 +11,7 @@ import numbers
 import warnings
 
 import numpy as np
+from .._errors import ShapeError
 
 import minigrad as mg
 from ..autograd.grad_mode import is_grad_enabled, no_grad
@@ -105,7 +106,7 @@ def _check_pointwise_target(input, target, op):
         try:
             np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
         except ValueError:
-            raise ValueError(f"{op}: input of shape {tuple(input.shape)} and target of shape "
+            raise ShapeError(f"{op}: input of shape {tuple(input.shape)} and target of shape "
                              f"{tuple(target.shape)} cannot be broadcast") from None
 
 
@@ -269,7 +270,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     pad = tuple(int(p) for p in pad)
     ndim = input.ndim
     if len(pad) % 2 or len(pad) // 2 > ndim:
-        raise ValueError(f"pad: padding length {len(pad)} must be even and at most 2 * input.dim() "
+        raise RuntimeError(f"pad: padding length {len(pad)} must be even and at most 2 * input.dim() "
                          f"= {2 * ndim} (input shape {tuple(input.shape)})")
     widths = [(0, 0)] * ndim
     for i in range(len(pad) // 2):
@@ -279,14 +280,26 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     if mode == "constant":
         for d, (lo, hi) in enumerate(widths):
             if input.shape[d] + lo + hi < 0:
-                raise ValueError(f"pad: padding {(lo, hi)} of dimension {d} (size {input.shape[d]}) "
-                                 f"gives a negative size")
+                raise RuntimeError(f"pad: padding {(lo, hi)} of dimension {d} (size {input.shape[d]}) "
+                                   f"gives a negative size")
         return ConstantPadNd.apply(input, tuple(widths), 0 if value is None else value)
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"pad: unrecognised padding mode {mode!r} (expected 'constant', 'reflect', "
                                   "'replicate' or 'circular')")
     if value:
-        raise ValueError(f"pad: padding mode {mode!r} doesn't take in value argument")
+        raise RuntimeError(f"pad: padding mode {mode!r} doesn't take in value argument")
+    k = len(pad) // 2
+    if mode != "circular":
+        # PyTorch's reflection/replication kernels: every dimension but the batch one non-empty, and
+        # the output may be empty along some padded dimensions but not along all of them
+        first = max(ndim - k - 1, 0)
+        if 0 in input.shape[first:]:
+            raise RuntimeError(f"pad: {mode} padding needs every dimension but the batch one non-empty, "
+                               f"but got input of shape {tuple(input.shape)}")
+        outs = [input.shape[d] + lo + hi for d, (lo, hi) in enumerate(widths) if d >= ndim - k]
+        if max(outs) <= 0 or min(outs) < 0:
+            raise RuntimeError(f"pad: input is too small for padding {pad} of input {tuple(input.shape)}: "
+                               f"the output sizes would be {tuple(outs)}")
     out = input
     for d, (lo, hi) in enumerate(widths):
         if not (lo or hi):
@@ -301,13 +314,13 @@ def _pad_index(mode, n, lo, hi, d, shape):
     the reflected/edge-extended input; circular crops first, then wraps the cropped part."""
     m = n + lo + hi
     where = f"padding {(lo, hi)} at dimension {d} of input {tuple(shape)}"
-    if mode == "replicate" and n == 0:
-        raise ValueError(f"pad: cannot replicate-pad an empty dimension {d}")
-    if m < 0 or (m == 0 and mode != "circular"):  # circular may crop to nothing, as PyTorch
+    if m < 0:
         raise RuntimeError(f"pad: input is too small for {where}: the output size would be {m}")
+    if m == 0 and mode != "circular":  # allowed when another padded dimension is not empty (checked above)
+        return np.zeros(0, np.int64)
     if mode == "reflect":
         if lo >= n or hi >= n:
-            raise ValueError(f"pad: padding size should be less than the corresponding input dimension, "
+            raise RuntimeError(f"pad: padding size should be less than the corresponding input dimension, "
                              f"but got: {where}")
         period = 2 * (n - 1)
         c = np.arange(m) - lo
@@ -323,7 +336,7 @@ def _pad_index(mode, n, lo, hi, d, shape):
     if m == 0:
         return np.zeros(0, np.int64)
     if max(lo, 0) > k or max(hi, 0) > k or k <= 0:
-        raise ValueError(f"pad: padding value causes wrapping around more than once: {where}")
+        raise RuntimeError(f"pad: padding value causes wrapping around more than once: {where}")
     return (start + (np.arange(m) - max(lo, 0)) % k).astype(np.int64)
 
 
@@ -414,6 +427,59 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     return _feature_dropout("dropout3d", input, p, training, inplace, None, 3)
 
 
+_SELU_ALPHA_SCALED = 1.7580993408473766  # SELU's scale * alpha: the value a dropped unit takes is minus this
+
+
+def _alpha_dropout(name, input, p, training, inplace, generator, feature):
+    """PyTorch's _dropout_impl with alpha_dropout: keep mask m ~ Bernoulli(1 - p) (per element, or per
+    (sample, channel) for the feature form), out = a * (x * m + alpha' * (1 - m)) + b with
+    alpha' = -1.7581, a = ((1 - p) (1 + p alpha'^2))^(-1/2), b = -a alpha' p, so SELU's zero-mean
+    unit-variance activations keep that mean and variance; dx = g * a * m."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if feature and input.ndim < 2:
+        raise RuntimeError(f"{name}: Feature dropout requires at least 2 dimensions in the input "
+                           f"(got shape {tuple(input.shape)})")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    dt = input.dtype if input.dtype.kind == "f" else mg.get_default_dtype()
+    if p == 1.0:  # as PyTorch: x * 0, not the dropped value
+        return _inplace_result(input, input * _arr(np.zeros((), dtype=dt)), inplace)
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
+    keep = (DropoutMask.apply(shape, dt, float(p), generator) != 0).to(dt)
+    alpha = _SELU_ALPHA_SCALED
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    b = (keep - 1) * (alpha * a) + alpha * a * p
+    return _inplace_result(input, input * (keep * a) + b, inplace)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    r"""Alpha dropout (for SELU networks), as torch.nn.functional.alpha_dropout: each element is set
+    to SELU's negative saturation value with probability p, then an affine map restores the input's
+    mean and variance; identity when not training (the default, as PyTorch's).
+
+    Args:
+        input (Tensor): the input.
+        p (float): the probability of dropping an element. Default: 0.5.
+        training (bool): apply dropout only when True. Default: False.
+        inplace (bool): write the result into `input`.
+    """
+    return _alpha_dropout("alpha_dropout", input, p, training, inplace, None, False)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    r"""Alpha dropout of whole channels (one draw per (sample, channel) of an (N, C, ...) input), as
+    torch.nn.functional.feature_alpha_dropout; identity when not training (the default).
+
+    Args:
+        input (Tensor): the input, at least 2-D.
+        p (float): the probability of dropping a channel. Default: 0.5.
+        training (bool): apply dropout only when True. Default: False.
+        inplace (bool): write the result into `input`.
+    """
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, inplace, None, True)
+
+
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     r"""out[..., c] = 1 if tensor[...] == c else 0, an int64 tensor of shape tensor.shape + (num_classes,).
 
@@ -425,11 +491,11 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if t.dtype.kind not in "iu":
         raise TypeError(f"one_hot is only applicable to index tensor (integer dtype), got {t.dtype}")
     if t.size and t.min() < 0:
-        raise ValueError("one_hot: class values must be non-negative")
+        raise ShapeError("one_hot: class values must be non-negative")
     if num_classes == -1:
         num_classes = int(t.max()) + 1 if t.size else 0
     elif t.size and t.max() >= num_classes:
-        raise ValueError(f"one_hot: class values must be smaller than num_classes ({num_classes}), "
+        raise ShapeError(f"one_hot: class values must be smaller than num_classes ({num_classes}), "
                          f"got {int(t.max())}")
     t = tensor if isinstance(tensor, Tensor) else _arr(t)
     return (t.unsqueeze(-1) == mg.arange(num_classes)).to(mg.int64)  # ops, so a tracer sees them
@@ -581,6 +647,68 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     if unb and reduction == "none":
         out = out.squeeze(0)
     return out
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    r"""The Connectionist Temporal Classification loss, as torch.nn.functional.ctc_loss: the negative
+    log of the total probability of every alignment of each target to its input frames.
+
+    Args:
+        log_probs (Tensor): log-probabilities (T, N, C) (or (T, C) unbatched), e.g. a log_softmax
+            over C classes including the blank.
+        targets (Tensor): the labels, padded (N, S) or concatenated (sum(target_lengths),) (or (S,)
+            unbatched); values in [0, C), the blank allowed as PyTorch's.
+        input_lengths (Tensor or sequence of ints): frames used per sample, (N,), each <= T.
+        target_lengths (Tensor or sequence of ints): labels per sample, (N,).
+        blank (int): the blank label. Default: 0.
+        reduction (str): ``'none'`` (per sample, (N,)) | ``'mean'`` (each loss divided by its target
+            length, then the mean over the batch) | ``'sum'``. Default: ``'mean'``.
+        zero_infinity (bool): set infinite losses (no alignment fits the frames) and their gradients
+            to zero. Default: False.
+
+    The gradient is PyTorch's: it assumes `log_probs` comes from a log_softmax (it includes the term
+    that the log_softmax's backward cancels), so through a log_softmax it is the exact derivative.
+
+    Example:
+        >>> lp = mg.randn(6, 2, 4).log_softmax(2)
+        >>> F.ctc_loss(lp, mg.tensor([[1, 2], [3, 3]]), [6, 5], [2, 2]).shape
+        ()
+    """
+    from ..ops.loss import CtcLoss
+    op = "ctc_loss"
+    _check_reduction(reduction, op)
+    if log_probs.ndim not in (2, 3) or not log_probs.is_floating_point():
+        raise RuntimeError(f"{op}: log_probs must be a floating (T, N, C) or (T, C) tensor, got "
+                           f"{log_probs.dtype} of shape {tuple(log_probs.shape)}")
+    unb = log_probs.ndim == 2
+    targets = _as_tensor(targets)
+    il, tl = (_as_tensor(v) for v in (input_lengths, target_lengths))
+    if targets.is_floating_point() or targets.dtype != mg.int64:
+        targets = targets.long()
+    il, tl = il.long(), tl.long()
+    if unb:
+        log_probs, il, tl = log_probs.unsqueeze(1), il.reshape(1), tl.reshape(1)
+        if targets.ndim == 1:
+            targets = targets.unsqueeze(0)
+    T, N, C = log_probs.shape
+    if not 0 <= blank < C:
+        raise RuntimeError(f"{op}: blank must be in label range [0, {C}), got {blank}")
+    for name, v in (("input_lengths", il), ("target_lengths", tl)):
+        if tuple(v.shape) != (N,):
+            raise RuntimeError(f"{op}: {name} must be of size batch_size {N}, got shape {tuple(v.shape)}")
+    if targets.ndim == 2 and targets.shape[0] != N:
+        raise RuntimeError(f"{op}: padded targets of shape {tuple(targets.shape)} must be (N={N}, S)")
+    if targets.ndim not in (1, 2):
+        raise RuntimeError(f"{op}: targets must be 1-D (concatenated) or 2-D (padded), got shape "
+                           f"{tuple(targets.shape)}")
+    # the checks of the values (lengths, labels) run in CtcLoss's forward, on each sample's arrays under vmap
+    loss = CtcLoss.apply(log_probs, targets, il, tl, int(blank), bool(zero_infinity))
+    if reduction == "mean":
+        return (loss / tl.clamp(min=1).to(loss.dtype)).mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss.squeeze(0) if unb else loss
 
 
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
@@ -929,7 +1057,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
         if t is not None and tuple(t.shape) != (C,):
-            raise ValueError(f"{op}: {name} of shape {tuple(t.shape)} must be ({C},) for input "
+            raise ShapeError(f"{op}: {name} of shape {tuple(t.shape)} must be ({C},) for input "
                              f"{tuple(input.shape)}")
     bshape = (1, C) + (1,) * (input.ndim - 2)
     axes = (0,) + tuple(range(2, input.ndim))
@@ -993,7 +1121,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     Shape:
         input (*, *normalized_shape); weight, bias: normalized_shape.
     """
-    axes = _trailing_axes("layer_norm", input, normalized_shape, ValueError, weight=weight, bias=bias)
+    axes = _trailing_axes("layer_norm", input, normalized_shape, ShapeError, weight=weight, bias=bias)
     return NativeLayerNorm.apply(input, weight, bias, axes, float(eps), None)
 
 
@@ -1772,6 +1900,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
 
 
 _INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_UINT8_MODES = ("nearest", "nearest-exact", "bilinear", "bicubic")
 
 
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
@@ -1852,6 +1981,12 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                                   f"bilinear, bicubic, trilinear, area)")
     if antialias:
         raise NotImplementedError(f"{op}: antialias=True is not supported")
+    if not input.is_floating_point() and not (input.dtype == mg.uint8 and mode in _UINT8_MODES):
+        # as PyTorch 2.13: uint8 images resize by nearest, nearest-exact, bilinear and bicubic; no
+        # other integer or bool dtype has a kernel
+        raise NotImplementedError(f"{op}: mode {mode!r} is not implemented for {input.dtype} input of shape "
+                                  f"{tuple(input.shape)} (integer inputs: uint8 with nearest, nearest-exact, "
+                                  f"bilinear or bicubic only, as PyTorch; convert with .float() first)")
     if min(out_size) <= 0 or min(input.shape[2:]) <= 0:
         raise RuntimeError(f"{op}: Input and output sizes should be greater than 0, but got input "
                            f"{tuple(input.shape[2:])} and output {out_size}")
@@ -1874,3 +2009,4 @@ __all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_tr
 
 from ._attention import _sdpa_check, multi_head_attention_forward  # noqa: E402,F401  (MHA, issue 36)
 __all__ += ["multi_head_attention_forward", "dropout1d", "dropout2d", "dropout3d"]
+__all__ += ["alpha_dropout", "feature_alpha_dropout", "ctc_loss"]

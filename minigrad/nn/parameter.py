@@ -42,8 +42,15 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo: dict) -> "Parameter":
         if id(self) in memo:
             return memo[id(self)]
-        out = type(self)(self._data.copy(), self.requires_grad)
-        if self.grad is not None:
+        if self.is_meta:  # a meta parameter's copy is meta too (no data to copy)
+            from ..tensor import _meta_array
+            out = type(self)(np.zeros(self.shape, self.dtype), self.requires_grad)
+            out._data = _meta_array(self.shape, self.dtype)
+        else:
+            out = type(self)(self._data.copy(), self.requires_grad)
+        if self.grad is not None and self.grad.is_meta:
+            out.grad = self.grad.to("meta")
+        elif self.grad is not None:
             out.grad = Tensor(self.grad._data.copy(), dtype=self.grad.dtype)
         memo[id(self)] = out
         return out

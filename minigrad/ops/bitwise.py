@@ -124,6 +124,8 @@ def _operands(op, x, y, bool_ok=True):
         x = Tensor(x)
     x, y = _promote(x, y)
     dt = _dtype_of(x if isinstance(x, Tensor) else y)
+    if isinstance(x, Tensor) and isinstance(y, Tensor):  # int tensor << float tensor: refused, as PyTorch
+        dt = np.result_type(x._data.dtype, y._data.dtype)
     if dt.kind not in ("iu" + ("b" if bool_ok else "")):
         raise NotImplementedError(f"{op}: not implemented for {dt} tensors (integer"
                                   f"{' or bool' if bool_ok else ''} only)")

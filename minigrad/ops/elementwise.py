@@ -133,7 +133,41 @@ class Add(BinaryUfunc):
         return tx if ty is None else (ty if tx is None else tx + ty)
 
 
-def add(input, other, *, alpha=1):
+_WARNED_OVERLOADS = set()
+
+
+def _deprecated_overload(name, args, rest, scale_name="alpha"):
+    """PyTorch's deprecated positional forms: add(input, Number alpha, Tensor other), sub(...) and
+    addcmul/addcdiv(input, Number value, Tensor tensor1, Tensor tensor2) (and their methods and
+    in-place forms). `args` are the positional arguments after `input`, the number first; `rest`
+    the tensors. Returns (number, tensors...) after PyTorch's UserWarning (once per process, as
+    PyTorch's TORCH_WARN_ONCE); a TypeError for any other extra positional argument."""
+    number = args[0]
+    if not isinstance(number, (int, float, bool)) or isinstance(number, Tensor) or \
+            not all(isinstance(t, Tensor) for t in rest):
+        n = (1 if scale_name == "alpha" else 2) + (0 if name.endswith("_") else 1)
+        given = n + len(args) + len(rest) - (1 if scale_name == "alpha" else 2)
+        raise TypeError(f"{name}() takes {n} positional argument{'s' if n > 1 else ''} but {given} were given "
+                        f"({scale_name}= is keyword-only)")
+    tensors = "Tensor other" if scale_name == "alpha" else "Tensor tensor1, Tensor tensor2"
+    method = name.endswith("_")
+    old = (f"{name}(Number {scale_name}, {tensors})" if method else
+           f"{name}(Tensor input, Number {scale_name}, {tensors}, *, Tensor out = None)")
+    new = (f"{name}({tensors}, *, Number {scale_name} = 1)" if method else
+           f"{name}(Tensor input, {tensors}, *, Number {scale_name} = 1, Tensor out = None)")
+    if old not in _WARNED_OVERLOADS:
+        _WARNED_OVERLOADS.add(old)
+        import warnings
+        warnings.warn(f"This overload of {name} is deprecated:\n\t{old}\nConsider using one of the "
+                      f"following signatures instead:\n\t{new}", UserWarning, stacklevel=3)
+    return (number,) + tuple(rest)
+
+
+def add(input, other, *args, alpha=1):
+    """input + alpha * other, as torch.add (the deprecated add(input, Number alpha, Tensor other)
+    still runs, with PyTorch's warning)."""
+    if args:
+        alpha, other = _deprecated_overload("add", (other,), args)
     if alpha != 1:
         other = mul(other, alpha)  # other * alpha, as PyTorch's add(input, other, alpha=)
     if type(input) is Tensor and (out := _binary(Add, input, other)) is not None:
@@ -184,7 +218,11 @@ class Rsub(Function):
         return c.add("Sub", [y, x], c.out(e))
 
 
-def sub(input, other, *, alpha=1):
+def sub(input, other, *args, alpha=1):
+    """input - alpha * other, as torch.sub (the deprecated sub(input, Number alpha, Tensor other)
+    still runs, with PyTorch's warning)."""
+    if args:
+        alpha, other = _deprecated_overload("sub", (other,), args)
     if alpha != 1:
         other = mul(other, alpha)
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
@@ -309,7 +347,7 @@ def div(input, other, rounding_mode=None):
         if not isinstance(input, Tensor) and isinstance(other, Tensor):
             input = Tensor._make(np.asarray(input, dtype=other.dtype if isinstance(input, int) or other.dtype.kind == "f"
                                         else _dtype.get_default_dtype()))
-        return DivRounding.apply(*_promote(input, other), rounding_mode)
+        return DivRounding.apply(*_int_zero_division("div", *_promote(input, other)), rounding_mode)
     if not isinstance(input, Tensor) and isinstance(other, Tensor) and isinstance(input, (int, float)):
         return mul(reciprocal(other), input)  # 2 / t = reciprocal(t) * 2, as PyTorch records it
     input, other = _promote(input, other)
@@ -1417,9 +1455,19 @@ class IsFinite(_NonDifferentiable):
         return c.add("Not", [bad], c.out(e))
 
 
-def floor_divide(input, other): return FloorDivide.apply(*_promote(input, other))
-def remainder(input, other): return Remainder.apply(*_promote(input, other))
-def fmod(input, other): return Fmod.apply(*_promote(input, other))
+def _int_zero_division(op, x, y):
+    """x and y after promotion: an integer division by zero raises, as PyTorch's (NumPy gives 0 with
+    a warning)."""
+    if isinstance(x, Tensor) and x._data.dtype.kind in "iub":
+        d = y._data if isinstance(y, Tensor) else y
+        if d is not None and not isinstance(d, float) and np.any(np.asarray(d) == 0):
+            raise RuntimeError(f"{op}: ZeroDivisionError (an integer tensor divided by zero)")
+    return x, y
+
+
+def floor_divide(input, other): return FloorDivide.apply(*_int_zero_division("floor_divide", *_promote(input, other)))
+def remainder(input, other): return Remainder.apply(*_int_zero_division("remainder", *_promote(input, other)))
+def fmod(input, other): return Fmod.apply(*_int_zero_division("fmod", *_promote(input, other)))
 def eq(input, other): return Eq.apply(*_promote(input, other))
 def ne(input, other): return Ne.apply(*_promote(input, other))
 def lt(input, other): return Lt.apply(*_promote(input, other))
@@ -1573,8 +1621,11 @@ class Addcmul(Function):
         return prod if tx is None else (tx if prod is None else tx + prod)
 
 
-def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
-    """addcmul(input, tensor1, tensor2, value=1) = input + value * tensor1 * tensor2, as torch.addcmul."""
+def addcmul(input, tensor1, tensor2, *args, value=1):  # noqa: A002
+    """addcmul(input, tensor1, tensor2, value=1) = input + value * tensor1 * tensor2, as torch.addcmul
+    (the deprecated addcmul(input, Number value, tensor1, tensor2) runs with PyTorch's warning)."""
+    if args:
+        value, tensor1, tensor2 = _deprecated_overload("addcmul", (tensor1,), (tensor2,) + args, "value")
     x, (t1, t2) = _same_dtype("addcmul", input, tensor1, tensor2)
     return Addcmul.apply(x, t1, t2, value, None)
 
@@ -1616,8 +1667,11 @@ class Addcdiv(Function):
         return quot if tx is None else (tx if quot is None else tx + quot)
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
-    """addcdiv(input, tensor1, tensor2, value=1) = input + value * tensor1 / tensor2, as torch.addcdiv."""
+def addcdiv(input, tensor1, tensor2, *args, value=1):  # noqa: A002
+    """addcdiv(input, tensor1, tensor2, value=1) = input + value * tensor1 / tensor2, as torch.addcdiv
+    (the deprecated addcdiv(input, Number value, tensor1, tensor2) runs with PyTorch's warning)."""
+    if args:
+        value, tensor1, tensor2 = _deprecated_overload("addcdiv", (tensor1,), (tensor2,) + args, "value")
     _check_float("addcdiv", tensor1, tensor2)
     x, (t1, t2) = _same_dtype("addcdiv", input, tensor1, tensor2)
     return Addcdiv.apply(x, t1, t2, value, None)

@@ -3,6 +3,7 @@
 GetItem and IndexAdd are each other's gradient, so indexing is differentiable to any order.
 """
 import numpy as np
+from .._errors import IndexRangeError, ShapeError
 
 from ..autograd.function import Function, NoRule
 from .._memory_format import _c_order
@@ -344,7 +345,7 @@ def _check_index(op, x, dim, index):
             raise RuntimeError(f"{op}(): Size does not match at dimension {i}: index shape {shape}, "
                                f"input shape {x.shape}")
     if index.size and (index.min() < -x.shape[d] or index.max() >= x.shape[d]):
-        raise IndexError(f"{op}(): index out of range for dimension {d} of size {x.shape[d]}")
+        raise IndexRangeError(f"{op}(): index out of range for dimension {d} of size {x.shape[d]}")
     return index, d
 
 
@@ -414,7 +415,7 @@ def masked_fill(input, mask, value):
     try:
         np.broadcast_shapes(m.shape, input.shape)
     except ValueError:
-        raise ValueError(f"masked_fill: mask of shape {m.shape} cannot be broadcast to the tensor's "
+        raise ShapeError(f"masked_fill: mask of shape {m.shape} cannot be broadcast to the tensor's "
                          f"shape {input.shape}") from None
     if not isinstance(value, Tensor):
         value = Tensor._make(np.asarray(value, dtype=input.dtype))

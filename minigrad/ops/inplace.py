@@ -256,6 +256,9 @@ def copy_(x, src):
     from .elementwise import where
     if not isinstance(src, Tensor):
         src = Tensor(src)
+    if src.is_meta and not x.is_meta:  # as PyTorch: no data to copy (np would copy its placeholder zeros)
+        from ..tensor import _meta_error
+        raise _meta_error("copy_")
     try:
         np.broadcast_shapes(src.shape, x.shape)
         if np.broadcast_shapes(src.shape, x.shape) != x.shape:

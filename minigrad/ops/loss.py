@@ -523,3 +523,199 @@ class BinaryCrossEntropyWithLogits(Function):
             if t is not None:
                 out = t if out is None else out + t
         return out
+
+
+# -- CTC (connectionist temporal classification) -------------------------------------------------
+
+def _ctc_check(lp, targets, il, tl):
+    """The values PyTorch checks (lengths in range, targets long enough), and labels in [0, C)
+    (PyTorch reads out of bounds there), each a RuntimeError naming ctc_loss."""
+    op = "ctc_loss"
+    T, N, C = lp.shape
+    if N and int(il.max()) > T:
+        raise RuntimeError(f"{op}: Expected input_lengths to have value at most {T}, but got value {int(il.max())}")
+    for name, v in (("input_lengths", il), ("target_lengths", tl)):
+        if N and int(v.min()) < 0:
+            raise RuntimeError(f"{op}: Expected {name} to have value at least 0, but got value {int(v.min())}")
+    if targets.ndim == 2:
+        if N and targets.shape[1] < int(tl.max()):
+            raise RuntimeError(f"{op}: Expected padded targets to have size at least {int(tl.max())} at "
+                               f"dimension 1 (the longest target length), but got shape {targets.shape}")
+        used = targets[np.arange(targets.shape[1])[None, :] < tl[:, None]]
+    else:
+        if targets.shape[0] != int(tl.sum()):
+            raise RuntimeError(f"{op}: concatenated targets of shape {targets.shape} must hold "
+                               f"sum(target_lengths) = {int(tl.sum())} labels")
+        used = targets
+    if used.size and (int(used.min()) < 0 or int(used.max()) >= C):
+        raise RuntimeError(f"{op}: target labels must be in [0, {C}) (C = log_probs.shape[-1]), got values "
+                           f"in [{int(used.min())}, {int(used.max())}]")
+
+
+def _ctc_labels(targets, tl, blank):
+    """The extended label sequences (N, 2 S + 1): blank, l_1, blank, l_2, ..., blank, with S the
+    longest target; targets padded (N, S') or concatenated (sum(tl),) as PyTorch takes them."""
+    N = tl.shape[0]
+    S = int(tl.max()) if N else 0
+    cols = np.arange(S)
+    keep = cols[None, :] < tl[:, None]
+    if targets.ndim == 1:  # concatenated: sample n's labels start after the earlier samples'
+        start = np.concatenate([[0], np.cumsum(tl)[:-1]]).astype(np.int64)
+        idx = np.clip(start[:, None] + cols[None, :], 0, max(targets.shape[0] - 1, 0))
+        lab = targets[idx] if targets.shape[0] else np.zeros((N, S), np.int64)
+    else:
+        lab = targets[:, :S]
+    ext = np.full((N, 2 * S + 1), blank, np.int64)
+    ext[:, 1::2] = np.where(keep, lab, blank)
+    return ext
+
+
+def _ctc_alpha_beta(lp, ext, il, tl, blank, with_beta):
+    """Log-space forward variables alpha (T, N, L) (and backward beta), vectorised over the batch
+    and the extended labels: alpha[t, s] = lp[t, l'_s] + logsumexp(alpha[t-1, s], alpha[t-1, s-1],
+    alpha[t-1, s-2] where s is a label position whose label differs from l'_{s-2}, as PyTorch's test,
+    which a target equal to the blank passes too); beta the same from the end
+    (both include lp[t, l'_s], as PyTorch's). Returns (nll (N,), alpha, beta, lp gathered)."""
+    T, N, _ = lp.shape
+    L = ext.shape[1]
+    ar = np.arange(N)
+    lpe = lp[:, ar[:, None], ext]                       # (T, N, L): lp[t, n, l'_s]
+    skip = np.zeros((N, L), bool)
+    skip[:, 3::2] = ext[:, 3::2] != ext[:, 1:-2:2]  # a label (odd s, even one equal to the blank) after a different one
+    valid = np.arange(L)[None, :] < (2 * tl + 1)[:, None]
+    neg = -np.inf
+    alpha = np.full((T, N, L), neg)
+    if T:
+        a = np.full((N, L), neg)
+        a[:, 0] = lpe[0, :, 0]
+        if L > 1:
+            a[:, 1] = np.where(tl > 0, lpe[0, :, 1], neg)
+        alpha[0] = a
+        for t in range(1, T):
+            p = alpha[t - 1]
+            acc = p.copy()
+            acc[:, 1:] = np.logaddexp(acc[:, 1:], p[:, :-1])
+            acc[:, 2:] = np.logaddexp(acc[:, 2:], np.where(skip[:, 2:], p[:, :-2], neg))
+            alpha[t] = np.where(valid, acc + lpe[t], neg)
+    last = alpha[np.maximum(il - 1, 0), ar] if T else np.full((N, L), neg)
+    end = np.logaddexp(last[ar, 2 * tl], np.where(tl > 0, last[ar, np.maximum(2 * tl - 1, 0)], neg))
+    ll = np.where(il > 0, end, np.where(tl == 0, 0.0, neg))  # no frames: only the empty target, as PyTorch
+    if not with_beta:
+        return -ll, alpha, None, lpe
+    beta = np.full((T, N, L), neg)
+    first = np.full((N, L), neg)
+    for t in range(T - 1, -1, -1):
+        if t + 1 < T:
+            q = beta[t + 1]
+            acc = q.copy()
+            acc[:, :-1] = np.logaddexp(acc[:, :-1], q[:, 1:])
+            acc[:, :-2] = np.logaddexp(acc[:, :-2], np.where(skip[:, 2:], q[:, 2:], neg))
+            b = acc + lpe[t]
+        else:
+            b = np.full((N, L), neg)
+        start = il - 1 == t
+        if start.any():  # the last frame of sample n: the path ends in the last label or the blank after it
+            first.fill(neg)
+            first[ar, 2 * tl] = lpe[t, ar, 2 * tl]
+            has = ar[tl > 0]
+            first[has, 2 * tl[has] - 1] = lpe[t, has, 2 * tl[has] - 1]
+            b = np.where(start[:, None], first, b)
+        beta[t] = np.where((t < il)[:, None] & valid, b, neg)
+    return -ll, alpha, beta, lpe
+
+
+def _ctc_grad_terms(lp, targets, il, tl, blank, as_torch=False):
+    """(nll, log of sum over s with l'_s = c of alpha * beta, as (T, N, C)): what both derivatives read.
+    as_torch: PyTorch's backward sets (rather than adds) the last frame's entry of the last label, so
+    where that label is the blank itself the trailing blank's term is dropped there; the same here."""
+    lp64 = lp.astype(np.float64, copy=False)
+    ext = _ctc_labels(targets, tl, blank)
+    nll, alpha, beta, _ = _ctc_alpha_beta(lp64, ext, il, tl, blank, True)
+    ab = alpha + beta
+    if as_torch:
+        n = np.nonzero((tl > 0) & (il > 0))[0]
+        n = n[ext[n, 2 * tl[n] - 1] == blank]
+        ab[il[n] - 1, n, 2 * tl[n]] = -np.inf
+    m = ab.max(axis=2, keepdims=True) if ab.shape[2] else np.zeros(ab.shape[:2] + (1,))
+    m = np.where(np.isfinite(m), m, 0.0)
+    onehot = np.zeros(ext.shape + (lp.shape[2],))
+    np.put_along_axis(onehot, ext[..., None], 1.0, axis=2)
+    with np.errstate(divide="ignore"):
+        lcab = np.log(np.einsum("tnl,nlc->tnc", np.exp(ab - m), onehot)) + m
+    return lp64, nll, lcab
+
+
+def _ctc_mask(lp, il, nll, zero_infinity):
+    """Where a gradient is not zero: frames t < input_length (and not an infinite loss with zero_infinity)."""
+    keep = np.arange(lp.shape[0])[:, None] < il[None, :]
+    if zero_infinity:
+        keep = keep & ~np.isinf(nll)[None, :]
+    return keep[..., None]
+
+
+class CtcLoss(Function):
+    """loss_n = -log sum over the alignments of targets_n to the first input_lengths_n frames of
+    prod_t exp(log_probs[t, n, a_t]) (the CTC alignment sum, by the alpha recursion);
+    d log_probs = CtcLossBackward(g, ...) (PyTorch's gradient: see there)"""
+    batching = NoRule("ctc_loss: the alignment recursion runs over the whole batch already")
+    onnx = _NO_ONNX
+
+    op_name = "ctc_loss"
+
+    @staticmethod
+    def forward(ctx, lp, targets, il, tl, blank, zero_infinity):
+        _ctc_check(lp, targets, il, tl)
+        ctx.blank, ctx.zero_infinity = blank, zero_infinity
+        ctx.save_for_backward(lp, targets, il, tl)
+        ext = _ctc_labels(targets, tl, blank)
+        nll, _, _, _ = _ctc_alpha_beta(lp.astype(np.float64, copy=False), ext, il, tl, blank, False)
+        if zero_infinity:
+            nll = np.where(np.isinf(nll), 0.0, nll)
+        return nll.astype(lp.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        lp, targets, il, tl = ctx.saved_tensors
+        return CtcLossBackward.apply(g, lp, targets, il, tl, ctx.blank, ctx.zero_infinity), None, None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, tlp, *_):
+        # the true derivative: d loss_n = -sum over t < T_n and c of exp(lcab + nll - lp) tlp[t, n, c]
+        lp, targets, il, tl = (t._data for t in ctx.saved_tensors)
+        lp64, nll, lcab = _ctc_grad_terms(lp, targets, il, tl, ctx.blank)
+        with np.errstate(invalid="ignore", over="ignore"):
+            d = -np.exp(lcab + nll[None, :, None] - lp64)
+        d = np.where(_ctc_mask(lp, il, nll, ctx.zero_infinity), d, 0.0).astype(lp.dtype)
+        return (tlp * _make(d)).sum((0, 2))
+
+
+class CtcLossBackward(Function):
+    """PyTorch's ctc_loss gradient (aten/src/ATen/native/LossCTC.cpp): d log_probs[t, n, c] =
+    g_n (exp(lp[t, n, c]) - exp(lcab[t, n, c] + nll_n - lp[t, n, c])) for t < input_lengths_n, 0 after
+    (and 0 for an infinite loss with zero_infinity), lcab = log sum over s with l'_s = c of
+    alpha[t, s] beta[t, s]. The exp(lp) term is the gradient through a log_softmax in front (it sums
+    to zero there), as PyTorch's; linear in g, and not differentiable in log_probs (nor is PyTorch's)"""
+    batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
+    jvp = NoRule("linear in g (the double-VJP identity); the derivative in log_probs is refused, as PyTorch")
+
+    op_name = "ctc_loss_backward"
+
+    @staticmethod
+    def forward(ctx, g, lp, targets, il, tl, blank, zero_infinity):
+        lp64, nll, lcab = _ctc_grad_terms(lp, targets, il, tl, blank, as_torch=True)
+        with np.errstate(invalid="ignore", over="ignore"):
+            unit = np.exp(lp64) - np.exp(lcab + nll[None, :, None] - lp64)
+        unit = np.where(_ctc_mask(lp, il, nll, zero_infinity), unit, 0.0)
+        ctx.unit = unit.astype(lp.dtype)
+        ctx.save_for_backward()
+        return (unit * g.astype(np.float64)[None, :, None]).astype(lp.dtype)
+
+    @staticmethod
+    def backward(ctx, gg):
+        ctx.saved_tensors  # raises if the graph was freed
+        if ctx.needs_input_grad[1]:
+            raise RuntimeError("ctc_loss: the gradient of ctc_loss is not differentiable with respect to "
+                               "log_probs (double backward), as in PyTorch (derivative for _ctc_loss_backward "
+                               "is not implemented)")
+        return (gg * _make(ctx.unit)).sum((0, 2)), None, None, None, None, None, None

@@ -148,6 +148,30 @@ def _scatter(g, ax, taps):
     return out
 
 
+def _uint8_resize(x, taps):
+    """PyTorch's uint8 bilinear/bicubic resize (UpSampleKernelAVXAntialias.h and its generic twin):
+    separable passes, the last dimension first, each in integers with the weights in 16-bit fixed
+    point (the most fraction bits that keep the largest weight's double under 2 ** 15) and the result
+    rounded half up and clamped to 0..255 before the next pass, so an image resizes to the same
+    bytes as in PyTorch (a float pass then one rounding differs by 1 in places)."""
+    out = x
+    for d in reversed(range(len(taps))):
+        ax = 2 + d
+        if taps[d] is None or taps[d][2] == taps[d][0].shape[1]:
+            continue  # PyTorch skips a pass whose size does not change
+        W = taps_matrix(taps[d])
+        wmax = np.abs(W).max()
+        p = 22
+        for q in range(22):
+            if int(0.5 + wmax * (1 << (q + 1))) >= (1 << 15):
+                p = q
+                break
+        Wi = np.trunc(W * (1 << p) + np.where(W < 0, -0.5, 0.5)).astype(np.int64)
+        acc = np.moveaxis(np.moveaxis(out.astype(np.int64), ax, -1) @ Wi.T, -1, ax)
+        out = np.clip((acc + (1 << (p - 1))) >> p, 0, 255).astype(np.uint8)
+    return np.ascontiguousarray(out)
+
+
 _NAMES = {"nearest": "UpsampleNearest", "nearest-exact": "UpsampleNearestExact",
           "linear": "UpsampleLinear", "bilinear": "UpsampleBilinear", "trilinear": "UpsampleTrilinear",
           "bicubic": "UpsampleBicubic"}
@@ -167,6 +191,8 @@ class Interpolate(Function):
     @staticmethod
     def forward(ctx, x, taps, mode, adjoint=False):
         ctx.taps, ctx.mode, ctx.adjoint = taps, mode, adjoint
+        if x.dtype == np.uint8 and mode in ("bilinear", "bicubic"):
+            return _uint8_resize(x, taps)
         out = x
         for d, tp in enumerate(taps):
             if tp is not None:

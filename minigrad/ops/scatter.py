@@ -8,6 +8,7 @@ wins, which one is unspecified); here the last write in index order wins, and, a
 backward, every src element gets the gradient gathered at its index, the losing duplicates too.
 """
 import numpy as np
+from .._errors import IndexRangeError
 
 from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
@@ -259,7 +260,7 @@ def _dim_index(op, input, dim, index):
     size = input.shape[d] if input.ndim else 1
     idx = idx.reshape(-1).astype(np.int64)
     if idx.size and (idx.min() < -size or idx.max() >= size):
-        raise IndexError(f"{op}(): index out of range for dimension {d} of size {size}")
+        raise IndexRangeError(f"{op}(): index out of range for dimension {d} of size {size}")
     return d, idx, (slice(None),) * d + (idx,)
 
 

@@ -3,6 +3,7 @@ import itertools
 import math
 
 import numpy as np
+from .._errors import IndexRangeError
 
 from ..autograd.function import Function, NoRule
 from .._memory_format import _c_order
@@ -497,7 +498,7 @@ def narrow(input, dim, start, length):
     if start < 0:
         start += input.shape[d]
     if not (0 <= start and start + length <= input.shape[d]):
-        raise IndexError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
+        raise IndexRangeError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
                          f"({input.shape[d]}) of a tensor of shape {input.shape}")
     from .indexing import basic_slice
     return basic_slice(input, (slice(None),) * d + (slice(start, start + length),))
@@ -527,6 +528,8 @@ def chunk(input, chunks, dim=0, *, axis=None):
     if axis is not None:  # NumPy's name, as PyTorch accepts
         dim = _dim_alias("chunk", dim, axis, default=0)[0]
     d = _dim(dim, input.ndim, "chunk")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = -(-input.shape[d] // chunks)
     return split(input, max(size, 1), d)
 

@@ -129,18 +129,20 @@ def _addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, value: Any) -> Tensor:
     return x.add_(_scaled(t1 / t2, value))
 
 
-# ---- the fused eager step (PyTorch's foreach path) ----------------------------------------------
+# ---- the fused step (PyTorch's foreach path): eager, and one equation under mg.graph.trace ------------
 
 # False: always take the per-tensor path (tests compare the two)
 _FOREACH = True
 
 
-def _fusable(group: dict, params: list, *lists: list) -> bool:
-    """Whether a group's update can run as one fused op writing NumPy arrays in place: eager (not
-    under mg.graph.trace, which records the per-tensor in-place ops, nor forward AD, which needs them out
-    of place), every parameter a writeable float array (not 0-d) whose gradient and state tensors have its
-    shape and dtype, and every hyper-parameter a Python number (not a Tensor)."""
-    if not _FOREACH or _function._state.tracer is not None or _forward_ad._open():
+def _fusable(group: dict, params: list, *lists: list, traced: bool = False) -> bool:
+    """Whether a group's update can run as one fused op writing NumPy arrays in place: not under
+    forward AD (which needs the per-tensor ops out of place), every parameter a writeable float array
+    (not 0-d) whose gradient and state tensors have its shape and dtype, and every hyper-parameter a
+    Python number (not a Tensor). traced=False asks for the eager call (no mg.graph.trace recording);
+    traced=True for the recorded one (under mg.graph.trace: the op is one equation of the graph, its
+    writes `assign` effects, see _record_writes)."""
+    if not _FOREACH or (_function._state.tracer is not None) != traced or _forward_ad._open():
         return False
     for v in group.values():  # (group["params"] is a list)
         if isinstance(v, Tensor):
@@ -175,6 +177,17 @@ def _scratch(opt: "Optimizer", params: list, n: int = 1) -> dict:
             buf = bufs[dtype] = np.empty((n, size), dtype)
         out[dtype] = buf
     return out
+
+
+def _record_writes(tensors: list, outs: tuple) -> None:
+    """Under mg.graph.trace, after a fused step op (SGDStep, AdamStep) recorded as one equation: each
+    tensor it wrote in place is assigned the op's result for it (an `assign` effect, so the graph's
+    passes keep the op and later reads see the new value), and its version bumped as eager's is. The
+    op returns the very arrays it wrote, so the assign copies nothing (NumPy skips a copy onto itself)."""
+    tracer = _function._state.tracer
+    for t, o in zip(tensors, outs):
+        tracer.assign(t, o, "optimizer step")
+        t._bump_version()
 
 
 def _bump(tensors: list) -> None:

@@ -8,8 +8,10 @@ import numpy as np
 from .. import kernels
 from ..autograd import function as _function
 from ..autograd.function import Function, NoRule
+from ..kernels import buffers as _buffers
 from ..tensor import Tensor
-from .optimizer import Optimizer, _bump, _check_args, _fusable, _hyper, _like, _nz, _scaled, _scratch
+from .optimizer import (Optimizer, _bump, _check_args, _fusable, _hyper, _like, _nz, _record_writes, _scaled,
+                        _scratch)
 
 __all__ = ["SGD"]
 
@@ -67,6 +69,10 @@ class SGD(Optimizer):
                 for st, buf in zip(states, bufs):
                     st["momentum_buffer"] = buf
             return
+        made = group["momentum"] == 0 or all(b is not None for b in bufs)  # (the first step makes them)
+        if made and _fusable(group, params, grads, bufs, traced=True):
+            _traced_sgd(group, params, grads, bufs)  # under mg.graph.trace: one equation
+            return
         _single_tensor_sgd(params, grads, bufs, lr=_hyper(group, "lr"), momentum=_hyper(group, "momentum"),
                            dampening=_hyper(group, "dampening"), weight_decay=_hyper(group, "weight_decay"),
                            nesterov=group["nesterov"], maximize=group["maximize"])
@@ -97,8 +103,19 @@ class SGDStep(Function):
     """p <- p - lr * d for every parameter of a group, d the SGD direction of the loop above (weight
     decay, momentum, Nesterov, maximize), written in place: one op for the whole group (PyTorch's
     foreach path), the same arithmetic in the same order as the per-tensor ops, so bit for bit the
-    same result. Only eager and never recorded (optimizer steps run under no_grad); under mg.graph.trace
-    the per-tensor in-place ops run instead, and each of them is recorded."""
+    same result (kernels/optim.py's numba loop, or NumPy).
+
+    Eagerly the step calls its forward function (_sgd_step) directly, or through apply when something
+    wraps apply (the profiler). Under mg.graph.trace it is recorded as ONE equation (outputs=True): its
+    tensor inputs are the parameters, gradients and momentum buffers of the group, its
+    hyper-parameters the group's named "hyper" inputs (read at each run: a scheduler's new learning
+    rate changes no program), and it returns the arrays it wrote, each then `assign`ed back to its
+    tensor (optimizer._record_writes). A compiled step thus runs the same code as the eager step.
+
+    forward(ctx, n, nesterov, maximize, scratch, outputs, lr, momentum, dampening, weight_decay,
+    *arrays): arrays = the n parameters, the n gradients, then (with momentum) the n momentum buffers,
+    a None one made on first use; the hyper-parameters floats or 0-d arrays. With outputs it returns
+    the parameters' arrays, then the buffers' when it was given buffers."""
     batching = NoRule("an optimizer update: it is not run under vmap")
     jvp = NoRule("an optimizer update: not differentiated")
     onnx = NoRule("an optimizer step: export an inference graph (model.eval(), no training step)")
@@ -106,8 +123,17 @@ class SGDStep(Function):
     op_name = "sgd_step"
 
     @staticmethod
-    def forward(ctx, *args):
-        return _sgd_step(*args)
+    def forward(ctx, n, nesterov, maximize, scratch, outputs, lr, momentum, dampening, weight_decay, *arrays):
+        if len(arrays) not in (2 * n, 3 * n):
+            raise ValueError(f"sgd_step: expected {2 * n} or {3 * n} arrays for {n} parameters, got {len(arrays)}")
+        ps, gs = arrays[:n], arrays[n:2 * n]
+        bufs = list(arrays[2 * n:]) or [None] * n
+        _sgd_step(ps, gs, bufs, scratch, float(lr), float(momentum), float(dampening), float(weight_decay),
+                  nesterov, maximize)
+        if not outputs:
+            return ()
+        # what it was given decides what it returns (not the momentum's value: a graph's outputs are static)
+        return tuple(ps) + (tuple(bufs) if len(arrays) == 3 * n else ())
 
 
 def _sgd_step(ps, gs, bufs, scratch, lr, momentum, dampening, weight_decay, nesterov, maximize):
@@ -129,7 +155,9 @@ def _sgd_step(ps, gs, bufs, scratch, lr, momentum, dampening, weight_decay, nest
                     c = consts[dt] = (dt(-lr), dt(weight_decay), dt(momentum), dt(1 - dampening))
                 kernel(p, g, p if buf is None else buf, first, c[0], c[1], c[2], c[3], nesterov, maximize)
                 continue
-        tmp = scratch[p.dtype][0, :p.size].reshape(p.shape) if scratch is not None else np.empty_like(p)
+        # without the optimizer's scratch (a traced step, a strided tensor): a recycled one (kernels/buffers.py)
+        tmp = scratch[p.dtype][0, :p.size].reshape(p.shape) if scratch is not None else \
+            _buffers.empty(p.shape, p.dtype)
         if maximize:
             g = np.negative(g)
         if weight_decay != 0:
@@ -156,11 +184,17 @@ def _fused_sgd(opt, group, params, grads, bufs) -> None:
     """The group's step as one SGDStep; a None momentum buffer is made (in the list) on first use."""
     arrays = [b._data if b is not None else None for b in bufs]
     scratch = None if kernels.available() else _scratch(opt, params)  # numba needs no temporaries
-    # without apply's dispatch, unless something wraps apply (the profiler names the step)
-    run = _sgd_step if _function._unrecorded() else SGDStep.apply
-    run([p._data for p in params], [g._data for g in grads], arrays, scratch, float(group["lr"]),
-        float(group["momentum"]), float(group["dampening"]), float(group["weight_decay"]),
-        group["nesterov"], group["maximize"])
+    if _function._unrecorded():  # without apply's dispatch, unless something wraps apply (the profiler)
+        _sgd_step([p._data for p in params], [g._data for g in grads], arrays, scratch, float(group["lr"]),
+                  float(group["momentum"]), float(group["dampening"]), float(group["weight_decay"]),
+                  group["nesterov"], group["maximize"])
+    else:
+        n, momentum = len(params), float(group["momentum"])
+        outs = SGDStep.apply(n, group["nesterov"], group["maximize"], scratch, True, float(group["lr"]), momentum,
+                             float(group["dampening"]), float(group["weight_decay"]), *[p._data for p in params],
+                             *[g._data for g in grads], *(arrays if momentum != 0 else ()))
+        if momentum != 0:
+            arrays = [o._data for o in outs[n:]]
     _bump(params)
     if group["momentum"] != 0:
         for i, b in enumerate(bufs):
@@ -168,3 +202,14 @@ def _fused_sgd(opt, group, params, grads, bufs) -> None:
                 bufs[i] = Tensor._make(arrays[i])
             else:
                 b._bump_version()
+
+
+def _traced_sgd(group, params, grads, bufs) -> None:
+    """The group's step under mg.graph.trace: one SGDStep equation (hyper-parameters as named inputs)
+    and an `assign` of each tensor it wrote (every momentum buffer exists: the first step, which makes
+    them, is traced tensor by tensor)."""
+    momentum = _hyper(group, "momentum")
+    bufs = bufs if _nz(momentum) else []
+    outs = SGDStep.apply(len(params), group["nesterov"], group["maximize"], None, True, _hyper(group, "lr"),
+                         momentum, _hyper(group, "dampening"), _hyper(group, "weight_decay"), *params, *grads, *bufs)
+    _record_writes(params + bufs, outs)

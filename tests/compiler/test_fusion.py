@@ -209,7 +209,8 @@ def test_fused_training_step_equals_eager_bitwise(name, backend):
     g = mg.graph.trace(step2, x, y)
     h, _ = optimize(g)
     h = fuse_elementwise(h, backend=backend, min_size=1, min_ops=2)
-    assert h.count()["fused"] >= 3
+    # the forward and backward chains; the SGD update is one sgd_step op (no elementwise chain left there)
+    assert h.count()["fused"] >= 2 and h.count()["sgd_step"] == 1
     assert [(e.prim, e.target) for e in h.effects] == [(e.prim, e.target) for e in g.effects]
     c = compile_graph(h)
     l2 = [g.result.item()] + [c(x, y).item() for _ in range(steps - 1)]

@@ -16,9 +16,10 @@ from minigrad.data.datasets import mnist as mnist_mod
 def test_mnist_test_split_real_files(mnist_dir):
     ds = MNIST(mnist_dir, train=False)
     assert len(ds) == 10000
-    assert ds.data.shape == (10000, 28, 28) and ds.data.dtype == np.uint8
-    assert ds.targets.dtype == np.int64 and ds.targets.min() == 0 and ds.targets.max() == 9
-    assert np.bincount(ds.targets).min() > 800  # all ten digits well represented
+    assert isinstance(ds.data, mg.Tensor) and isinstance(ds.targets, mg.Tensor)  # as torchvision's
+    assert ds.data.shape == (10000, 28, 28) and ds.data.dtype == mg.uint8
+    assert ds.targets.dtype == mg.int64 and ds.targets.min() == 0 and ds.targets.max() == 9
+    assert np.bincount(ds.targets.numpy()).min() > 800  # all ten digits well represented
     img, label = ds[0]
     assert isinstance(img, mg.Tensor) and img.shape == (1, 28, 28) and img.dtype == mg.float32
     assert isinstance(label, int) and label == 7  # the first official test digit is a 7
@@ -33,14 +34,14 @@ def test_mnist_train_subset_real_files(mnist_dir):
     assert x.shape == (10000, 1, 28, 28) and x.dtype == np.float32 and y.dtype == np.int64
     assert 0.0 <= x.min() and x.max() <= 1.0
     np.testing.assert_array_equal(x[123], ds[123][0].data)
-    np.testing.assert_array_equal(x[5], ds.data[5][None] / np.float32(255))
+    np.testing.assert_array_equal(x[5], ds.data[5][None].numpy() / np.float32(255))
 
 
 def test_fashion_mnist_real_files(fashion_dir):
     ds = FashionMNIST(fashion_dir, train=False)
     assert len(ds) == 10000 and ds[0][1] == 9  # first test item: an ankle boot
     assert ds.classes[9] == "Ankle boot"
-    assert set(np.unique(ds.targets).tolist()) == set(range(10))
+    assert set(np.unique(ds.targets.numpy()).tolist()) == set(range(10))
 
 
 def test_shared_folder_aliases(shared_data):
@@ -142,7 +143,7 @@ def test_small_valid_file(tmp_path):
     _write_pair(tmp_path, gz=False, img_payload=bytes(range(256)) * 9 + bytes(48))
     ds = MNIST(tmp_path, train=False)
     assert len(ds) == 3 and ds.data[0, 0, 5] == 5 and ds.targets.tolist() == [0, 1, 2]
-    assert ds.data.flags.writeable
+    assert ds.data.numpy().flags.writeable
 
 
 @pytest.mark.parametrize("kwargs, match", [

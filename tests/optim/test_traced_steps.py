@@ -76,6 +76,10 @@ def test_traced_step_equals_eager_bitwise(name, dtype):
     if name.startswith("adam"):
         assert {"opt.param_groups[0].betas[0]", "opt.param_groups[0].betas[1]",
                 "opt.param_groups[0].eps"} <= set(names)
+    fused = {"sgd": "sgd_step", "adam": "adam_step"}.get(name.split("_")[0].rstrip("w"))
+    if fused is not None:  # SGD, Adam, AdamW: the group's update is one op (the eager fused step's)
+        assert g.count()[fused] == 1 and g.count()["hostmath"] == 0
+    elif name == "adamax":
         assert g.count()["hostmath"] == 4  # the bias corrections, once per parameter tensor
     assert all(a.size == 1 for _, a in g.consts)
 

@@ -18,6 +18,7 @@ import numpy as np
 from ...graph.ir import Eqn, Var
 from ...kernels import fused as kernels
 from ._util import copy_graph, pure
+from .fuse_rows import fuse_rows
 
 
 def fusible(e, min_size, exact_only=False):
@@ -89,14 +90,21 @@ def _counter():
         i += 1
 
 
-def fuse_elementwise(graph, backend=None, min_size=1024, min_ops=3, transcendentals=False):
-    """Fuse elementwise groups. backend: "numba", "numpy" or None (numba when installed); min_size:
+def fuse_elementwise(graph, backend=None, min_size=1024, min_ops=3, transcendentals=False, rows=True,
+                     reassociate=False):
+    """Fuse elementwise groups (after fuse_rows.fuse_rows, unless rows=False, has folded residual
+    adds into layer_norm's kernels; reassociate=True: the rms_norm composite too, within
+    fuse_rows.RMS_NORM_ULPS). backend: "numba", "numpy" or None (numba when installed); min_size:
     the fewest elements a result needs to be worth a kernel call; min_ops: the fewest equations a
     group needs (a pair saves one pass over memory, less than a numba compile costs on a first
     call: ~1 s here); transcendentals: put exp, log, tanh, ... into numba groups too (within
     kernels.ULPS_PER_TRANSCENDENTAL ulp, and slower than NumPy's SIMD versions where numba has no
     SVML)."""
     backend = kernels.resolve_backend(backend)
+    row_details = ""
+    if rows:
+        graph = fuse_rows(graph, reassociate)
+        row_details = graph.pass_details
     exact_only = backend == "numba" and not transcendentals
     eqns = graph.eqns
     open_groups = {}   # group id -> {"shape", "members" (eqn indices), "names"}
@@ -149,7 +157,7 @@ def fuse_elementwise(graph, backend=None, min_size=1024, min_ops=3, transcendent
     groups = [sorted(m) for m in done if len(m) >= max(2, min_ops)]
     if not groups:
         g = copy_graph(graph)
-        g.pass_details = "0 groups"
+        g.pass_details = "0 groups" + (f"; {row_details}" if row_details else "")
         return g
     # which member results are read outside their group (or returned)
     member_of = {i: gi for gi, m in enumerate(groups) for i in m}
@@ -174,5 +182,5 @@ def fuse_elementwise(graph, backend=None, min_size=1024, min_ops=3, transcendent
     g = copy_graph(graph, eqns=new)
     kind = type(next(iter(emit.values())).fn._fast).__name__.replace("Kernel", "").lower()
     g.pass_details = (f"{len(groups)} groups of {', '.join(map(str, sizes))} equations "
-                      f"({kind} kernels)")
+                      f"({kind} kernels)" + (f"; {row_details}" if row_details else ""))
     return g

@@ -133,7 +133,8 @@ class MNIST(Dataset):
             (``$MINIGRAD_FASHION_MNIST_URL`` for FashionMNIST), else the canonical mirror.
 
     Attributes:
-        data: uint8 array (N, 28, 28).  targets: int64 array (N,).  classes: the class names.
+        data: uint8 Tensor (N, 28, 28).  targets: int64 Tensor (N,) (Tensors, as torchvision's; a
+            script may replace them, e.g. ``ds.data = ds.data[:1000]``).  classes: the class names.
 
     The whole split as arrays, for fast batching: [`arrays()`][minigrad.data.datasets.MNIST.arrays]. Without
         transforms,
@@ -185,8 +186,10 @@ class MNIST(Dataset):
         if len(labels) and int(labels.max()) >= len(self.classes):
             raise IDXError(f"{labels_path}: label {int(labels.max())} out of range for "
                            f"{len(self.classes)} classes")
-        self.data = images
-        self.targets = labels.astype(np.int64)
+        # Tensors, as torchvision's (scripts call .unsqueeze, .clone, .float on them); they share
+        # memory with the arrays read, and a script may replace them (ds.data = ds.data[:1000])
+        self.data = mg.from_numpy(images)
+        self.targets = mg.from_numpy(labels.astype(np.int64))
         self._arrays = None
 
     # ---- locating files
@@ -274,10 +277,15 @@ class MNIST(Dataset):
     def __len__(self):
         return len(self.data)
 
+    def _np(self):
+        """(images uint8 (N, 28, 28), labels int64 (N,)) as NumPy arrays, from data and targets."""
+        return tuple(v._data if isinstance(v, mg.Tensor) else np.asarray(v) for v in (self.data, self.targets))
+
     def __getitem__(self, index):
         index = int(index)
-        image = mg.from_numpy(_scale(self.data[index])[None])
-        label = int(self.targets[index])
+        images, labels = self._np()
+        image = mg.from_numpy(_scale(images[index])[None])
+        label = int(labels[index])
         if self.transform is not None:
             image = self.transform(image)
         if self.target_transform is not None:
@@ -289,9 +297,11 @@ class MNIST(Dataset):
 
         Computed once and cached; transforms are not applied.
         """
-        if self._arrays is None:
-            self._arrays = (_scale(self.data)[:, None], self.targets)
-        return self._arrays
+        key = (id(self.data), id(self.targets))
+        if self._arrays is None or self._arrays[0] != key:  # recomputed if data or targets was replaced
+            images, labels = self._np()
+            self._arrays = (key, (_scale(images)[:, None], labels))
+        return self._arrays[1]
 
     def _batch_arrays(self):
         if self.transform is not None or self.target_transform is not None:

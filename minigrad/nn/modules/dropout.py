@@ -77,3 +77,30 @@ class Dropout3d(_DropoutNd):
         inplace (bool): do it in place. Default: ``False``.
     """
     _f = staticmethod(F.dropout3d)
+
+
+class AlphaDropout(_DropoutNd):
+    """Alpha dropout for SELU networks, as ``torch.nn.AlphaDropout``: during training each element is
+    set to SELU's negative saturation value with probability ``p`` and the result is mapped affinely
+    so that zero-mean unit-variance inputs keep that mean and variance; the identity in eval mode.
+
+    Args:
+        p (float): probability of an element being dropped. Default: 0.5.
+        inplace (bool): do it in place. Default: ``False``.
+
+    Example:
+        >>> m = nn.AlphaDropout(p=0.2)
+        >>> m(mg.randn(20, 16)).shape
+        (20, 16)
+    """
+    _f = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels of an (N, C, ...) input, as ``torch.nn.FeatureAlphaDropout``.
+
+    Args:
+        p (float): probability of a channel being dropped. Default: 0.5.
+        inplace (bool): do it in place. Default: ``False``.
+    """
+    _f = staticmethod(F.feature_alpha_dropout)

@@ -273,3 +273,35 @@ class TripletMarginLoss(_Loss):
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
                                      reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    r"""The Connectionist Temporal Classification loss, as ``torch.nn.CTCLoss``: the negative log of
+    the total probability of every alignment of a target sequence to the input frames (blank and
+    repeated labels collapsed).
+
+    Args:
+        blank (int): the blank label. Default: 0.
+        reduction (str): ``'none'`` | ``'mean'`` (each loss divided by its target length, then the
+            mean over the batch) | ``'sum'``. Default: ``'mean'``.
+        zero_infinity (bool): set infinite losses and their gradients to zero. Default: ``False``.
+
+    Shape:
+        - log_probs: :math:`(T, N, C)` or :math:`(T, C)`, log-probabilities (e.g. a log_softmax).
+        - targets: :math:`(N, S)` padded or :math:`(\sum_n S_n)` concatenated.
+        - input_lengths, target_lengths: :math:`(N)` tensors or sequences of ints.
+        - Output: scalar; :math:`(N)` with ``reduction='none'``.
+
+    Example:
+        >>> lp = mg.randn(6, 2, 4, requires_grad=True).log_softmax(2)
+        >>> nn.CTCLoss()(lp, mg.tensor([[1, 2], [3, 3]]), [6, 5], [2, 2]).backward()
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths, target_lengths) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

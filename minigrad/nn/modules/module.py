@@ -65,12 +65,12 @@ def _parse_to(args: tuple, kwargs: dict):
     """The dtype (or None) named by Module.to's arguments (PyTorch's forms, parsed as Tensor.to's);
     devices other than the CPU are refused, and so are copy=True and non-floating dtypes, as in PyTorch."""
     device, dtype, _non_blocking, copy, _fmt = _parse_to_args(args, kwargs, "Module.to")
-    check_device(device, "Module.to")
+    meta = check_device(device, "Module.to", meta=True).type == "meta"
     if copy is not None:  # given at all, even False
         raise RuntimeError(".to() does not accept copy argument")
     if dtype is not None and dtype.kind != "f":
         raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
-    return dtype
+    return dtype, meta, device is not None
 
 
 def _hook_flag_dicts() -> dict:
@@ -550,7 +550,9 @@ class Module:
         Takes PyTorch's forms: ``to(device=None, dtype=None, non_blocking=False)``,
         ``to(dtype, non_blocking=False)``, ``to(tensor, non_blocking=False)`` (its dtype) and
         ``to(memory_format=...)``, positional or by keyword. A CPU device (``"cpu"``,
-        ``mg.device("cpu")``) changes nothing; any other device is refused, as are ``copy=True`` and
+        ``mg.device("cpu")``) changes nothing; ``"meta"`` drops the data and keeps shapes and dtypes
+        (shape-only tensors, for a stateless base model as in torch.func's model ensembling);
+        any other device is refused, as are ``copy=True`` and
         non-floating dtypes (PyTorch's errors). ``non_blocking`` and ``memory_format`` have no effect
         (NumPy arrays on the CPU). Integer buffers (e.g. BatchNorm's ``num_batches_tracked``) are left
         alone. Parameters stay the same objects.
@@ -560,10 +562,25 @@ class Module:
             >>> net.weight.dtype
             dtype('float64')
         """
-        dtype = _parse_to(args, dict(kwargs))
+        dtype, meta, device_given = _parse_to(args, dict(kwargs))
         if dtype is not None:
             self._cast_(dtype)
+        if meta:
+            self._to_meta_()
+        elif device_given and any(t.is_meta for t in itertools.chain(self.parameters(), self.buffers())):
+            raise NotImplementedError("Module.to: Cannot copy out of meta tensor; no data! A module on 'meta' "
+                                      "holds shapes only: build it again on the CPU and load a state_dict")
         return self
+
+    def _to_meta_(self) -> None:
+        # in place on the same objects (as _cast_): each parameter and buffer keeps its shape and
+        # dtype and drops its data (PyTorch's module.to('meta'), e.g. the stateless base model of
+        # torch.func's model ensembling)
+        from ...tensor import _meta_array
+        for t in itertools.chain(self.parameters(), self.buffers()):
+            t._data = _meta_array(t.shape, t.dtype)
+            if t.grad is not None:
+                t.grad = Tensor._make(_meta_array(t.grad.shape, t.grad.dtype))
 
     def float(self) -> "Module":
         """Cast floating-point parameters and buffers to float32."""
@@ -636,6 +653,17 @@ class Module:
                     self._parameters[name] = Parameter(src_t, requires_grad=param.requires_grad)
                 else:
                     self._buffers[name] = src_t.detach()
+                continue
+            if param.is_meta:  # as PyTorch: a no-op with a warning (assign=True takes the tensor instead)
+                if not src.is_meta:
+                    warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta "
+                                  f"parameter in the current model, which is a no-op. (Did you mean to pass "
+                                  f"`assign=True` to assign items in the state dictionary to their corresponding "
+                                  f"key in the module instead of copying them in place?)", UserWarning, stacklevel=2)
+                continue
+            if src.is_meta:
+                error_msgs.append(f'While copying the parameter named "{key}": Cannot copy out of meta tensor; '
+                                  f"no data! (a meta tensor holds a shape and a dtype only)")
                 continue
             try:
                 with no_grad():

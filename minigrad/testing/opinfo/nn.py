@@ -72,6 +72,33 @@ def _probs(shape, axis=1):
     return gen
 
 
+def _np_ctc(x, targets, input_lengths, target_lengths, blank=0):
+    """CTC loss per sample of logits x (T, N, C) (log_softmax taken here): the alpha recursion written
+    out per sample and position in probability space (short samples: no underflow)."""
+    p = np.exp(x - x.max(2, keepdims=True))
+    p /= p.sum(2, keepdims=True)
+    out = []
+    for n, (T, S) in enumerate(zip(input_lengths, target_lengths)):
+        ext = [blank]
+        for lab in targets[n][:S]:
+            ext += [int(lab), blank]
+        a = np.zeros(len(ext))
+        a[0] = p[0, n, ext[0]]
+        if S:
+            a[1] = p[0, n, ext[1]]
+        for t in range(1, T):
+            prev = a.copy()
+            for s in range(len(ext)):
+                v = prev[s] + (prev[s - 1] if s >= 1 else 0.0)
+                if s >= 2 and s % 2 == 1 and ext[s] != ext[s - 2]:
+                    v += prev[s - 2]
+                a[s] = v * p[t, n, ext[s]]
+        total = a[-1] + (a[-2] if S else 0.0)
+        with np.errstate(divide="ignore"):
+            out.append(-np.log(total))
+    return np.array(out)
+
+
 def _np_softplus(x):
     return np.logaddexp(0.0, x)
 
@@ -177,6 +204,11 @@ functional_ops = [
         fcase(_n, "p1", [_s], lambda F, x, _n=_n: getattr(F, _n)(x, 1.0), lambda x: np.zeros_like(x), grad_fn=None),
         fcase(_n, "eval", [_s], lambda F, x, _n=_n: getattr(F, _n)(x, 0.5, training=False), lambda x: x,
               grad_fn=None))],
+    *[c for _n, _s in (("alpha_dropout", (2, 3)), ("feature_alpha_dropout", (2, 3, 2))) for c in (
+        fcase(_n, "p0", [_s], lambda F, x, _n=_n: getattr(F, _n)(x, 0.0, training=True), lambda x: x, grad_fn=None),
+        fcase(_n, "p1", [_s], lambda F, x, _n=_n: getattr(F, _n)(x, 1.0, training=True), lambda x: np.zeros_like(x),
+              grad_fn=None),
+        fcase(_n, "eval", [_s], lambda F, x, _n=_n: getattr(F, _n)(x, 0.5), lambda x: x, grad_fn=None))],
     fcase("one_hot", "", [np.array([0, 2, 1])], lambda F, t: F.one_hot(t, 4),
           lambda t: np.eye(4, dtype=np.int64)[t], supports_grad=False, dtypes=("int64",), grad_fn=None),
     fcase("normalize", "", [_X23], lambda F, x: F.normalize(x, dim=1),
@@ -194,6 +226,19 @@ functional_ops = [
     fcase("cross_entropy", "probs", [(4, 3), _probs((4, 3))],
           lambda F, z, y: F.cross_entropy(z, y, label_smoothing=0.1),
           lambda z, y: _np_ce(z, y, label_smoothing=0.1), grad_fn="CrossEntropyLoss"),
+    # ctc_loss through a log_softmax (PyTorch's gradient is the derivative there: see F.ctc_loss)
+    fcase("ctc_loss", "", [(6, 3, 4), Const(np.array([[1, 2, 2], [3, 1, 0], [2, 3, 0]]))],
+          lambda F, x, t: F.ctc_loss(x.log_softmax(2), t, [6, 5, 6], [3, 2, 2], reduction="none"),
+          lambda x, t: _np_ctc(x, t, [6, 5, 6], [3, 2, 2]), grad_fn="CtcLoss", supports_gradgrad=False),
+    fcase("ctc_loss", "concatenated_mean", [(5, 2, 3), Const(np.array([1, 1, 2]))],
+          lambda F, x, t: F.ctc_loss(x.log_softmax(2), t, [5, 4], [2, 1]),
+          lambda x, t: np.mean(_np_ctc(x, np.array([[1, 1], [2, 0]]), [5, 4], [2, 1]) / np.array([2, 1])),
+          grad_fn=None, supports_gradgrad=False),
+    fcase("ctc_loss", "zero_infinity_sum", [(3, 2, 3), Const(np.array([[1, 1, 1], [2, 1, 0]]))],
+          lambda F, x, t: F.ctc_loss(x.log_softmax(2), t, [3, 3], [3, 2], blank=0, reduction="sum",
+                                     zero_infinity=True),
+          lambda x, t: np.nan_to_num(_np_ctc(x, t, [3, 3], [3, 2]), posinf=0.0).sum(), grad_fn=None,
+          supports_gradgrad=False),
     fcase("nll_loss", "", [(4, 3), _IDX4], lambda F, x, t: F.nll_loss(x, t), _np_nll, grad_fn="NllLoss"),
     fcase("nll_loss", "none", [(4, 3), _IDX4], lambda F, x, t: F.nll_loss(x, t, reduction="none"),
           lambda x, t: _np_nll(x, t, "none"), grad_fn="NllLoss"),
