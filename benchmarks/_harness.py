@@ -162,6 +162,9 @@ def _child(bench, args):
 def _child_env(keep_env):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    # the thread count is the harness's to set (matched across frameworks): minigrad's adaptation to
+    # a busy machine would change it mid-run for minigrad only (set MINIGRAD_ADAPTIVE_THREADS=1 to measure it)
+    env.setdefault("MINIGRAD_ADAPTIVE_THREADS", "0")
     removed = {}
     if not keep_env:
         for v in UNSET:
