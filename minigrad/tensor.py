@@ -904,7 +904,7 @@ fmod equal lerp addcmul addcdiv
 sum mean var std prod max min amax amin argmax argmin logsumexp norm cumsum softmax log_softmax any all
 sort argsort msort topk kthvalue median nanmedian mode unique
 reshape flatten unflatten squeeze unsqueeze transpose swapaxes permute t expand broadcast_to repeat flip narrow
-contiguous clone chunk unbind tril triu
+select contiguous clone chunk unbind tril triu
 gather scatter_add index_select masked_fill take_along_dim
 matmul mm bmm dot outer diagonal diag_embed diag trace kron cross
 """.split()

@@ -14,7 +14,7 @@ from .._aliases import dim_alias as _dim_alias, accepts_axis as _accepts_axis
 __all__ = [
     "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "swapaxes", "t",
     "expand", "broadcast_to", "broadcast_tensors", "repeat", "flip", "clone", "cat", "concat", "concatenate",
-    "stack", "narrow", "split", "chunk", "unbind", "tril", "triu",
+    "stack", "narrow", "select", "split", "chunk", "unbind", "tril", "triu",
 ]
 
 
@@ -502,6 +502,21 @@ def narrow(input, dim, start, length):
                          f"({input.shape[d]}) of a tensor of shape {input.shape}")
     from .indexing import basic_slice
     return basic_slice(input, (slice(None),) * d + (slice(start, start + length),))
+
+
+def select(input, dim, index):  # noqa: A002
+    """The slice of `input` at `index` along `dim`, that dim removed: a view, as torch.select
+    (``x.select(1, 2)`` is ``x[:, 2]``; SelectBackward)."""
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _dim(dim, input.ndim, "select")
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise TypeError(f"select(): argument 'index' must be int, not {type(index).__name__}")
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexRangeError(f"select(): index {index} out of range for tensor of size {list(input.shape)} "
+                              f"at dimension {d}")
+    return input[(slice(None),) * d + (int(index),)]
 
 
 def split(tensor, split_size_or_sections, dim=0):

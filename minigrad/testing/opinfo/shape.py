@@ -104,6 +104,8 @@ ops = [
     case("narrow", "", [(4, 3)], lambda L, x: x.narrow(0, 1, 2), lambda x: x[1:3], grad_fn="Slice"),
     case("narrow", "dim1", [(2, 5)], lambda L, x: L.narrow(x, 1, 2, 3), lambda x: x[:, 2:5], grad_fn="Slice"),
     case("narrow", "neg_start", [(2, 5)], lambda L, x: x.narrow(-1, -2, 2), lambda x: x[:, 3:5], grad_fn="Slice"),
+    case("select", "", [(4, 3)], lambda L, x: x.select(0, 2), lambda x: x[2], grad_fn="Select"),
+    case("select", "dim1_neg", [(2, 5, 3)], lambda L, x: L.select(x, -2, -1), lambda x: x[:, -1], grad_fn="Select"),
     case("contiguous", "", [(2, 3)], lambda L, x: x.T.contiguous(), lambda x: x.T, grad_fn="Clone"),
     case("contiguous", "noop", [(2, 3)], lambda L, x: x.contiguous() * 1.0, lambda x: x, grad_fn="Mul"),
     case("clone", "", [(2, 3)], lambda L, x: x.clone(), lambda x: x),
