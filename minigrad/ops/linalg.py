@@ -263,6 +263,9 @@ def linear(x, weight, bias=None):
                            f"{weight.dtype}" + ("" if bias is None else f" (bias {bias.dtype})")
                            + f" (input of shape {x.shape}, weight of shape {weight.shape}); "
                            f"convert the input with .to({weight.dtype})")
+    if wt.kind == "c":  # Addmm's backward is real calculus in NumPy: complex goes by matmul (Wirtinger rules)
+        out = matmul(x, weight.transpose(-2, -1))
+        return out + bias if bias is not None else out
     return _fast_apply(Addmm, (x, weight, bias), _SAVES_XW)
 
 

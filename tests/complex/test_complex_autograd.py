@@ -125,6 +125,15 @@ def test_backward_of_a_complex_loss_raises_as_pytorch():
     np.testing.assert_allclose(z.grad.numpy(), zt.grad.numpy(), rtol=1e-6)
 
 
+def test_linear_on_complex_as_pytorch():
+    """F.linear / nn.Linear with complex weights (the fused Addmm is real calculus in NumPy: complex
+    goes through matmul), values, gradients and second derivatives against torch."""
+    _compare(lambda L, x, w, b: L.nn.functional.linear(x, w, b), [_c((3, 4)), _c((2, 4)), _c((2,))])
+    _compare(lambda L, x, w: L.nn.functional.linear(x, w), [_c((5, 3, 4)), _c((2, 4))])
+    lin = mg.nn.Linear(4, 2, dtype=mg.complex128)
+    assert lin(mg.tensor(_c((3, 4)))).dtype == mg.complex128
+
+
 @pytest.mark.parametrize("op", [lambda z: mg.logsumexp(z, 0), lambda z: mg.relu(z * 1),
                                 lambda z: mg.nn.functional.softmax(z, 0)])
 def test_an_op_not_marked_complex_raises_naming_it(op):
