@@ -1569,7 +1569,7 @@ class Lerp(Function):
 def lerp(input, end, weight):  # noqa: A002
     """lerp(input, end, weight) = input + weight * (end - input), as torch.lerp (weight: number or tensor)."""
     if not isinstance(weight, Tensor):
-        weight = float(weight)
+        weight = complex(weight) if isinstance(weight, complex) else float(weight)
     _check_float("lerp", input, end, weight)
     x, (end, weight) = _same_dtype("lerp", input, end, weight)
     return Lerp.apply(x, end, weight, None)
@@ -1679,9 +1679,9 @@ def addcdiv(input, tensor1, tensor2, *args, value=1):  # noqa: A002
 
 def _check_float(name, *operands):
     for o in operands:
-        if isinstance(o, Tensor) and o.dtype.kind != "f":
+        if isinstance(o, Tensor) and o.dtype.kind not in "fc":
             kinds = ", ".join(str(v.dtype) if isinstance(v, Tensor) else type(v).__name__ for v in operands)
-            raise RuntimeError(f"{name}: expected floating point tensors, got ({kinds})")
+            raise RuntimeError(f"{name}: expected floating point or complex tensors, got ({kinds})")
 
 
 # -- rounding, exponentials, logarithms and trig: trunc/frac, exp2/log2/log10, logaddexp(2), hypot,
@@ -2118,6 +2118,6 @@ for _cls in (Add, Sub, Rsub, Neg, Where, ToCopy, _NonDifferentiable):
     _cls._complex = True
 # holomorphic: the backward g * f'(x), run on conj(g) and conjugated (autograd.function.holomorphic)
 for _cls in (Mul, Div, Pow, Exp, Log, Log1P, Expm1, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tan, Tanh, Sinh, Cosh,
-             Sigmoid, Exp2, Log2, Log10, Asin, Acos, Atan, Asinh, Acosh, Atanh, Addcmul):
+             Sigmoid, Exp2, Log2, Log10, Asin, Acos, Atan, Asinh, Acosh, Atanh, Addcmul, Addcdiv, Lerp):
     _holomorphic(_cls)
 Abs._complex = True  # |z|: its backward and jvp have the complex case (z / |z|)

@@ -134,6 +134,15 @@ def test_linear_on_complex_as_pytorch():
     assert lin(mg.tensor(_c((3, 4)))).dtype == mg.complex128
 
 
+@pytest.mark.parametrize("w", ["tensor", 0.3, 0.7])
+def test_lerp_and_addcdiv_on_complex_as_pytorch(w):
+    if w == "tensor":
+        _compare(lambda L, a, b, t: L.lerp(a, b, t), [_c((2, 3)), _c((2, 3)), _c((2, 3))])
+    else:
+        _compare(lambda L, a, b: L.lerp(a, b, w), [_c((2, 3)), _c((2, 3))])
+    _compare(lambda L, x, a, b: L.addcdiv(x, a, b + 3, value=w if w != "tensor" else 1), [_c((3,)), _c((3,)), _c((3,))])
+
+
 @pytest.mark.parametrize("op", [lambda z: mg.logsumexp(z, 0), lambda z: mg.relu(z * 1),
                                 lambda z: mg.nn.functional.softmax(z, 0)])
 def test_an_op_not_marked_complex_raises_naming_it(op):
