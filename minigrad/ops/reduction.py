@@ -485,8 +485,9 @@ def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A
 
 
 def _shifted_lse(x, axes):
-    """(x - m, log(sum(exp(x - m))), m) for m the (finite) max: the first two small, no overflow."""
-    m = np.amax(x, axis=axes, keepdims=True, initial=-np.inf)  # initial: an empty group gives -inf
+    """(x - m, log(sum(exp(x - m))), m) for m the (finite) max: the first two small, no overflow.
+    Complex x: m is the max of the real parts, as PyTorch's (the principal log of the shifted sum)."""
+    m = np.amax(x.real if x.dtype.kind == "c" else x, axis=axes, keepdims=True, initial=-np.inf)  # initial: an empty group gives -inf
     m = np.where(np.isfinite(m), m, 0)
     xm = x - m
     with np.errstate(divide="ignore"):  # a row of -inf has logsumexp -inf
@@ -746,5 +747,5 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, 
 # complex tensors (ops/complex.py): linear ops record complex as written; holomorphic ones conjugate
 for _cls in (Sum, Mean, Cumsum):
     _cls._complex = True
-for _cls in (Prod, ProdOthers):
+for _cls in (Prod, ProdOthers, Logsumexp):
     holomorphic(_cls)
