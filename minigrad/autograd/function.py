@@ -793,9 +793,13 @@ def holomorphic(cls):
     if "jvp" not in cls.__dict__ and not isinstance(getattr(cls, "jvp", None), NoRule):
         cls.jvp = staticmethod(real_backward)  # (the UnaryUfunc default: J is diagonal)
 
-    def backward(ctx, *grads):
-        if not any(g is not None and g._data.dtype.kind == "c" for g in grads):
-            return real_backward(ctx, *grads)
+    def backward(ctx, g, *rest):
+        if not rest:  # one output (every elementwise op): one check on the real path, no generator
+            if g is None or g._data.dtype.kind != "c":
+                return real_backward(ctx, g)
+        elif not any(x is not None and x._data.dtype.kind == "c" for x in (g,) + rest):
+            return real_backward(ctx, g, *rest)
+        grads = (g,) + rest
         from ..ops.complex import conj_physical
         out = real_backward(ctx, *[None if g is None else conj_physical(g) for g in grads])
         if type(out) is tuple:
