@@ -180,6 +180,7 @@ class _Entry:
 
 
 _MISSING = object()
+_RETRACE = object()  # JitFunction._run: the program's branch guard failed, trace again
 _PLAIN = (int, float, bool, str, tuple, type(None))
 
 
@@ -299,16 +300,9 @@ class JitFunction:
         last = self._last
         if last is not None and last.fast is not None and last.fast(args, kwargs):
             # the last program's specialised guard (guards.py): the key would be the same
-            if last.eager:
-                return self.fn(*args, **kwargs)
-            if last.guards_hold():
-                tensors = [a for a in args if isinstance(a, Tensor)] + \
-                    [a for a in kwargs.values() if isinstance(a, Tensor)]
-                try:
-                    with no_grad() if self.freeze else nullcontext():
-                        return last.compiled(*tensors)
-                except GuardFailure:
-                    pass
+            out = self._run(last, args, kwargs)
+            if out is not _RETRACE:
+                return out
         key, erased, groups = self._key(args, kwargs)
         with self._lock:
             entry = self._cache.get(key)
@@ -319,17 +313,25 @@ class JitFunction:
             if entry.builds < 8 and (entry.fast is None or not entry.fast(args, kwargs)):
                 entry.builds += 1  # (the guard is stricter than the key: build anew, a few times at most)
                 entry.fast = _guards.build(self.fn, args, kwargs, self._py, value_sig)
-            if entry.eager:
-                return self.fn(*args, **kwargs)
-            if entry.guards_hold():
-                tensors = [a for a in args if isinstance(a, Tensor)] + \
-                    [a for a in kwargs.values() if isinstance(a, Tensor)]
-                try:
-                    with no_grad() if self.freeze else nullcontext():
-                        return entry.compiled(*tensors)
-                except GuardFailure:
-                    pass  # a hyper-parameter the step branched on changed: trace again
+            out = self._run(entry, args, kwargs)
+            if out is not _RETRACE:
+                return out
         return self._trace(key, erased, groups, args, kwargs)
+
+    def _run(self, entry, args, kwargs):
+        """The entry's result for this call: the function run eagerly, or its compiled program;
+        _RETRACE where a hyper-parameter the step branched on changed (the caller traces again)."""
+        if entry.eager:
+            return self.fn(*args, **kwargs)
+        if entry.guards_hold():
+            tensors = [a for a in args if isinstance(a, Tensor)] + \
+                [a for a in kwargs.values() if isinstance(a, Tensor)]
+            try:
+                with no_grad() if self.freeze else nullcontext():
+                    return entry.compiled(*tensors)
+            except GuardFailure:
+                pass
+        return _RETRACE
 
     def _trace(self, key, erased, groups, args, kwargs):
         writes = self._py.writes
