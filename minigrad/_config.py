@@ -77,13 +77,6 @@ def _blas():
             "kernel": kernel, "threads": None, "threading": None, "source": "numpy.show_config"}
 
 
-def _cores():
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count()
-
-
 def info():
     """The report's facts as a dict: versions, numba, BLAS, cores, extras (for tests and tools)."""
     import numpy as np
@@ -91,7 +84,7 @@ def info():
     from ._dtype import get_default_dtype
     return {"minigrad": __version__, "python": platform.python_version(),
             "platform": f"{platform.system()} {platform.machine()}", "numpy": np.__version__,
-            "numba": _numba(), "blas": _blas(), "cores": _cores(), "threads": _threads.get_num_threads(),
+            "numba": _numba(), "blas": _blas(), "cores": _threads._cores(), "threads": _threads.get_num_threads(),
             "thread_env": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                                       "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
                            if k in os.environ},

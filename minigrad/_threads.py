@@ -66,11 +66,9 @@ def _env_threads(name):
 
 
 def _check(fn, n):
-    if isinstance(n, bool) or not isinstance(n, int):
-        if hasattr(n, "__index__") and not isinstance(n, bool):
-            n = n.__index__()
-        else:
-            raise RuntimeError(f"{fn} expects an int, but got {type(n).__name__}")
+    if isinstance(n, bool) or not hasattr(n, "__index__"):  # an int or NumPy integer, not a bool
+        raise RuntimeError(f"{fn} expects an int, but got {type(n).__name__}")
+    n = n.__index__()
     if n < 1:
         raise RuntimeError(f"{fn} expects a positive integer, got {n}")
     return n
