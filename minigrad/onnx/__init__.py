@@ -130,13 +130,7 @@ def to_model(g, input_names=None, output_names=None, dynamic_axes=None, opset_ve
     if not g.outvars:
         raise ValueError("mg.onnx.export: the function returns no tensor (None or only Python values); an "
                          "ONNX model needs at least one output")
-    input_names = list(input_names or [f"input_{i}" for i in range(len(g.invars))])
-    output_names = list(output_names or [f"output_{i}" for i in range(len(g.outvars))])
-    if len(input_names) != len(g.invars) or len(output_names) != len(g.outvars):
-        raise ValueError(f"mg.onnx.export: {len(g.invars)} inputs and {len(g.outvars)} outputs, but "
-                         f"{len(input_names)} input_names and {len(output_names)} output_names")
-    dynamic_axes = _dynamic_axes(dynamic_axes, dict(zip(input_names, g.invars)),
-                                 dict(zip(output_names, g.outvars)))
+    input_names, output_names, dynamic_axes = _names(g, input_names, output_names, dynamic_axes)
     batch = g.invars[0].shape[0] if g.invars and g.invars[0].shape else None
     dynamic_batch = bool(input_names) and 0 in dynamic_axes.get(input_names[0], {})
     views = {e.args[0].name for e in g.eqns
@@ -188,6 +182,19 @@ def to_model(g, input_names=None, output_names=None, dynamic_axes=None, opset_ve
     model.ir_version = min(model.ir_version, 8)
     onnx.checker.check_model(model)
     return model
+
+
+def _names(g, input_names, output_names, dynamic_axes):
+    """The graph's input and output names (given, or input_0, ...) and its dynamic axes checked and
+    in the {name: {axis: label}} form."""
+    input_names = list(input_names or [f"input_{i}" for i in range(len(g.invars))])
+    output_names = list(output_names or [f"output_{i}" for i in range(len(g.outvars))])
+    if len(input_names) != len(g.invars) or len(output_names) != len(g.outvars):
+        raise ValueError(f"mg.onnx.export: {len(g.invars)} inputs and {len(g.outvars)} outputs, but "
+                         f"{len(input_names)} input_names and {len(output_names)} output_names")
+    dynamic_axes = _dynamic_axes(dynamic_axes, dict(zip(input_names, g.invars)),
+                                 dict(zip(output_names, g.outvars)))
+    return input_names, output_names, dynamic_axes
 
 
 def _dynamic_axes(dynamic_axes, ins, outs):
@@ -352,10 +359,8 @@ def export(model_or_fn, example_args, path, input_names=None, output_names=None,
     try:
         g = trace_with(example_args)
         model = to_model(g, input_names, output_names, dynamic_axes, opset_version)
-        names = list(input_names or [f"input_{i}" for i in range(len(g.invars))])
-        axes = _dynamic_axes({n: a for n, a in (dynamic_axes or {}).items() if n in names},
-                             dict(zip(names, g.invars)), {})
-        if axes:
+        names, _, axes = _names(g, input_names, output_names, dynamic_axes)  # (checked by to_model)
+        if any(axes.get(n) for n in names):  # dynamic input axes: does the program change with them?
             _check_dynamic(trace_with, example_args, g, axes, names)
     finally:
         if was:
