@@ -179,7 +179,7 @@ def vecdot(x, y, *, dim=-1):
 __all__ += ["cross", "diagonal", "matmul", "vecdot"]
 
 
-# -- issue 33: the rest of torch.linalg (the ops are in ops/matrix_functions.py; the rest composites) --
+# -- the rest of torch.linalg: lstsq, LU, pinv, matrix_rank, ... (the ops are in ops/matrix_functions.py; the rest composites) --
 from .ops import matrix_functions as _mf  # noqa: E402
 
 LstsqResult = namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])

@@ -193,7 +193,7 @@ def test_cross_entropy_of_one_sample_with_class_probabilities():
     np.testing.assert_allclose(x.grad.numpy(), p - q.numpy(), rtol=1e-12)
 
 
-# -- issue 31, item 11 and its "smaller holes": bad inputs named at the call -------------------------------
+# -- bad inputs named at the call: the checks each op makes before NumPy sees the arrays -----------------------
 def test_bad_arguments_to_the_newer_apis_raise_at_the_call_naming_the_argument():
     T = lambda v: mg.tensor(v, dtype=mg.float64)  # noqa: E731
     # jvp: primals and tangents are tuples, as torch.func (a bare tensor was wrapped silently)

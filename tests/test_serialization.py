@@ -250,7 +250,7 @@ def test_malformed_manifest(tmp_path):
         load(f)
 
 
-# ---- integrity: every corruption is CheckpointError or loads identical data (issue 7)
+# ---- integrity: every corruption is CheckpointError or loads identical data
 
 def _fuzz_object():
     w = nn.Parameter(mg.tensor(np.arange(12, dtype=np.float32).reshape(3, 4) / 7))
@@ -428,7 +428,7 @@ def test_version_1_checkpoints_load_only_when_allowed(tmp_path):
         load(f, allow_unverified=True)
 
 
-# ---- atomic writes: temporary files, crashes, modes (issue 7)
+# ---- atomic writes: temporary files, crashes, modes
 
 def test_checkpoint_mode_follows_umask(tmp_path):
     old = os.umask(0o022)

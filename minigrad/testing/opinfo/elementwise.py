@@ -323,7 +323,7 @@ ops += [
 ]
 
 
-# -- issue 33's NumPy-style elementwise functions (ops/numpy_style.py): composites of mul and where ----
+# -- NumPy-style elementwise functions (ops/numpy_style.py): composites of mul and where ----
 _NAN, _INF = float("nan"), float("inf")
 ops += [
     _ew("deg2rad", np.deg2rad, grad_fn=None),

@@ -148,7 +148,7 @@ ops += [
 ]
 
 
-# -- issue 33: the rest of torch.linalg (ops/matrix_functions.py, minigrad/linalg.py) ----------------
+# -- the rest of torch.linalg (ops/matrix_functions.py, minigrad/linalg.py) ----------------
 def _parts(L, parts):
     """Several outputs as one (each weighted differently) so every one is checked."""
     return L.cat([p.reshape(-1) * (i + 1.0) for i, p in enumerate(parts)])

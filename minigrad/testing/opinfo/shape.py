@@ -214,7 +214,7 @@ ops += [
 ]
 
 
-# -- issue 33's NumPy-style functions (ops/numpy_style.py), composites of the ops above -----------
+# -- NumPy-style functions (ops/numpy_style.py), composites of the ops above -----------
 def _np_gradient(*spacing, **kw):
     def ref(a):
         g = np.gradient(a, *spacing, **kw)

@@ -1,4 +1,4 @@
-"""Issue 33's mg.linalg additions against PyTorch at their edges: lstsq's drivers and output shapes,
+"""mg.linalg's solvers and factorizations against PyTorch at their edges: lstsq's drivers and output shapes,
 matrix_rank's tolerances and hermitian form, pinv's cutoffs, LU's pivots and shapes (and its
 gradient for wide and tall matrices), lu_solve/solve_triangular's left/adjoint/upper/unitriangular
 forms, the *_ex forms' info, matrix_power/matrix_exp, the torch-level aliases, and bad inputs named

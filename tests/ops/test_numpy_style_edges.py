@@ -1,4 +1,4 @@
-"""Issue 33's NumPy-style top-level functions against PyTorch at their edges: rot90's k and dims,
+"""The NumPy-style top-level functions (ops/numpy_style.py) against PyTorch at their edges: rot90's k and dims,
 diff's n/prepend/append, gradient's spacing and edge_order, nan_to_num's defaults per dtype, fmax/fmin
 with NaN, atleast_*'s return forms, einsum's sublist form, and bad inputs named by the op. (Forward,
 gradients, JVP, vmap and tracing of each are checked from the registry entries in
