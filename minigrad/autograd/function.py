@@ -174,11 +174,31 @@ class Function(Node):
     # missing gradient). A user's Function is taken as written for complex, as in PyTorch.
     _complex = False
 
+    # A declared op (`_declared = True`, as the ufunc families and linear): forward is its `_fast`
+    # function of the inputs' arrays and backward reads what `_saves` says (one entry per input:
+    # NEVER, ALWAYS or IF_OTHER; `_saves_output`: the output too); its forward and its eager path
+    # are written from these at class creation (_declare). `_optional`: positions of inputs that may
+    # be None (linear's bias); `_scalar_operand`: the second operand may be a Python float (_try).
+    _declared = False
+    _saves = ()
+    _saves_output = False
+    _optional = ()
+    _scalar_operand = False
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._user = not cls.__module__.startswith("minigrad.")
         if cls._user and "_complex" not in cls.__dict__:
             cls._complex = True
+        if cls._declared and cls._fast is not None:
+            if "forward" not in cls.__dict__:
+                cls.forward = classmethod(_declared_forward)
+            _declare(cls)
+
+    @classmethod
+    def _save_spec(cls):
+        """(one save mode per input, whether the output is saved) of a declared op."""
+        return (tuple(cls._saves), bool(cls._saves_output))
 
     @staticmethod
     def forward(ctx, *args):
@@ -243,175 +263,19 @@ class Function(Node):
         """Run forward on the arguments' arrays; record a node when grad mode is on and an input needs it.
 
         The one entry of every op. With a transform level open (levels.py) or an observer registered
-        (observers.py) the op goes to `_dispatch`; otherwise straight to `_eager`, after one check."""
+        (observers.py) the op goes to `_dispatch`; otherwise straight to `_eager`, after one check.
+        `_eager` is the op's eager path: for an op whose forward follows from what it declares (its
+        NumPy function `_fast` and what backward reads, `_saves`: the elementwise ufunc families,
+        linear) one function written for that op at class creation (_declare; its text is
+        `cls._eager_source`); for any other op the ctx protocol (_generic)."""
         if _intercept:
             return _dispatch(cls, args)
         return cls._eager(args)
 
     @classmethod
     def _eager(cls, args):
-        """The op run eagerly: forward on the arrays, a node recorded when grad mode is on and an
-        input requires grad. What every level ends in (levels.interpret) when it has done its part."""
-        # The per-op hot path: unwrapping is unrolled for the common one- and two-argument ops, and
-        # builds the graph edges as it goes (no second pass over the arguments when recording).
-        n = len(args)
-        if n == 2:
-            return cls._apply2(args[0], args[1])
-        if n == 1 and isinstance(args[0], Tensor):
-            a = args[0]
-            x = a._data
-            arrays = (x,)
-            if a.requires_grad and _state.enabled:
-                return cls._apply_recorded(args, arrays, (_edge(a),), _TRUE1)
-        elif not _state.enabled:  # no graph: just the arrays
-            arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-        else:  # one pass: the arrays, and the edges of those inputs that need a gradient
-            arrays = []
-            edges = []
-            record = False
-            for a in args:
-                if isinstance(a, Tensor):
-                    if a.requires_grad:
-                        edges.append(_edge(a))
-                        arrays.append(a._data)  # after _edge: a stale view is re-sliced there
-                        record = True
-                        continue
-                    arrays.append(a._data)
-                else:
-                    arrays.append(a)
-                edges.append(_no_edge(a))
-            if record:
-                return cls._apply_recorded(args, arrays, edges, tuple([e[0] is not None for e in edges]))
-        return cls._apply_plain(args, arrays)
-
-    @classmethod
-    def _apply2(cls, a, b):
-        """_eager for two arguments (every binary op, and most products in a backward); its callers
-        (_eager, _binary) have already found no level open and no observer.
-
-        The no-graph path runs a `_fast` ufunc directly."""
-        if isinstance(a, Tensor):
-            x, ra = a._data, a.requires_grad
-        else:
-            x, ra = a, False
-        if isinstance(b, Tensor):
-            y, rb = b._data, b.requires_grad
-        else:
-            y, rb = b, False
-        if (ra or rb) and _state.enabled:  # edges only when recording (_edge may re-slice a view)
-            edges = (_edge(a) if ra else _no_edge(a), _edge(b) if rb else _no_edge(b))
-            return cls._apply_recorded((a, b), (x, y), edges, (ra, rb))
-        f = cls._fast
-        if f is None or cls._is_view:
-            return cls._apply_plain((a, b), (x, y))
-        try:
-            if cls._recycle and type(x) is np.ndarray and x.nbytes >= _buffers.MIN_BYTES:
-                out = f(x, y, out=_buffers.result(x, y))
-            else:
-                out = f(x, y)
-        except (ValueError, IndexError, TypeError) as e:
-            raise _op_error(cls, (x, y), e) from None
-        t = _plain(out if type(out) is np.ndarray else np.asanyarray(out))
-        if _user_no_grad[0]:
-            _mark_cut(t, (a, b))
-        return t
-
-    @classmethod
-    def _apply_plain(cls, args, arrays):
-        """Forward without recording: the `_fast` NumPy function when the op has one, else forward
-        with a ctx whose saves are no-ops."""
-        try:
-            if cls._fast is not None:
-                out = _buffers.ufunc(cls._fast, *arrays) if cls._recycle else cls._fast(*arrays)
-            else:
-                ctx = _NoGradCtx()
-                ctx.needs_input_grad = (False,) * len(arrays)
-                out = cls.forward(ctx, *arrays)
-        except (ValueError, IndexError, TypeError) as e:
-            raise _op_error(cls, arrays, e) from None
-        if type(out) is tuple:
-            outs = tuple([_plain(o) if type(o) is np.ndarray else _plain(np.asanyarray(o)) for o in out])
-            if cls._is_view:
-                for o in outs:
-                    _share_view(o, args[0])
-            if _user_no_grad[0]:
-                for o in outs:
-                    _mark_cut(o, args)
-            return outs
-        t = _new(Tensor)  # inlined Tensor._make
-        t._data = out if type(out) is np.ndarray else np.asanyarray(out)
-        t.requires_grad = False
-        t.grad_fn = None
-        t._output_nr = 0
-        t._vc = None
-        if cls._is_view:
-            _share_view(t, args[0])
-        if _user_no_grad[0]:
-            _mark_cut(t, args)
-        return t
-
-    @classmethod
-    def _apply_recorded(cls, args, arrays, edges, need):
-        """Record: run forward with a ctx that becomes the output's grad_fn, edges to the inputs' nodes."""
-        ctx = _new(cls)
-        ctx._to_save = ctx._non_diff = None
-        ctx._saved = ()
-        ctx.needs_input_grad = need
-        try:
-            if len(arrays) == 2:  # a call without * unpacking is a fast Python-to-Python call
-                out = cls.forward(ctx, arrays[0], arrays[1])
-            else:
-                out = cls.forward(ctx, *arrays)
-        except (ValueError, IndexError, TypeError) as e:
-            raise _op_error(cls, arrays, e) from None
-        if type(out) is not np.ndarray:
-            out = _unwrap_outputs(out)
-        if not cls._complex:
-            _refuse_complex(cls, edges, out)
-        ctx._edges = edges
-        ctx._seq = next(_seq)
-        to_save = ctx._to_save
-        if type(out) is not tuple:
-            raw = out
-            if type(out) is not np.ndarray:
-                out = np.asanyarray(out)  # NumPy gives scalars for 0-d results
-            t = _new(Tensor)
-            t._data = out
-            t._output_nr = 0
-            t._vc = None
-            if out.dtype.kind in "fc" and (ctx._non_diff is None or not _is_in(out, ctx._non_diff)):
-                t.requires_grad = True
-                t.grad_fn = ctx
-            else:
-                t.requires_grad = False
-                t.grad_fn = None
-            if cls._is_view:
-                _share_view(t, args[0])
-            if to_save:
-                ctx._to_save = None
-                ctx._saved = _pack(to_save, args, arrays, (raw,), (t,))
-                if _saved_hooks.stack:
-                    ctx._saved = _hooked(ctx, ctx._saved)
-            return t
-        ctx._to_save = None
-        non_diff = ctx._non_diff
-        raws = out
-        outs = tuple(o if type(o) is np.ndarray else np.asanyarray(o) for o in out)
-        ctx._n_out = len(outs)
-        ctx._special = True
-        ctx._out_meta = [(o.shape, o.dtype) for o in outs]
-        results = []
-        for i, o in enumerate(outs):
-            diff = o.dtype.kind in "fc" and (non_diff is None or not _is_in(o, non_diff))
-            t = Tensor._make(o, True, ctx, i) if diff else _plain(o)
-            if cls._is_view:
-                _share_view(t, args[0])
-            results.append(t)
-        if to_save:
-            ctx._saved = _pack(to_save, args, arrays, raws, results)
-            if _saved_hooks.stack:
-                ctx._saved = _hooked(ctx, ctx._saved)
-        return tuple(results)
+        """The op run eagerly: what every level ends in (levels.interpret) when it has done its part."""
+        return _generic(cls, args)
 
 
 # What a BinaryUfunc's backward reads, per input: never, always, or only when the *other* input
@@ -455,113 +319,17 @@ class BinaryUfunc(Function):
     """An elementwise op of two inputs that is one NumPy ufunc: add, sub, mul, div.
 
     A subclass declares its ufunc (`_fast`) and what its backward reads (`_saves`, one of NEVER,
-    ALWAYS, IF_OTHER for x and for y), and writes backward (and jvp); forward follows from those
-    two. These are the ops recorded most often (every `x * 0.5`; every product in a backward), so
-    besides apply they have `_binary`, which records one in a single call -- the same node, edges
-    and saved values as apply, without the ctx protocol's calls in between.
+    ALWAYS, IF_OTHER for x and for y), and writes backward (and jvp); forward and the eager path
+    follow from those two (_declare). These are the ops recorded most often (every `x * 0.5`; every
+    product in a backward); their wrappers call `cls._try(a, b)`, the eager path with a Python float
+    operand taken as a cached 0-d constant of a's dtype (_scalar).
     """
+    _declared = True
     _recycle = True
     _saves = (NEVER, NEVER)
+    _scalar_operand = True
     batching = "elementwise"
     fusion = "ufunc"
-
-    @classmethod
-    def forward(cls, ctx, x, y):
-        sx, sy = cls._saves
-        if sx or sy:
-            nx, ny = ctx.needs_input_grad
-            ctx.save_for_backward(x if sx == ALWAYS or (sx and ny) else None,
-                                  y if sy == ALWAYS or (sy and nx) else None)
-        return _buffers.ufunc(cls._fast, x, y)
-
-
-def _binary(cls, a, b):
-    """cls.apply(a, b) for a BinaryUfunc in the common case, in one call: a is a Tensor, and b a
-    Tensor of a's dtype, or a Python float with a float a (taken as a cached 0-d constant of a's
-    dtype: _scalar). None for anything else: the caller promotes and calls apply.
-
-    Inlined here: apply's unwrapping, _edge, _apply_recorded, forward and its save_for_backward,
-    _pack and Tensor._make. Anything uncommon (tracing, a wrapped apply, an input that is a view)
-    goes through apply itself."""
-    x = a._data
-    d = x.dtype
-    if d.kind == "c":
-        return None  # complex: apply (which checks the op records complex)
-    if type(b) is float:
-        if d.kind != "f":
-            return None
-        c = _scalars.get((b, d))
-        b = c if c is not None else _scalar(b, d)
-        if type(b) is float:  # 0.0 or nan: not cached (apply, which a wrapper may have replaced)
-            return cls.apply(a, b)
-    elif type(b) is not Tensor or b._data.dtype is not d:
-        return None
-    if _intercept:  # a transform level is open or an observer watches: the full dispatch
-        return cls.apply(a, b)
-    y = b._data
-    ra = a.requires_grad
-    rb = b.requires_grad
-    record = (ra or rb) and _state.enabled
-    if record and ((ra and a._base is not None) or (rb and b._base is not None)):
-        return cls._apply2(a, b)  # a view: _edge re-slices it if its base changed in place
-    f = cls._fast
-    try:
-        out = f(x, y) if x.nbytes < _MIN_BYTES else f(x, y, out=_buffers.result(x, y))
-    except (ValueError, IndexError, TypeError) as e:
-        raise _op_error(cls, (x, y), e) from None
-    if type(out) is not np.ndarray:
-        out = np.asanyarray(out)  # NumPy gives scalars for 0-d results
-    t = _new(Tensor)  # (Tensor._make, inlined: every product in a backward comes here)
-    t._data = out
-    t._output_nr = 0
-    t._vc = None
-    if not record:
-        t.requires_grad = False
-        t.grad_fn = None
-        if _user_no_grad[0]:
-            if ra or rb:
-                _mark_cut(t, (a, b))
-            elif a._why is not None:  # (the mark carried on: inline, the common case in a chain)
-                t._why = a._why
-            elif b._why is not None:
-                t._why = b._why
-        return t
-    ctx = _new(cls)
-    ctx.needs_input_grad = (ra, rb)
-    if ra:
-        fn = a.grad_fn
-        ea = (fn if fn is not None else _accumulator(a), a._output_nr, x.shape, d)
-    else:
-        ea = _no_edge(a)
-    if rb:
-        fn = b.grad_fn
-        ctx._edges = (ea, (fn if fn is not None else _accumulator(b), b._output_nr, y.shape, d))
-    else:
-        ctx._edges = (ea, _no_edge(b))
-    ctx._seq = next(_seq)
-    sx, sy = cls._saves
-    if sx or sy:  # (0, input, its version counter, the version now), as _pack keeps an input
-        if sx == ALWAYS or (sx and rb):
-            vc = a._vc
-            if vc is None:
-                vc = a._vc = [0]
-            s0 = (0, a, vc, vc[0])
-        else:
-            s0 = _SAVED_NONE
-        if sy == ALWAYS or (sy and ra):
-            vc = b._vc
-            if vc is None:
-                vc = b._vc = [0]
-            saved = (s0, (0, b, vc, vc[0]))
-        else:
-            saved = (s0, _SAVED_NONE)
-        ctx._saved = _hooked(ctx, saved) if _saved_hooks.stack else saved
-    else:
-        ctx._saved = ()
-    diff = d.kind == "f"  # the result has the inputs' dtype (complex ones went to apply)
-    t.requires_grad = diff
-    t.grad_fn = ctx if diff else None
-    return t
 
 
 # What a UnaryUfunc's backward reads: nothing (NEVER), its input, or its output.
@@ -572,9 +340,10 @@ class UnaryUfunc(Function):
     """An elementwise op of one input that is one NumPy ufunc: exp, log, tanh, sqrt, neg, ...
 
     As BinaryUfunc: a subclass declares its ufunc (`_fast`) and what its backward reads (`_saves`:
-    NEVER, INPUT or OUTPUT) and writes backward; forward follows, and `_unary` records one in a
-    single call. Its jvp is its backward unless it writes one: the Jacobian of an elementwise
-    function of one input is diagonal, so J t is the VJP's formula applied to t."""
+    NEVER, INPUT or OUTPUT) and writes backward; forward and the eager path follow. Its jvp is its
+    backward unless it writes one: the Jacobian of an elementwise function of one input is diagonal,
+    so J t is the VJP's formula applied to t."""
+    _declared = True
     _recycle = True
     _saves = NEVER
     batching = "elementwise"
@@ -586,127 +355,329 @@ class UnaryUfunc(Function):
             cls.jvp = cls.__dict__["backward"]
 
     @classmethod
-    def forward(cls, ctx, x):
-        # a large result goes into a recycled array of x's layout (kernels/buffers.py)
-        out = cls._fast(x) if x.nbytes < _MIN_BYTES else cls._fast(x, out=_buffers.like(x))
-        if cls._saves:
-            ctx.save_for_backward(x if cls._saves == INPUT else out)
-        return out
+    def _save_spec(cls):
+        s = cls._saves
+        return ((ALWAYS if s == INPUT else NEVER,), s == OUTPUT)
 
 
-def _unary(cls, a):
-    """cls.apply(a) for a UnaryUfunc, in one call when a is a Tensor (see _binary): the same node,
-    edge and saved value as apply -- the input with its version, or the output as its array."""
-    if type(a) is not Tensor or _intercept:
-        return cls.apply(a)
-    record = a.requires_grad and _state.enabled
-    if record and (a._base is not None or a._data.dtype.kind == "c"):
-        return cls.apply(a)  # a view (_edge re-slices it if its base changed in place), or complex
-    x = a._data
-    f = cls._fast
-    try:
-        out = f(x) if x.nbytes < _MIN_BYTES else f(x, out=_buffers.like(x))
-    except (ValueError, IndexError, TypeError) as e:
-        raise _op_error(cls, (x,), e) from None
-    if type(out) is not np.ndarray:
-        out = np.asanyarray(out)  # NumPy gives scalars for 0-d results
-    if not record:
-        t = _plain(out)
-        if _user_no_grad[0]:
-            if a.requires_grad:
-                _mark_cut(t, (a,))
-            elif a._why is not None:
-                t._why = a._why
-        return t
-    ctx = _new(cls)
-    ctx.needs_input_grad = _TRUE1
-    fn = a.grad_fn
-    ctx._edges = ((fn if fn is not None else _accumulator(a), a._output_nr, x.shape, x.dtype),)
-    ctx._seq = next(_seq)
-    t = _new(Tensor)
-    t._data = out
-    t._output_nr = 0
-    t._vc = None
-    diff = out.dtype.kind == "f"  # (an integer result is not differentiable; complex went to apply)
-    t.requires_grad = diff
-    t.grad_fn = ctx if diff else None
-    saves = cls._saves
-    if saves:
-        if saves == INPUT:
-            vc = a._vc
-            if vc is None:
-                vc = a._vc = [0]
-            saved = ((0, a, vc, vc[0]),)
-        else:  # the output, kept as its array (see _pack): no cycle output -> node -> output
-            vc = t._vc = [0]
-            saved = ((1, (out, 0), vc, 0) if diff else (0, t, vc, 0),)
-        ctx._saved = _hooked(ctx, saved) if _saved_hooks.stack else saved
+# -- the eager path of an op, written from its declarations ------------------------------------------
+#
+# An op whose forward is its NumPy function `_fast` of the inputs' arrays, saving what `_saves` says,
+# declares that and no forward (`_declared = True`, or a family base that sets it). At class creation
+# _declare writes its eager path as one Python function with the op's function, arity and saves as
+# constants: unwrap the inputs, compute, make the Tensor, and when recording the node, its edges and
+# the saved values -- the same node, edges and saved values as the ctx protocol (_generic) makes
+# through the derived forward, which tests/autograd/test_engine.py checks for every declared op.
+# Anything uncommon goes to _generic: an input that is not a Tensor (a Python number, an array),
+# or, when recording, a view (whose base may have changed in place) or a complex result.
+#
+# `_saves`: one entry per input, NEVER, ALWAYS or IF_OTHER (kept only when another input needs a
+# gradient: d(x*y)/dy = x); `_saves_output`: the op's output too. ctx.saved_tensors then holds one
+# value per input that is not NEVER (None where IF_OTHER did not keep it), then the output.
+
+def _declared_forward(cls, ctx, *arrays):
+    """The forward of a declared op (the ctx protocol's view of it: tracing's forward, _generic):
+    `_fast` on the arrays (into a recycled buffer when large, `_recycle`), saving what `_saves` says."""
+    x = arrays[0]
+    if cls._recycle and type(x) is np.ndarray and x.nbytes >= _MIN_BYTES:
+        out = cls._fast(*arrays, out=_buffers.result(*arrays) if len(arrays) == 2 else _buffers.like(x))
     else:
-        ctx._saved = ()
+        out = cls._fast(*arrays)
+    modes, save_out = cls._spec
+    if save_out or any(modes):
+        need = ctx.needs_input_grad
+        keep = []
+        for i, m in enumerate(modes):
+            if m == ALWAYS:
+                keep.append(arrays[i])
+            elif m == IF_OTHER:
+                keep.append(arrays[i] if any(n for j, n in enumerate(need) if j != i) else None)
+        if save_out:
+            keep.append(out)
+        ctx.save_for_backward(*keep)
+    return out
+
+
+def _eager_source(name, n, modes, save_out, recycle, optional, scalar_operand, check=True):
+    """The text of a declared op's eager path (see above): `name(a0, ..., a{n-1})`. check: it is
+    an entry (the op's wrapper calls it) and so starts with apply's one check; without it, the path
+    a level ends in (cls._eager)."""
+    a = [f"a{i}" for i in range(n)]
+    x = [f"x{i}" for i in range(n)]
+    r = [f"r{i}" for i in range(n)]
+    args = ", ".join(a)
+    tup = f"({args},)"
+    L = [f"def {name}({args}):"]
+    if scalar_operand:  # a1 a Python float: a cached 0-d constant of a0's dtype; other cases promote
+        L += ["    d = a0._data.dtype",
+              "    if d.kind == 'c':",
+              "        return None",
+              "    if type(a1) is float:",
+              "        if d.kind != 'f':",
+              "            return None",
+              "        c = _scalars.get((a1, d))",
+              "        a1 = c if c is not None else _scalar(a1, d)",
+              "        if type(a1) is float:  # 0.0 or nan: not cached (apply: a level may be open)",
+              "            return cls.apply(a0, a1)",
+              "    elif type(a1) is not Tensor or a1._data.dtype is not d:",
+              "        return None"]
+    if check:
+        L += ["    if _intercept:  # a transform level is open or an observer watches: the full dispatch",
+              f"        return _dispatch(cls, {tup})"]
+    if not scalar_operand:
+        checks = [f"(type({v}) is not Tensor and not isinstance({v}, Tensor))" if i not in optional else
+                  f"({v} is not None and type({v}) is not Tensor and not isinstance({v}, Tensor))"
+                  for i, v in enumerate(a)]
+        L += [f"    if {' or '.join(checks)}:", f"        return _generic(cls, {tup})"]
+    for i in range(n):
+        if i in optional:
+            L += [f"    if a{i} is None:", f"        x{i} = None", f"        r{i} = False", "    else:",
+                  f"        x{i} = a{i}._data", f"        r{i} = a{i}.requires_grad"]
+        else:
+            L += [f"    x{i} = a{i}._data", f"    r{i} = a{i}.requires_grad"]
+    anyr = " or ".join(r)
+    L += [f"    record = ({anyr}) and _state.enabled" if n > 1 else f"    record = r0 and _state.enabled"]
+    odd = " or ".join(f"({r[i]} and a{i}._base is not None)" for i in range(n))
+    L += [f"    if record and ({odd}):  # a view: _edge re-slices it if its base changed in place",
+          f"        return _generic(cls, {tup})"]
+    xs = ", ".join(x)
+    if recycle:
+        buf = "_result(x0, x1)" if n == 2 else "_like(x0)"
+        call = f"f({xs}) if x0.nbytes < _MIN_BYTES else f({xs}, out={buf})"
+    else:
+        call = f"f({xs})"
+    L += ["    try:", f"        out = {call}",
+          "    except (ValueError, IndexError, TypeError) as e:",
+          f"        raise _op_error(cls, ({xs},), e) from None",
+          "    if type(out) is not _ndarray:",
+          "        out = _asanyarray(out)  # NumPy gives scalars for 0-d results",
+          "    t = _new(Tensor)",
+          "    t._data = out",
+          "    t._output_nr = 0",
+          "    t._vc = None",
+          "    kind = out.dtype.kind",
+          "    if not record or kind != 'f':",
+          "        if record and kind == 'c':  # complex: the ctx protocol (conj rules, or a clear refusal)",
+          f"            return _generic(cls, {tup})",
+          "        t.requires_grad = False  # (an integer result is not differentiable)",
+          "        t.grad_fn = None",
+          "        if _user_no_grad[0]:  # the doctor's mark: why this result has no graph",
+          f"            if {anyr}:",
+          f"                _mark_cut(t, {tup})"]
+    for i in range(n):
+        guard = f"a{i} is not None and " if i in optional else ""
+        L += [f"            elif {guard}a{i}._why is not None:", f"                t._why = a{i}._why"]
+    L += ["        return t",
+          "    ctx = _new(cls)",
+          f"    ctx.needs_input_grad = ({', '.join(r)},)"]
+    for i in range(n):
+        L += [f"    if r{i}:",
+              f"        fn = a{i}.grad_fn",
+              f"        e{i} = (fn, a{i}._output_nr, x{i}.shape, x{i}.dtype) if fn is not None else "
+              f"(_accumulator(a{i}), 0, x{i}.shape, x{i}.dtype)",
+              "    else:",
+              f"        e{i} = _no_edge(a{i})"]
+    L += [f"    ctx._edges = ({', '.join(f'e{i}' for i in range(n))},)",
+          "    ctx._seq = next(_seq)"]
+    slots = []
+    for i, m in enumerate(modes):
+        if m == NEVER:
+            continue
+        others = " or ".join(r[j] for j in range(n) if j != i) or "False"
+        if m == IF_OTHER:
+            L += [f"    if {others}:"]
+            ind = "        "
+        else:
+            ind = "    "
+        L += [f"{ind}vc = a{i}._vc", f"{ind}if vc is None:", f"{ind}    vc = a{i}._vc = [0]",
+              f"{ind}s{i} = (0, a{i}, vc, vc[0])"]
+        if m == IF_OTHER:
+            L += ["    else:", f"        s{i} = _SAVED_NONE"]
+        slots.append(f"s{i}")
+    if save_out:  # the output, kept as its array (see _pack): no cycle output -> node -> output
+        L += ["    vc = t._vc = [0]", "    so = (1, (out, 0), vc, 0)"]
+        slots.append("so")
+    if slots:
+        L += [f"    saved = ({', '.join(slots)},)",
+              "    ctx._saved = _hooked(ctx, saved) if _saved_hooks.stack else saved"]
+    else:
+        L += ["    ctx._saved = ()"]
+    L += ["    t.requires_grad = True", "    t.grad_fn = ctx", "    return t"]
+    return "\n".join(L) + "\n"
+
+
+def _declare(cls):
+    """Write the eager path of declared op cls (see above): cls._call(*inputs), cls._eager(args) and,
+    for a BinaryUfunc, cls._try(a, b) (None when the operands need promoting first)."""
+    modes, save_out = cls._spec = cls._save_spec()
+    n = len(modes)
+    common = dict(n=n, modes=modes, save_out=save_out, recycle=cls._recycle,
+                  optional=frozenset(cls._optional))
+    src = _eager_source("_call", scalar_operand=False, **common)
+    if cls._scalar_operand:
+        src += "\n\n" + _eager_source("_try", scalar_operand=True, **common)
+    src += "\n\n" + _eager_source("_run", scalar_operand=False, check=False, **common)
+    cls._eager_source = src
+    # compiled as a closure over (cls, f), in this module's globals (_intercept, _state, ... are read live)
+    body = "".join("    " + line + "\n" if line else "\n" for line in src.splitlines())
+    factory = (f"def _factory(cls, f):\n{body}"
+               f"    return _call, {'_try' if cls._scalar_operand else 'None'}, _run\n")
+    ns = {}
+    # (named inside the package, so the doctor's user_frame and the profiler count it as minigrad's)
+    where = f"{__file__[:-3]}<eager path of {cls.__name__}>"
+    exec(compile(factory, where, "exec"), globals(), ns)
+    call, try_, run = ns["_factory"](cls, cls._fast)
+    cls._call = staticmethod(call)
+    if try_ is not None:
+        cls._try = staticmethod(try_)
+
+    def _eager(c, args):
+        return run(*args) if len(args) == n else _generic(c, args)
+    cls._eager = classmethod(_eager)
+
+
+# -- the ctx protocol: every other op's eager path ----------------------------------------------------
+
+def _generic(cls, args):
+    """The op run eagerly through the ctx protocol: forward(ctx, *arrays) and, when grad mode is on
+    and an input requires grad, a node (_record). Unrecorded, an op with a `_fast` function runs
+    just that (_run_plain)."""
+    n = len(args)
+    if n == 1 and isinstance(args[0], Tensor):  # unrolled for the common one- and two-argument ops
+        a = args[0]
+        arrays = (a._data,)
+        if a.requires_grad and _state.enabled:
+            return _record(cls, args, arrays, (_edge(a),), _TRUE1)
+    elif n == 2:
+        a, b = args
+        if isinstance(a, Tensor):
+            x, ra = a._data, a.requires_grad
+        else:
+            x, ra = a, False
+        if isinstance(b, Tensor):
+            y, rb = b._data, b.requires_grad
+        else:
+            y, rb = b, False
+        if (ra or rb) and _state.enabled:  # edges only when recording (_edge may re-slice a view)
+            edges = (_edge(a) if ra else _no_edge(a), _edge(b) if rb else _no_edge(b))
+            x = a._data if ra else x  # after _edge: a stale view is re-sliced there
+            y = b._data if rb else y
+            return _record(cls, args, (x, y), edges, (ra, rb))
+        arrays = (x, y)
+    elif not _state.enabled:  # no graph: just the arrays
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+    else:  # one pass: the arrays, and the edges of those inputs that need a gradient
+        arrays = []
+        edges = []
+        record = False
+        for a in args:
+            if isinstance(a, Tensor):
+                if a.requires_grad:
+                    edges.append(_edge(a))
+                    arrays.append(a._data)  # after _edge: a stale view is re-sliced there
+                    record = True
+                    continue
+                arrays.append(a._data)
+            else:
+                arrays.append(a)
+            edges.append(_no_edge(a))
+        if record:
+            return _record(cls, args, arrays, edges, tuple([e[0] is not None for e in edges]))
+    return _run_plain(cls, args, arrays)
+
+
+def _run_plain(cls, args, arrays):
+    """Forward without recording: the `_fast` NumPy function when the op has one, else forward
+    with a ctx whose saves are no-ops. (The graph interpreter and codegen make the same choice:
+    plain_forward.)"""
+    try:
+        if cls._fast is not None:
+            out = _buffers.ufunc(cls._fast, *arrays) if cls._recycle else cls._fast(*arrays)
+        else:
+            ctx = _NoGradCtx()
+            ctx.needs_input_grad = (False,) * len(arrays)
+            out = cls.forward(ctx, *arrays)
+    except (ValueError, IndexError, TypeError) as e:
+        raise _op_error(cls, arrays, e) from None
+    if type(out) is tuple:
+        outs = tuple([_plain(o) if type(o) is np.ndarray else _plain(np.asanyarray(o)) for o in out])
+        if cls._is_view:
+            for o in outs:
+                _share_view(o, args[0])
+        if _user_no_grad[0]:
+            for o in outs:
+                _mark_cut(o, args)
+        return outs
+    t = _plain(out if type(out) is np.ndarray else np.asanyarray(out))
+    if cls._is_view:
+        _share_view(t, args[0])
+    if _user_no_grad[0]:
+        _mark_cut(t, args)
     return t
 
 
-def _fast_apply(cls, inputs, saves):
-    """cls.apply(*inputs) in one call for an op whose forward is `cls._fast(*arrays)` and saves the
-    inputs at the positions in `saves` (kept as apply keeps a saved input: with its version).
-    inputs: Tensors, or None for an absent optional one (linear's bias). The same node, edges and
-    saved values as apply; anything uncommon goes through apply itself: mg.graph.trace recording, a
-    wrapped apply, an input that needs grad and is a view (_edge re-slices it)."""
-    if _intercept:
-        return cls.apply(*inputs)
-    record = False
-    enabled = _state.enabled
-    for a in inputs:
-        if a is not None:
-            if not isinstance(a, Tensor) or type(a._data) is not np.ndarray:  # an array, a number, vmap's
-                return cls.apply(*inputs)
-            if enabled and a.requires_grad:
-                if a._base is not None or a._data.dtype.kind == "c":  # a view, or complex: apply
-                    return cls.apply(*inputs)
-                record = True
-    arrays = [None if a is None else a._data for a in inputs]
+def plain_forward(cls, side=False):
+    """How an op computes its outputs from arrays when nothing is recorded: "fast" (its `_fast`
+    NumPy function) or "forward" (forward with a ctx). Eager (_run_plain), the graph interpreter
+    and codegen all take this one choice; `side`: the equation reads what forward stores on ctx."""
+    return "fast" if cls._fast is not None and not side else "forward"
+
+
+def _record(cls, args, arrays, edges, need):
+    """Record: run forward with a ctx that becomes the output's grad_fn, edges to the inputs' nodes."""
+    ctx = _new(cls)
+    ctx._to_save = ctx._non_diff = None
+    ctx._saved = ()
+    ctx.needs_input_grad = need
     try:
-        out = cls._fast(*arrays)
+        if len(arrays) == 2:  # a call without * unpacking is a fast Python-to-Python call
+            out = cls.forward(ctx, arrays[0], arrays[1])
+        else:
+            out = cls.forward(ctx, *arrays)
     except (ValueError, IndexError, TypeError) as e:
         raise _op_error(cls, arrays, e) from None
     if type(out) is not np.ndarray:
-        out = np.asanyarray(out)  # NumPy gives scalars for 0-d results
-    if not record or out.dtype.kind != "f":  # (an integer result is not differentiable)
-        t = _plain(out)
-        if _user_no_grad[0]:
-            _mark_cut(t, inputs)
-        return t
-    ctx = _new(cls)
-    ctx._to_save = ctx._non_diff = None
-    need = []
-    edges = []
-    for a in inputs:
-        if a is not None and a.requires_grad:
-            fn = a.grad_fn
-            d = a._data
-            edges.append((fn if fn is not None else _accumulator(a), a._output_nr, d.shape, d.dtype))
-            need.append(True)
-        else:
-            edges.append(_no_edge(a))
-            need.append(False)
-    ctx.needs_input_grad = tuple(need)
+        out = _unwrap_outputs(out)
+    if not cls._complex:
+        _refuse_complex(cls, edges, out)
     ctx._edges = edges
     ctx._seq = next(_seq)
-    saved = []
-    for i in saves:
-        a = inputs[i]
-        vc = a._vc
-        if vc is None:
-            vc = a._vc = [0]
-        saved.append((0, a, vc, vc[0]))
-    ctx._saved = _hooked(ctx, saved) if _saved_hooks.stack else saved
-    t = _new(Tensor)
-    t._data = out
-    t._output_nr = 0
-    t._vc = None
-    t.requires_grad = True
-    t.grad_fn = ctx
-    return t
+    to_save = ctx._to_save
+    if type(out) is not tuple:
+        raw = out
+        if type(out) is not np.ndarray:
+            out = np.asanyarray(out)  # NumPy gives scalars for 0-d results
+        if out.dtype.kind in "fc" and (ctx._non_diff is None or not _is_in(out, ctx._non_diff)):
+            t = Tensor._make(out, True, ctx, 0)
+        else:
+            t = _plain(out)
+        if cls._is_view:
+            _share_view(t, args[0])
+        if to_save:
+            ctx._to_save = None
+            ctx._saved = _pack(to_save, args, arrays, (raw,), (t,))
+            if _saved_hooks.stack:
+                ctx._saved = _hooked(ctx, ctx._saved)
+        return t
+    ctx._to_save = None
+    non_diff = ctx._non_diff
+    raws = out
+    outs = tuple(o if type(o) is np.ndarray else np.asanyarray(o) for o in out)
+    ctx._n_out = len(outs)
+    ctx._special = True
+    ctx._out_meta = [(o.shape, o.dtype) for o in outs]
+    results = []
+    for i, o in enumerate(outs):
+        diff = o.dtype.kind in "fc" and (non_diff is None or not _is_in(o, non_diff))
+        t = Tensor._make(o, True, ctx, i) if diff else _plain(o)
+        if cls._is_view:
+            _share_view(t, args[0])
+        results.append(t)
+    if to_save:
+        ctx._saved = _pack(to_save, args, arrays, raws, results)
+        if _saved_hooks.stack:
+            ctx._saved = _hooked(ctx, ctx._saved)
+    return tuple(results)
 
 
 _scalars = {}
@@ -736,6 +707,8 @@ def _scalar(v, dtype):
 
 
 _MIN_BYTES = _buffers.MIN_BYTES
+_result, _like = _buffers.result, _buffers.like  # (names the generated eager paths read)
+_ndarray, _asanyarray = np.ndarray, np.asanyarray
 
 _NO_EDGE = (None, 0, None, None)  # an argument that is not a tensor input (a number, a dim, None)
 _NO_EDGE_T = tuple([None, 0, None, None])  # a tensor input that needs no gradient (a distinct object)
@@ -838,7 +811,7 @@ def _mark_cut(t, args):
     """Mark an unrecorded result with why it has no graph (the doctor's provenance, named by the
     error of a backward() through it): inside a user's no_grad block (grad_mode: its site) a result
     that would have been recorded; anywhere, a result computed from a tensor cut by .detach()."""
-    if not args:  # (_apply_plain called with the arrays only: nothing to carry a mark from)
+    if not args:  # (_run_plain called with the arrays only: nothing to carry a mark from)
         return
     site = _state.site
     no_grad_site = site is not None and not _state.enabled
@@ -852,16 +825,6 @@ def _mark_cut(t, args):
                 why = a._why
     if why is not None:
         t._why = why
-
-
-def _plain(arr):
-    t = _new(Tensor)
-    t._data = arr
-    t.requires_grad = False
-    t.grad_fn = None
-    t._output_nr = 0
-    t._vc = None
-    return t
 
 
 def _pack(to_save, args, arrays, outs, results):
@@ -1008,5 +971,6 @@ def _dispatch(cls, args):
 
 
 from ..tensor import Tensor  # noqa: E402  (Tensor imports this module's names lazily)
+_plain = Tensor._make  # a plain tensor of an array: no graph (the one Tensor constructor)
 from . import observers as _observers  # noqa: E402
 from .levels import interpret as _interpret  # noqa: E402

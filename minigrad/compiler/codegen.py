@@ -11,6 +11,7 @@ import keyword
 
 import numpy as np
 
+from ..autograd.function import plain_forward
 from ..graph import interpret as _interp
 from ..graph.ir import Var
 from ..tensor import Tensor
@@ -158,7 +159,7 @@ def _eqn_lines(gen, e, where, slot_of, views, view_of, lines):
         lines.append(f"    {_v(v)} = {u}({args}, out=_B[{j}]){where}")
         return
     f = gen.const(e.fn, "F")
-    if e.fn._fast is not None and not e.side:
+    if plain_forward(e.fn, e.side) == "fast":  # the choice eager makes (autograd/function.py)
         call = f"{f}._fast({args})"
         ctx = False
     else:

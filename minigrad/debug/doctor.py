@@ -102,13 +102,15 @@ def _leaf_ids(tensors):
 
 
 _DISPATCH = {_PKG + "autograd" + os.sep + n for n in ("function.py", "observers.py", "levels.py")}
+_GENERATED = _PKG + "autograd" + os.sep + "function<eager path of "  # the ops' generated eager paths
 
 
 def _op_frame():
     """The frame that called the op's apply (an op wrapper, a Tensor method, or user code): the
     first frame outside the dispatch (autograd/function.py, observers.py, levels.py) and the doctor."""
     f = sys._getframe(2)
-    while f is not None and (f.f_code.co_filename in _DISPATCH or f.f_code.co_filename == __file__):
+    while f is not None and (f.f_code.co_filename in _DISPATCH or f.f_code.co_filename == __file__
+                             or f.f_code.co_filename.startswith(_GENERATED)):
         f = f.f_back
     return f
 

@@ -2,7 +2,7 @@
 when no graph is recorded), effects write into the bound tensors, in program order."""
 import numpy as np
 
-from ..autograd.function import _NoGradCtx
+from ..autograd.function import _NoGradCtx, plain_forward
 from ..tensor import Tensor
 from .ir import HyperRef, Var, hyper_value
 
@@ -51,7 +51,7 @@ def eval_eqn(e, vals):
     values: (its outputs as arrays, forward's ctx or None). graph.run and constant folding share it."""
     cls = e.fn
     ctx = None
-    if cls._fast is not None and not e.side:
+    if plain_forward(cls, e.side) == "fast":  # the choice eager makes (autograd/function.py)
         out = cls._fast(*vals)
     else:
         ctx = _Ctx()

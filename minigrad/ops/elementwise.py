@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.function import (ALWAYS, IF_OTHER, INPUT, OUTPUT, BinaryUfunc, Function, Kernel, NoRule,
-                                 UnaryUfunc, _binary, _plain, _scalar, _unary, _unrecorded)
+                                 UnaryUfunc, _scalar)
 from ..autograd.function import holomorphic as _holomorphic  # noqa: F401 (_scalar: ops/inplace.py)
 from .._memory_format import _c_order
 from ..tensor import Tensor
@@ -170,7 +170,7 @@ def add(input, other, *args, alpha=1):
         alpha, other = _deprecated_overload("add", (other,), args)
     if alpha != 1:
         other = mul(other, alpha)  # other * alpha, as PyTorch's add(input, other, alpha=)
-    if type(input) is Tensor and (out := _binary(Add, input, other)) is not None:
+    if type(input) is Tensor and (out := Add._try(input, other)) is not None:
         return out
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         return add(other, input)  # 2 + t: the tensor is the first operand (next_functions in PyTorch's order)
@@ -227,7 +227,7 @@ def sub(input, other, *args, alpha=1):
         other = mul(other, alpha)
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         return Rsub.apply(*_promote(other, input))
-    if type(input) is Tensor and (out := _binary(Sub, input, other)) is not None:
+    if type(input) is Tensor and (out := Sub._try(input, other)) is not None:
         return out
     return Sub.apply(*_promote(input, other))
 
@@ -255,7 +255,7 @@ class Mul(BinaryUfunc):
 
 
 def mul(input, other):
-    if type(input) is Tensor and (out := _binary(Mul, input, other)) is not None:
+    if type(input) is Tensor and (out := Mul._try(input, other)) is not None:
         return out
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         return mul(other, input)  # 2 * t: the tensor is the first operand (next_functions in PyTorch's order)
@@ -338,7 +338,7 @@ class DivRounding(Function):
 
 def div(input, other, rounding_mode=None):
     if (rounding_mode is None and type(input) is Tensor and input._data.dtype.kind == "f"
-            and (out := _binary(Div, input, other)) is not None):
+            and (out := Div._try(input, other)) is not None):
         return out
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
@@ -443,7 +443,7 @@ class Neg(UnaryUfunc):
 
 
 def neg(input):
-    return _unary(Neg, input)
+    return Neg._call(input)
 
 
 class Pow(Function):
@@ -818,9 +818,7 @@ class Relu(UnaryUfunc):
     @staticmethod
     def backward(ctx, g):
         out, = ctx.saved_tensors
-        if _unrecorded():  # no graph of this backward is wanted: the mask straight from the arrays
-            return _plain(_threshold_backward(g._data, out._data))
-        return ThresholdBackward.apply(g, out)
+        return ThresholdBackward.apply(g, out)  # unrecorded: its _fast, the mask from the arrays
 
 
 def _threshold_backward(g, y):
@@ -902,19 +900,19 @@ class Erf(Function):
 
 # the float-valued ops take an integer or bool input as the default float dtype, as PyTorch (NumPy gave
 # float64, or float16 for bool, and sigmoid kept int64: sigmoid(tensor([1, 2])) was [0, 0])
-def exp(input): return _unary(Exp, _float(input))
-def log(input): return _unary(Log, _float(input))
-def log1p(input): return _unary(Log1P, _float(input))
-def expm1(input): return _unary(Expm1, _float(input))
-def sqrt(input): return _unary(Sqrt, _float(input))
+def exp(input): return Exp._call(_float(input))
+def log(input): return Log._call(_float(input))
+def log1p(input): return Log1P._call(_float(input))
+def expm1(input): return Expm1._call(_float(input))
+def sqrt(input): return Sqrt._call(_float(input))
 def rsqrt(input): return Rsqrt.apply(_float(input))
-def reciprocal(input): return _unary(Reciprocal, _float(input))
-def sin(input): return _unary(Sin, _float(input))
-def cos(input): return _unary(Cos, _float(input))
-def tan(input): return _unary(Tan, _float(input))
-def tanh(input): return _unary(Tanh, _float(input))
+def reciprocal(input): return Reciprocal._call(_float(input))
+def sin(input): return Sin._call(_float(input))
+def cos(input): return Cos._call(_float(input))
+def tan(input): return Tan._call(_float(input))
+def tanh(input): return Tanh._call(_float(input))
 def sigmoid(input): return Sigmoid.apply(_float(input))
-def relu(input): return _unary(Relu, input)
+def relu(input): return Relu._call(input)
 def abs(input): return Abs.apply(input)  # noqa: A001
 def erf(input): return Erf.apply(_float(input))
 
@@ -1880,17 +1878,17 @@ class Atanh(UnaryUfunc):
 
 def trunc(input): return Trunc.apply(input) if input.dtype.kind == "f" else input  # noqa: A002
 def frac(input): return Frac.apply(input)  # noqa: A002
-def exp2(input): return _unary(Exp2, _float(input))  # noqa: A002
-def log2(input): return _unary(Log2, _float(input))  # noqa: A002
-def log10(input): return _unary(Log10, _float(input))  # noqa: A002
-def asin(input): return _unary(Asin, _float(input))  # noqa: A002
-def acos(input): return _unary(Acos, _float(input))  # noqa: A002
-def atan(input): return _unary(Atan, _float(input))  # noqa: A002
-def sinh(input): return _unary(Sinh, _float(input))  # noqa: A002
-def cosh(input): return _unary(Cosh, _float(input))  # noqa: A002
-def asinh(input): return _unary(Asinh, _float(input))  # noqa: A002
-def acosh(input): return _unary(Acosh, _float(input))  # noqa: A002
-def atanh(input): return _unary(Atanh, _float(input))  # noqa: A002
+def exp2(input): return Exp2._call(_float(input))  # noqa: A002
+def log2(input): return Log2._call(_float(input))  # noqa: A002
+def log10(input): return Log10._call(_float(input))  # noqa: A002
+def asin(input): return Asin._call(_float(input))  # noqa: A002
+def acos(input): return Acos._call(_float(input))  # noqa: A002
+def atan(input): return Atan._call(_float(input))  # noqa: A002
+def sinh(input): return Sinh._call(_float(input))  # noqa: A002
+def cosh(input): return Cosh._call(_float(input))  # noqa: A002
+def asinh(input): return Asinh._call(_float(input))  # noqa: A002
+def acosh(input): return Acosh._call(_float(input))  # noqa: A002
+def atanh(input): return Atanh._call(_float(input))  # noqa: A002
 
 
 fix, arcsin, arccos, arctan, arcsinh, arccosh, arctanh = trunc, asin, acos, atan, asinh, acosh, atanh

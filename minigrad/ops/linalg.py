@@ -1,7 +1,7 @@
 """Linear algebra: matmul (1-D, 2-D, batched with broadcasting), mm, bmm, dot, outer, einsum."""
 import numpy as np
 
-from ..autograd.function import Function, NoRule, _fast_apply, _plain, _unrecorded, holomorphic
+from ..autograd.function import ALWAYS, NEVER, Function, NoRule, holomorphic
 from .._memory_format import _c_order
 from ..tensor import Tensor, _shape_of
 from .elementwise import _promote
@@ -131,22 +131,17 @@ class Addmm(Function):
 
     op_name = "linear"
 
-    _fast = staticmethod(_addmm)  # forward's result: linear records it in one call (_fast_apply)
-
-    @staticmethod
-    def forward(ctx, x, w, b):
-        ctx.save_for_backward(x, w)
-        return _addmm(x, w, b)
+    # declared: forward is _addmm, backward reads x and w (linear records it in one call, _call)
+    _declared = True
+    _fast = staticmethod(_addmm)
+    _saves = (ALWAYS, ALWAYS, NEVER)
+    _optional = (2,)  # the bias may be None
 
     @staticmethod
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
-        if _unrecorded():  # no graph of this backward is wanted: the products straight from the arrays
-            dx, dw, db = _addmm_grads(g._data, x._data, w._data, need)
-            return (None if dx is None else _plain(dx), None if dw is None else _plain(dw),
-                    None if db is None else _plain(db))
-        out = AddmmBackward.apply(g, x, w, need)
+        out = AddmmBackward.apply(g, x, w, need)  # unrecorded: its _fast, the products from the arrays
         if len(out) == 3:  # every input needs its gradient (the common hidden layer)
             return out
         it = iter(out)
@@ -266,10 +261,7 @@ def linear(x, weight, bias=None):
     if wt.kind == "c":  # Addmm's backward is real calculus in NumPy: complex goes by matmul (Wirtinger rules)
         out = matmul(x, weight.transpose(-2, -1))
         return out + bias if bias is not None else out
-    return _fast_apply(Addmm, (x, weight, bias), _SAVES_XW)
-
-
-_SAVES_XW = (0, 1)  # Addmm saves x and w
+    return Addmm._call(x, weight, bias)
 
 
 def outer(input, vec2):

@@ -7,7 +7,7 @@ gradient, its backward the second derivative (through softmax), so one definitio
 import numpy as np
 
 from .. import kernels
-from ..autograd.function import Function, NoRule, _spread, _unrecorded
+from ..autograd.function import Function, NoRule, _spread
 from ..tensor import Tensor
 from .elementwise import LogSigmoid, clamp, log, sigmoid
 from .reduction import log_softmax, softmax
@@ -125,10 +125,7 @@ class CrossEntropyLoss(Function):
     def backward(ctx, g):
         z, target = ctx.saved_tensors
         need = tuple(ctx.needs_input_grad[:2])
-        if _unrecorded():  # no graph of this backward is wanted: its forward, straight from the arrays
-            grads = CrossEntropyLossBackward._apply_plain(None, (g._data, z._data, target._data, ctx.st, need))
-        else:
-            grads = CrossEntropyLossBackward.apply(g, z, target, ctx.st, need)
+        grads = CrossEntropyLossBackward.apply(g, z, target, ctx.st, need)
         return _spread(grads, need) + (None,) * 5
 
     @staticmethod

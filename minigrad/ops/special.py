@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .. import _dtype, _specfun
-from ..autograd.function import ALWAYS, INPUT, BinaryUfunc, Function, Kernel, NoRule, UnaryUfunc, _binary, _unary
+from ..autograd.function import ALWAYS, INPUT, BinaryUfunc, Function, Kernel, NoRule, UnaryUfunc
 from ..tensor import Tensor
 from .elementwise import (_NonDifferentiable, _cast_to, _float, _float_pair, _inplace_of, _is_float, _no_grad_out,
                           _promote, cos, exp, log, sign, where)
@@ -84,7 +84,7 @@ def xlogy(input, other):  # noqa: A002
     # a number becomes a 0-d tensor of the result dtype (np.log(2) alone is float64)
     dt = (x if isinstance(x, Tensor) else y).dtype
     x, y = _cast_to(x, dt), _cast_to(y, dt)
-    if type(x) is Tensor and (out := _binary(Xlogy, x, y)) is not None:
+    if type(x) is Tensor and (out := Xlogy._try(x, y)) is not None:
         return out
     return Xlogy.apply(x, y)
 
@@ -132,7 +132,7 @@ class Sinc(UnaryUfunc):
 
 def sinc(input):  # noqa: A002
     """sin(πx) / (πx), 1 at 0 (torch.sinc); integers and bools give the default float dtype."""
-    return _unary(Sinc, _float(input))
+    return Sinc._call(_float(input))
 
 
 xlogy_ = _inplace_of(xlogy, "xlogy_")

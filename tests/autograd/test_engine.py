@@ -798,47 +798,98 @@ def test_node_no_gradient_reaches_is_not_run():
     del unused
 
 
-# -- BinaryUfunc ops recorded in one call (function._binary) match apply -----------------------------
+# -- declared ops: the eager path written from their declarations records what the ctx protocol does ---
+
+def _declared_ops():
+    import minigrad.ops  # noqa: F401  (every op class defined)
+    from minigrad.autograd.function import Function
+    out, todo = [], list(Function.__subclasses__())
+    while todo:
+        c = todo.pop()
+        todo.extend(c.__subclasses__())
+        if c.__dict__.get("_eager_source") is not None:
+            out.append(c)
+    return sorted(out, key=lambda c: c.__name__)
+
+
+def test_declared_ops_are_the_ufunc_families_and_linear():
+    names = {c.__name__ for c in _declared_ops()}
+    assert {"Add", "Sub", "Mul", "Div", "Exp", "Log", "Tanh", "Sqrt", "Neg", "Addmm"} <= names
+
+
+def _declared_inputs(cls, need, rng):
+    n = len(cls._spec[0])
+    if cls.__name__ == "Addmm":
+        shapes = [(3, 4), (2, 4), (2,)]
+    else:
+        shapes = [(3,)] * n
+    return [mg.tensor(rng.random(s) * 0.8 + 0.1, requires_grad=r) if r is not None else None
+            for s, r in zip(shapes, need)]
+
+
+@pytest.mark.parametrize("cls", _declared_ops(), ids=lambda c: c.__name__)
+def test_declared_eager_path_records_what_the_ctx_protocol_records(cls):
+    # the one-call path generated from `_fast`/`_saves` (cls._call) and the ctx protocol running the
+    # derived forward (function._generic) must make the same output, node, edges and saved values,
+    # for every combination of inputs needing a gradient
+    from itertools import product
+    from minigrad.autograd import function as F
+    n = len(cls._spec[0])
+    choices = [(True, False, None) if i in cls._optional else (True, False) for i in range(n)]
+    rng = np.random.default_rng(0)
+    for need in product(*choices):
+        if not any(need):
+            continue
+        args = _declared_inputs(cls, need, rng)
+        fast = cls._call(*args)
+        slow = F._generic(cls, tuple(args))
+        np.testing.assert_array_equal(fast.detach().numpy(), slow.detach().numpy())
+        nf, ns = fast.grad_fn, slow.grad_fn
+        assert type(nf) is cls and type(ns) is cls and nf.needs_input_grad == ns.needs_input_grad
+        assert [tuple(e) for e in nf._edges] == [tuple(e) for e in ns._edges]
+        assert len(nf._saved) == len(ns._saved)
+        for sf, ss in zip(nf._saved, ns._saved):
+            assert sf[0] == ss[0] and sf[3] == ss[3]
+            if sf[0] == 1:      # the own output, as its array
+                assert sf[1][0] is fast._data and ss[1][0] is slow._data
+            else:               # an input (the same Tensor and version counter), or None
+                assert sf[1] is ss[1] and sf[2] is ss[2]
+        leaves = [t for t in args if t is not None and t.requires_grad]
+        for u, v in zip(mg.autograd.grad(fast.sum(), leaves), mg.autograd.grad(slow.sum(), leaves)):
+            np.testing.assert_array_equal(u.numpy(), v.numpy())
+
 
 @pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
-@pytest.mark.parametrize("need, other", [((True, False), "tensor"), ((False, True), "tensor"),
-                                         ((True, True), "tensor"), ((True, False), "float")])
-def test_binary_fast_path_records_what_apply_records(op, need, other):
+def test_binary_scalar_operand_is_the_cached_constant(op):
     from minigrad.autograd import function as F
     from minigrad.ops import elementwise as E
     cls = getattr(E, op)
-    rng = np.random.default_rng(0)
-    a = mg.tensor(rng.random(3) + 0.5, requires_grad=need[0])
-    b = 1.75 if other == "float" else mg.tensor(rng.random(3) + 0.5, requires_grad=need[1])
-    fast = F._binary(cls, a, b)
-    bb = F._scalar(b, a.dtype) if other == "float" else b
-    slow = cls.apply(a, bb)
+    a = mg.tensor(np.random.default_rng(0).random(3) + 0.5, requires_grad=True)
+    fast = cls._try(a, 1.75)
+    slow = F._generic(cls, (a, F._scalar(1.75, a.dtype)))
     np.testing.assert_array_equal(fast.detach().numpy(), slow.detach().numpy())
-    nf, ns = fast.grad_fn, slow.grad_fn
-    assert type(nf) is cls and nf.needs_input_grad == ns.needs_input_grad
-    assert [(e[0], e[1], e[2], e[3]) for e in nf._edges] == [(e[0], e[1], e[2], e[3]) for e in ns._edges]
-    assert len(nf._saved) == len(ns._saved)
-    for sf, ss in zip(nf._saved, ns._saved):
-        assert sf[0] == ss[0] and sf[1] is ss[1] and sf[2] is ss[2] and sf[3] == ss[3]
-    # and the gradients through either node are the same
-    leaves = [t for t in (a, b) if isinstance(t, mg.Tensor) and t.requires_grad]
-    gf = mg.autograd.grad(fast.sum(), leaves)
-    gs = mg.autograd.grad(slow.sum(), leaves)
-    for u, v in zip(gf, gs):
-        np.testing.assert_array_equal(u.numpy(), v.numpy())
+    assert fast.grad_fn._edges[1] is slow.grad_fn._edges[1] is F._NO_EDGE  # a number: no edge
+    (gf,), (gs,) = mg.autograd.grad(fast.sum(), [a]), mg.autograd.grad(slow.sum(), [a])
+    np.testing.assert_array_equal(gf.numpy(), gs.numpy())
 
 
 def test_binary_fast_path_declines_what_it_does_not_handle():
-    from minigrad.autograd import function as F
     from minigrad.ops import elementwise as E
     f32 = mg.ones(2, dtype=mg.float32, requires_grad=True)
     f64 = mg.ones(2, dtype=mg.float64)
-    assert F._binary(E.Mul, f32, f64) is None             # dtypes differ: promotion is the caller's
-    assert F._binary(E.Mul, mg.ones(2, dtype=mg.int64), 2.5) is None  # int * float promotes
-    assert F._binary(E.Mul, f32, 2) is None                # a Python int: the caller's rules
+    assert E.Mul._try(f32, f64) is None             # dtypes differ: promotion is the caller's
+    assert E.Mul._try(mg.ones(2, dtype=mg.int64), 2.5) is None  # int * float promotes
+    assert E.Mul._try(f32, 2) is None                # a Python int: the caller's rules
     # and the public ops still give PyTorch's dtypes for those
     assert (f32 * f64).dtype == mg.float64 and (mg.ones(2, dtype=mg.int64) * 2.5).dtype == mg.float32
     assert (mg.ones(2, dtype=mg.int64) / mg.ones(2, dtype=mg.int64)).dtype == mg.float32
+
+
+def test_declared_eager_path_is_readable():
+    # a learner can read an op's eager path: the generated text, with the op's saves spelled out
+    from minigrad.ops.elementwise import Exp, Mul
+    assert "def _call(a0, a1):" in Mul._eager_source and "_SAVED_NONE" in Mul._eager_source
+    assert "so = (1, (out, 0), vc, 0)" in Exp._eager_source  # exp's backward reads its output
 
 
 def test_binary_fast_path_on_a_view_and_uncached_scalars():
@@ -880,39 +931,7 @@ def test_binary_fast_path_broadcast_error_names_op_and_shapes():
         mg.ones(2) + mg.ones(3)
 
 
-# -- UnaryUfunc ops recorded in one call (function._unary) match apply -------------------------------
-
-def _unary_ops():
-    from minigrad.autograd.function import UnaryUfunc
-    return sorted(UnaryUfunc.__subclasses__(), key=lambda c: c.__name__)
-
-
-def test_unary_ufunc_ops_are_the_elementwise_ones():
-    names = {c.__name__ for c in _unary_ops()}
-    assert {"Exp", "Log", "Tanh", "Sqrt", "Neg", "Sin", "Cos"} <= names
-
-
-@pytest.mark.parametrize("cls", _unary_ops(), ids=lambda c: c.__name__)
-def test_unary_fast_path_records_what_apply_records(cls):
-    from minigrad.autograd import function as F
-    a = mg.tensor(np.random.default_rng(1).random(5) * 0.8 + 0.1, requires_grad=True)
-    fast = F._unary(cls, a)
-    slow = cls.apply(a)
-    np.testing.assert_array_equal(fast.detach().numpy(), slow.detach().numpy())
-    nf, ns = fast.grad_fn, slow.grad_fn
-    assert type(nf) is cls and nf.needs_input_grad == ns.needs_input_grad == (True,)
-    assert [tuple(e) for e in nf._edges] == [tuple(e) for e in ns._edges]
-    assert len(nf._saved) == len(ns._saved)
-    for sf, ss in zip(nf._saved, ns._saved):
-        assert sf[0] == ss[0] and sf[3] == ss[3]
-        if sf[0] == 0:      # the input itself
-            assert sf[1] is ss[1] is a
-        else:               # the own output, as its array
-            assert sf[1][0] is fast._data and ss[1][0] is slow._data
-    (gf,) = mg.autograd.grad(fast.sum(), [a])
-    (gs,) = mg.autograd.grad(slow.sum(), [a])
-    np.testing.assert_array_equal(gf.numpy(), gs.numpy())
-
+# -- the declared ops' eager paths: versions, views, complex, observers, errors -----------------------
 
 def test_unary_fast_path_saved_output_checks_its_version():
     x = leaf([0.5, 1.0])
@@ -955,30 +974,6 @@ def test_fast_paths_reach_the_op_observers(expr):
     seen.clear()
     expr(leaf([1.0, 2.0]))
     assert not seen, "the observer was still called after its handle was removed"
-
-
-# -- linear recorded in one call (function._fast_apply) matches apply ---------------------------------
-
-@pytest.mark.parametrize("need", [(True, True, True), (False, True, True), (True, False, False),
-                                  (False, True, None), (True, True, None)])
-def test_linear_fast_path_records_what_apply_records(need):
-    from minigrad.ops.linalg import Addmm
-    rng = np.random.default_rng(2)
-    x = mg.tensor(rng.random((3, 4)), requires_grad=need[0])
-    w = mg.tensor(rng.random((2, 4)), requires_grad=need[1])
-    b = None if need[2] is None else mg.tensor(rng.random(2), requires_grad=need[2])
-    fast = mg.nn.functional.linear(x, w, b)
-    slow = Addmm.apply(x, w, b)
-    np.testing.assert_array_equal(fast.detach().numpy(), slow.detach().numpy())
-    nf, ns = fast.grad_fn, slow.grad_fn
-    assert type(nf) is Addmm and nf.needs_input_grad == ns.needs_input_grad
-    assert [tuple(e) for e in nf._edges] == [tuple(e) for e in ns._edges]
-    assert len(nf._saved) == len(ns._saved) == 2
-    for sf, ss in zip(nf._saved, ns._saved):
-        assert sf[0] == ss[0] == 0 and sf[1] is ss[1] and sf[2] is ss[2] and sf[3] == ss[3]
-    leaves = [t for t in (x, w, b) if t is not None and t.requires_grad]
-    for u, v in zip(mg.autograd.grad(fast.sum(), leaves), mg.autograd.grad(slow.sum(), leaves)):
-        np.testing.assert_array_equal(u.numpy(), v.numpy())
 
 
 def test_linear_fast_path_no_grad_view_version_and_errors():
