@@ -62,19 +62,20 @@ def min_elements(ns_per_element):
     return max(GRAIN, int(WORK_NS / ns_per_element))
 
 
-def per_chunk(row_size, grain=GRAIN):
-    """Rows per chunk: whole rows, at least `grain` elements (fixed by the problem's size alone)."""
-    return max(1, -(-grain // max(1, row_size)))
+def per_chunk(row_size, grain=None):
+    """Rows per chunk: whole rows, at least `grain` (default GRAIN) elements (fixed by the problem's
+    size alone)."""
+    return max(1, -(-(grain or GRAIN) // max(1, row_size)))
 
 
-def chunks(rows, row_size, grain=GRAIN):
+def chunks(rows, row_size, grain=None):
     """[(lo, hi)] splitting `rows` rows of `row_size` elements into chunks of per_chunk rows (the
     last takes the tail)."""
     per = per_chunk(row_size, grain)
     return [(lo, min(rows, lo + per)) for lo in range(0, rows, per)]
 
 
-def run_rows(fn, rows, row_size=1, grain=GRAIN):
+def run_rows(fn, rows, row_size=1, grain=None):
     """fn(lo, hi) over row ranges [lo, hi) covering 0 .. rows - 1 once, on the pool: each range a
     run of whole chunks (chunks' boundaries), one range per thread. For kernels whose rows do not
     interact: the result is the same however the rows are grouped."""
@@ -213,6 +214,8 @@ def run(fn, n):
     slow to start, on a busy machine, costs nothing)."""
     t = threads() if n > 1 else 1
     if t <= 1:
+        if _pool is not None and _pool.size and threads() == 1:
+            _pool.resize(0)   # mg.set_num_threads(1): the workers stop
         fn(0, n)
         return
     p = _get(t - 1)

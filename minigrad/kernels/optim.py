@@ -103,8 +103,9 @@ def _adam(p, g, m, v, vmax, amsgrad, maximize, wd_mode, wd, small_w, w, b2, c2, 
 
 from .. import _pool  # noqa: E402
 
-_SGD_MIN = _pool.min_elements(0.3)
-_ADAM_MIN = _pool.min_elements(1.0)
+# serial ns per float32 element, measured (2^18 elements, best of 40, loaded shared 2-core machine)
+_SGD_MIN = _pool.min_elements(0.11)    # plain SGD: 0.11 ns (momentum reads and writes one array more)
+_ADAM_MIN = _pool.min_elements(0.44)   # Adam: 0.44 ns
 
 
 def sgd(p, g, buf, first, nlr, weight_decay, momentum, damp, nesterov, maximize):
