@@ -4,7 +4,7 @@ Why its own: numba's OpenMP threading layer aborts in a forked child that runs p
 DataLoader worker) and its workqueue layer is not safe with several calling threads. This pool is a
 few persistent Python threads; a kernel is split into chunks, each chunk a call of a numba function
 compiled with ``nogil=True`` (numba releases the GIL for the whole call), so chunks on different
-threads truly run at once. Python holds the GIL only to hand out a chunk (a few microseconds).
+threads truly run at once. Python holds the GIL only to hand out a range of chunks (a few microseconds).
 
 * Size: ``mg.get_num_threads()`` threads in all, the calling thread included (so ``n - 1``
   workers), fewer while the adaptation to a busy machine (``_threads.adapted()``) lowers BLAS's
@@ -25,10 +25,20 @@ threads truly run at once. Python holds the GIL only to hand out a chunk (a few 
 
 BLAS and this pool. OpenBLAS's workers spin for a while after each multi-threaded GEMM; a pool thread
 started then competes with them for the cores (measured for the issue: GEMM chunks on two Python
-threads 0.50 -> 0.85 ms right after a two-thread BLAS call). The two designs compared (loaded shared
-2-core machine, see ``PARALLEL_AFTER_BLAS`` below for the figures) were "BLAS's threads and the pool
-both at n" and "the pool only where BLAS is idle". What was chosen: both at n (the pool runs its
-chunks whatever BLAS did last) -- the numbers are in the comment on ``PARALLEL_AFTER_BLAS``.
+threads 0.50 -> 0.85 ms right after a two-thread BLAS call). Two designs were compared: (A) BLAS's
+threads and the pool both at mg.get_num_threads(); (B) the pool only where BLAS is idle. In a training
+step GEMMs come every few milliseconds and OpenBLAS's workers spin for up to ~0.1 s after each, so
+(B) amounts to "the pool never splits while BLAS has several threads", i.e. no parallel kernels in
+the default setting. Measured here (shared 2-core machine at load ~7, so a free core was rare: read
+these as loaded-machine figures), layer_norm forward (2048 x 512 floats) right after a (256, 512) @
+(512, 256) GEMM, best of 30: BLAS 2 threads: pool 1 366 us, pool 2 481 us; BLAS 1 thread: pool 1
+406 us, pool 2 441 us; with a delay of 2-200 ms after the GEMM the four settings were within the
+noise of each other (415-611 us). So the spinning BLAS worker did cost a second pool thread ~10-25%
+here, but on this loaded machine two threads did not win in any setting either. Chosen: (A), the
+simplest, with three safety valves: the adaptation to a busy machine (_threads.adapt) lowers BLAS's
+and the pool's threads together; mg.set_num_threads(1) makes every kernel serial; and
+$MINIGRAD_POOL_WORK_NS=inf switches the pool off (kernels serial, BLAS untouched), so (A) and
+"BLAS only" can be compared on a quiet machine (the figures for the issue are measured there).
 """
 import atexit
 import itertools
@@ -59,7 +69,7 @@ def threads():
 def min_elements(ns_per_element):
     """The size threshold of a kernel costing `ns_per_element` (serial, measured): the elements
     that take WORK_NS on one thread."""
-    return max(GRAIN, int(WORK_NS / ns_per_element))
+    return max(GRAIN, int(min(WORK_NS / ns_per_element, 1 << 62)))   # WORK_NS = inf: never
 
 
 def per_chunk(row_size, grain=None):
