@@ -375,3 +375,33 @@ def test_a_process_using_the_pool_exits_promptly():
     end = time.monotonic()
     assert p.returncode == 0, p.stderr
     assert end - float(p.stdout.split()[-1]) < 15.0   # from the last line to the process gone (a hang: 120 s)
+
+
+@needs_numba
+def test_ops_and_an_adam_step_give_the_same_bits_for_1_and_2_threads(threads_restored, monkeypatch):
+    """Through the ops that call the split kernels (layer_norm, batch_norm, gelu, relu,
+    cross_entropy and Adam), forward and backward, above every threshold involved."""
+    import minigrad.nn.functional as F
+    rng = np.random.default_rng(4)
+    x0 = rng.standard_normal((300, 512)).astype(np.float32)
+    w0 = rng.standard_normal(512).astype(np.float32)
+    im0 = rng.standard_normal((8, 16, 32, 32)).astype(np.float32)
+    z0 = rng.standard_normal((4200, 100)).astype(np.float32)
+    t0 = rng.integers(0, 100, 4200)
+    r0 = rng.standard_normal(600_000).astype(np.float32)
+    split = []
+    run = _pool.run
+    monkeypatch.setattr(_pool, "run", lambda fn, n: (split.append(n), run(fn, n)))
+    got = []
+    for n in (1, 2):
+        mg.set_num_threads(n)
+        x, w = mg.tensor(x0, requires_grad=True), mg.tensor(w0, requires_grad=True)
+        im, z, r = (mg.tensor(a, requires_grad=True) for a in (im0, z0, r0))
+        loss = (F.gelu(F.layer_norm(x, (512,), w)).sum() + F.batch_norm(im, None, None, training=True).square().sum()
+                + F.cross_entropy(z, mg.tensor(t0)) + F.relu(r).sum())
+        loss.backward()
+        opt = mg.optim.Adam([w, x], lr=1e-3)
+        opt.step()
+        got.append([_bits(a.detach().numpy()) for a in (loss, x.grad, w.grad, im.grad, z.grad, r.grad, x, w)])
+    assert got[0] == got[1]
+    assert len(split) >= 2 * 10   # per pass: ln fwd/bwd, bn fwd/bwd, gelu fwd/bwd, ce fwd/bwd, relu fwd/bwd, adam
