@@ -278,6 +278,18 @@ def test_fused_kernel_split_over_the_pool_is_bitwise_the_serial_one(threads_rest
     s = a * b
     np.testing.assert_array_equal(k("", a, b, c)[0], s + c)
     assert "prange" not in k.source and "parallel=" not in k.source   # never numba's OpenMP layer
+    # a broadcast input: the group runs over its first axis, split in ranges of rows
+    rows = fused._pool_min() // 400 + 3
+    bgroup = fused.Group([((rows, 400), np.float32), ((400,), np.float32)],
+                         [(Mul, [("in", 0), ("in", 1)], np.float32)], [0], (rows, 400))
+    kb = fused.build(bgroup, [()], backend="numba")
+    assert not kb.flat
+    m, v = rng.standard_normal((rows, 400)).astype(np.float32), rng.standard_normal(400).astype(np.float32)
+    outs = []
+    for t in (1, 2, 4):
+        mg.set_num_threads(t)
+        outs.append(_bits(kb("", m, v)))
+    assert outs[0] == outs[1] == outs[2] == _bits(m * v)
 
 
 @needs_numba
