@@ -11,6 +11,9 @@ hand-written NumPy version, PyTorch, JAX, ...) and calls ``main(bench)``. The pa
   keeps them. Tests and CI never go through here;
 * matches thread counts: the children get NumPy's BLAS thread count, PyTorch gets
   ``torch.set_num_threads`` of the same, and every child reports what it actually runs with;
+* with ``--busy``, starts one CPU-bound competitor process (a pure-Python spin loop) before the
+  timed runs and stops it after them -- also when a run fails, at exit, and by itself when the
+  parent dies -- so the figures are those of a machine with one core taken (issue 38);
 * prints the BLAS library each child loaded (threadpoolctl: internal_api, version,
   architecture = the kernel's core type, threading layer, threads);
 * prints, per candidate, the median over rounds of each process's median step time, the spread
@@ -159,6 +162,57 @@ def _child(bench, args):
 
 # ---------------------------------------------------------------- parent side
 
+# the --busy competitor: spins on one core until told to stop, and stops by itself when its parent
+# goes (Linux: the kernel's parent-death signal; anywhere: its parent id changes, checked ~every 10 ms)
+_SPIN = """
+import os, sys
+ppid = int(sys.argv[1])
+try:
+    import ctypes, signal
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG (Linux)
+except Exception:
+    pass
+if os.getppid() != ppid:
+    sys.exit(0)
+n = 0
+while True:
+    n += 1
+    if n % 100000 == 0 and os.getppid() != ppid:
+        break
+"""
+
+
+class Competitor:
+    """One CPU-bound process beside the benchmark (``--busy``): ``start()`` then ``stop()``, which is
+    safe to call twice and is also registered with atexit; the process also ends when its parent
+    dies, so it never outlives the benchmark."""
+
+    def __init__(self):
+        self.proc = None
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc is not None else None
+
+    def start(self):
+        import atexit
+        self.proc = subprocess.Popen([sys.executable, "-c", _SPIN, str(os.getpid())], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        atexit.register(self.stop)
+        return self
+
+    def stop(self):
+        p = self.proc
+        if p is None or p.poll() is not None:
+            return
+        p.terminate()
+        try:
+            p.wait(5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
 def _child_env(keep_env):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
@@ -217,6 +271,8 @@ def main(bench):
     ap.add_argument("--threads", type=int, help="threads for every candidate (default: numpy's BLAS "
                     "default); sets OPENBLAS_NUM_THREADS/OMP_NUM_THREADS for the children")
     ap.add_argument("--check-file", help=argparse.SUPPRESS)
+    ap.add_argument("--busy", action="store_true", help="start one CPU-bound competitor process (a pure-Python "
+                    "spin loop) before the timed runs and stop it after: the figures of a busy machine")
     args = ap.parse_args()
     if args.before or (args.child or "").endswith(BEFORE):
         for n in [n for n in bench.candidates if n.startswith("minigrad") and not n.endswith(BEFORE)]:
@@ -248,88 +304,97 @@ def main(bench):
     print(f"each candidate in its own process, {args.rounds} round(s) in alternating order "
           f"({' '.join(names)}, ...); per process: warm-up steps, then the timed steps")
     results = {}
-    top = bench
-    for config in configs:
-        bench, _, skip = top.settings(config)
-        cnames = [n for n in names if n not in skip]
-        # a config's own ratios replace the file's: keep the --before comparison in them too
-        bench.ratios = bench.ratios + [r for r in top.ratios if r[1].endswith(BEFORE) and r not in bench.ratios]
-        print(f"\n[{config}] " if config else "", end="")
-        print(f"{args.repeats or bench.repeats} timed steps per process after {bench.warmup} warm-up"
-              + (f" (a step is {bench.per} {bench.per_name}s)" if bench.per > 1 else "")
-              + (f"; {', '.join(n for n in names if n in skip)}: no version of this workload" if set(skip) & set(names) else ""))
-        runs = {n: [] for n in cnames}
-        faults = {}
-        cpus = {}
-        info = {}
-        tmp = tempfile.mkdtemp(prefix="mgbench-")
-        for r in range(args.rounds):
+    competitor = Competitor() if args.busy else None
+    try:
+        if competitor is not None:
+            competitor.start()
+            print(f"--busy: one CPU-bound competitor process (pid {competitor.pid}, a pure-Python spin loop) "
+                  f"runs through every timed run; stopped at the end, on error and at exit")
+        top = bench
+        for config in configs:
+            bench, _, skip = top.settings(config)
+            cnames = [n for n in names if n not in skip]
+            # a config's own ratios replace the file's: keep the --before comparison in them too
+            bench.ratios = bench.ratios + [r for r in top.ratios if r[1].endswith(BEFORE) and r not in bench.ratios]
+            print(f"\n[{config}] " if config else "", end="")
+            print(f"{args.repeats or bench.repeats} timed steps per process after {bench.warmup} warm-up"
+                  + (f" (a step is {bench.per} {bench.per_name}s)" if bench.per > 1 else "")
+                  + (f"; {', '.join(n for n in names if n in skip)}: no version of this workload" if set(skip) & set(names) else ""))
+            runs = {n: [] for n in cnames}
+            faults = {}
+            cpus = {}
+            info = {}
+            tmp = tempfile.mkdtemp(prefix="mgbench-")
+            for r in range(args.rounds):
+                for n in cnames:
+                    check = os.path.join(tmp, f"{n}.npz") if (r == 0 and bench.check_steps) else None
+                    res = _run_child(script, n, config, args, threads, env, check)
+                    if "skipped" in res:
+                        info[n] = res
+                        continue
+                    info.setdefault(n, res)
+                    runs[n].append(np.asarray(res["times"]) * bench.scale / bench.per)
+                    cpus.setdefault(n, []).append(float(np.median(res["cpu"])) * bench.scale / bench.per)
+                    faults.setdefault(n, []).append(res["faults"])
+            if bench.check_steps and bench.reference in runs and runs[bench.reference]:
+                ref = np.load(os.path.join(tmp, f"{bench.reference}.npz"))
+                for n in cnames:
+                    path = os.path.join(tmp, f"{n}.npz")
+                    if n == bench.reference or not os.path.exists(path):
+                        continue
+                    got = np.load(path)
+                    err = max(float(np.abs(got[k] - ref[k]).max()) for k in ref.files)
+                    if err >= bench.tol:
+                        raise SystemExit(f"{n} disagrees with {bench.reference} after {bench.check_steps} "
+                                         f"steps (max |diff| {err:.2e})")
+                print(f"check: {', '.join(n for n in cnames if runs[n])} agree with {bench.reference} "
+                      f"after {bench.check_steps} steps from the same start (max |diff| < {bench.tol:g})")
             for n in cnames:
-                check = os.path.join(tmp, f"{n}.npz") if (r == 0 and bench.check_steps) else None
-                res = _run_child(script, n, config, args, threads, env, check)
+                res = info.get(n, {})
                 if "skipped" in res:
-                    info[n] = res
+                    print(f"  {n}: skipped: {res['skipped']}")
                     continue
-                info.setdefault(n, res)
-                runs[n].append(np.asarray(res["times"]) * bench.scale / bench.per)
-                cpus.setdefault(n, []).append(float(np.median(res["cpu"])) * bench.scale / bench.per)
-                faults.setdefault(n, []).append(res["faults"])
-        if bench.check_steps and bench.reference in runs and runs[bench.reference]:
-            ref = np.load(os.path.join(tmp, f"{bench.reference}.npz"))
+                ver = f" {res['version']}" if "version" in res else ""
+                print(f"  {n}{ver}: {res['threads']}; BLAS: {_blas_line(res['blas'])}")
+            print(f"  {'candidate':<16s} {'median':>9s} {'spread (min-max)':>20s} {'p95/median':>10s} "
+                  f"{'faults/step':>11s} {'cpu median':>10s} {'cpu spread':>14s}  [{bench.unit} per {bench.per_name}; "
+                  f"page faults per step; cpu: the process's CPU time per {bench.per_name} (all its threads), "
+                  f"which waiting for a busy core does not inflate]")
+            meds = {}
             for n in cnames:
-                path = os.path.join(tmp, f"{n}.npz")
-                if n == bench.reference or not os.path.exists(path):
+                if not runs[n]:
                     continue
-                got = np.load(path)
-                err = max(float(np.abs(got[k] - ref[k]).max()) for k in ref.files)
-                if err >= bench.tol:
-                    raise SystemExit(f"{n} disagrees with {bench.reference} after {bench.check_steps} "
-                                     f"steps (max |diff| {err:.2e})")
-            print(f"check: {', '.join(n for n in cnames if runs[n])} agree with {bench.reference} "
-                  f"after {bench.check_steps} steps from the same start (max |diff| < {bench.tol:g})")
-        for n in cnames:
-            res = info.get(n, {})
-            if "skipped" in res:
-                print(f"  {n}: skipped: {res['skipped']}")
-                continue
-            ver = f" {res['version']}" if "version" in res else ""
-            print(f"  {n}{ver}: {res['threads']}; BLAS: {_blas_line(res['blas'])}")
-        print(f"  {'candidate':<16s} {'median':>9s} {'spread (min-max)':>20s} {'p95/median':>10s} "
-              f"{'faults/step':>11s} {'cpu median':>10s} {'cpu spread':>14s}  [{bench.unit} per {bench.per_name}; "
-              f"page faults per step; cpu: the process's CPU time per {bench.per_name} (all its threads), "
-              f"which waiting for a busy core does not inflate]")
-        meds = {}
-        for n in cnames:
-            if not runs[n]:
-                continue
-            per_run = [float(np.median(t)) for t in runs[n]]
-            p95 = statistics.median(float(np.percentile(t, 95) / np.median(t)) for t in runs[n])
-            meds[n] = per_run
-            med = statistics.median(per_run)
-            flt = statistics.median(faults[n])
-            c = cpus[n]
-            print(f"  {n:<16s} {_fmt(med):>9s} {_fmt(min(per_run)) + '-' + _fmt(max(per_run)):>20s} "
-                  f"{p95:10.2f} {flt:11.0f} {_fmt(statistics.median(c)):>10s} {_fmt(min(c)) + '-' + _fmt(max(c)):>14s}")
-            results.setdefault(config, {})[n] = {"median": med, "runs": per_run, "p95_over_median": p95,
-                                                 "faults_per_step": flt, "cpu_median": statistics.median(c),
-                                                 "cpu_runs": c}
-        if bench.rate_name and meds:
-            rates = {n: bench.scale / statistics.median(m) for n, m in meds.items()}
-            print("  throughput (from the medians): "
-                  + ", ".join(f"{n} {_fmt(r)} {bench.rate_name}" for n, r in rates.items()))
-            for n, r in rates.items():
-                results[config][n]["rate"] = r
-        for a, b, target in bench.ratios:
-            if a in meds and b in meds:
-                per = [x / y for x, y in zip(meds[a], meds[b])]
-                r = statistics.median(meds[a]) / statistics.median(meds[b])
-                t = f"; target <= {target}: {'met' if r <= target else 'NOT met'}" if target else ""
-                cper = [x / y for x, y in zip(cpus[a], cpus[b])]
-                cr = statistics.median(cpus[a]) / statistics.median(cpus[b])
-                print(f"  {a} / {b} = {r:.2f} (per round {min(per):.2f}-{max(per):.2f}){t}; "
-                      f"cpu time {cr:.2f} (per round {min(cper):.2f}-{max(cper):.2f})")
-                results[config][f"{a}/{b}"] = r
-                results[config][f"{a}/{b} cpu"] = cr
+                per_run = [float(np.median(t)) for t in runs[n]]
+                p95 = statistics.median(float(np.percentile(t, 95) / np.median(t)) for t in runs[n])
+                meds[n] = per_run
+                med = statistics.median(per_run)
+                flt = statistics.median(faults[n])
+                c = cpus[n]
+                print(f"  {n:<16s} {_fmt(med):>9s} {_fmt(min(per_run)) + '-' + _fmt(max(per_run)):>20s} "
+                      f"{p95:10.2f} {flt:11.0f} {_fmt(statistics.median(c)):>10s} {_fmt(min(c)) + '-' + _fmt(max(c)):>14s}")
+                results.setdefault(config, {})[n] = {"median": med, "runs": per_run, "p95_over_median": p95,
+                                                     "faults_per_step": flt, "cpu_median": statistics.median(c),
+                                                     "cpu_runs": c}
+            if bench.rate_name and meds:
+                rates = {n: bench.scale / statistics.median(m) for n, m in meds.items()}
+                print("  throughput (from the medians): "
+                      + ", ".join(f"{n} {_fmt(r)} {bench.rate_name}" for n, r in rates.items()))
+                for n, r in rates.items():
+                    results[config][n]["rate"] = r
+            for a, b, target in bench.ratios:
+                if a in meds and b in meds:
+                    per = [x / y for x, y in zip(meds[a], meds[b])]
+                    r = statistics.median(meds[a]) / statistics.median(meds[b])
+                    t = f"; target <= {target}: {'met' if r <= target else 'NOT met'}" if target else ""
+                    cper = [x / y for x, y in zip(cpus[a], cpus[b])]
+                    cr = statistics.median(cpus[a]) / statistics.median(cpus[b])
+                    print(f"  {a} / {b} = {r:.2f} (per round {min(per):.2f}-{max(per):.2f}){t}; "
+                          f"cpu time {cr:.2f} (per round {min(cper):.2f}-{max(cper):.2f})")
+                    results[config][f"{a}/{b}"] = r
+                    results[config][f"{a}/{b} cpu"] = cr
+    finally:
+        if competitor is not None:
+            competitor.stop()
     print(f"\nload average (1, 5, 15 min) at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))

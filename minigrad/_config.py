@@ -20,7 +20,7 @@ import importlib.util
 import os
 import platform
 import sys
-from . import _threads
+from . import _pool, _threads
 
 __all__ = ["show", "parallel_info", "summary", "info"]
 
@@ -116,7 +116,8 @@ def show():
              f"  numpy {i['numpy']}",
              f"  {numba}",
              f"  {_blas_text(i['blas'])}",
-             f"  threads: {i['threads']} (mg.set_num_threads; minigrad's own kernels run on the calling thread)"
+             f"  threads: {i['threads']} (mg.set_num_threads: BLAS's, and minigrad's kernel pool's, which splits "
+             f"large kernels; {_pool.workers()} pool worker(s) started beside the caller)"
              + (f"; {_threads.adapted()} for now: other processes hold the other cores" if _threads.adapted() else ""),
              f"  CPU: {i['cores']} cores available to this process"
              + "".join(f", {k}={v}" for k, v in i["thread_env"].items()),

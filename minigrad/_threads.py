@@ -2,8 +2,8 @@
 inter-op pair, with PyTorch's names and meaning (issue 38, item 1).
 
 The intra-op threads are the BLAS library's (NumPy's OpenBLAS or MKL: matmul, conv's GEMMs) and
-numba's, when minigrad's kernels run parallel code: one number for both, so neither waits on the
-other's spinning workers. minigrad's own kernels run on the calling thread. BLAS is set through
+minigrad's own pool's (minigrad/_pool.py: its numba kernels split over that many threads, the
+caller included, above a size threshold): one number for both. BLAS is set through
 threadpoolctl (the ``examples`` and ``all`` extras install it); without it ``set_num_threads``
 records the number, warns once that BLAS is unchanged and says how to set it instead.
 

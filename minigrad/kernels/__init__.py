@@ -20,6 +20,12 @@ results, as NumPy's), and an argument that may alias an array the loop writes (p
 placeholder for an unused array, not one of the others). A loop that sums (a reduction) vectorises
 only when its additions may be reordered: such kernels compile with ``fastmath=SUMS``, which allows
 that and fused multiply-adds and nothing else (NaN and inf behave as without it).
+
+Large calls of the norm, elementwise, optim, loss and fused kernels are split over minigrad's own
+thread pool (minigrad/_pool.py: ``mg.get_num_threads()`` threads; each module says its thresholds
+and what stays bitwise). Such a kernel's loop takes a range (lo, hi) and slices inside the compiled
+function: a loop over ``range(lo, hi)`` indexing the whole array does not vectorise (measured: relu
+over 2^16 floats, 65 us against 6 us for the sliced loop).
 """
 import importlib
 import os

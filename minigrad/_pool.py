@@ -1,0 +1,301 @@
+"""minigrad's own thread pool for its kernels (issue 38, item 2).
+
+Why its own: numba's OpenMP threading layer aborts in a forked child that runs parallel code (a
+DataLoader worker) and its workqueue layer is not safe with several calling threads. This pool is a
+few persistent Python threads; a kernel is split into chunks, each chunk a call of a numba function
+compiled with ``nogil=True`` (numba releases the GIL for the whole call), so chunks on different
+threads truly run at once. Python holds the GIL only to hand out a range of chunks (a few microseconds).
+
+* Size: ``mg.get_num_threads()`` threads in all, the calling thread included (so ``n - 1``
+  workers), fewer while the adaptation to a busy machine (``_threads.adapted()``) lowers BLAS's
+  threads. Read at every parallel call: ``mg.set_num_threads`` takes effect at the next one.
+* Chunks are fixed by the problem's size, never by the thread count (``chunks``): a chunk reduces
+  only its own rows, and where a kernel reduces across rows (layer_norm's weight and bias gradients)
+  it keeps one partial per chunk and adds the partials in chunk order. So results are bitwise the
+  same for any number of threads; see each kernel module for what (if anything) changed against the
+  serial kernel below the size threshold.
+* The calling thread works on its own job too, and every caller's job is separate: many threads may
+  call at once (each finishes its own job even when every worker is busy with another's), and a
+  chunk may itself call the pool (no deadlock: the inner caller does the work).
+* Chunks carry no minigrad state (grad mode, transform levels, hooks): they are plain array
+  arithmetic, so nothing thread-local needs to follow them.
+* Fork: the child drops the parent's pool (its threads do not exist there; its locks may be held)
+  and makes a new one on its first parallel call (``os.register_at_fork``).
+* Exit: the workers are daemon threads, told to stop and joined (briefly) at interpreter exit.
+* Contention: when the workers keep arriving late (no free core: see LATE_CALLS), kernels run
+  serially for half a second, then the pool is tried again -- only the time changes, not a bit
+  (unless the thread count was set by hand or the adaptation is off, as for BLAS).
+
+BLAS and this pool. OpenBLAS's workers spin for a while after each multi-threaded GEMM; a pool thread
+started then competes with them for the cores (measured for the issue: GEMM chunks on two Python
+threads 0.50 -> 0.85 ms right after a two-thread BLAS call). Two designs were compared: (A) BLAS's
+threads and the pool both at mg.get_num_threads(); (B) the pool only where BLAS is idle. In a training
+step GEMMs come every few milliseconds and OpenBLAS's workers spin for up to ~0.1 s after each, so
+(B) amounts to "the pool never splits while BLAS has several threads", i.e. no parallel kernels in
+the default setting. Measured here (shared 2-core machine at load ~7, so a free core was rare: read
+these as loaded-machine figures), layer_norm forward (2048 x 512 floats) right after a (256, 512) @
+(512, 256) GEMM, best of 30: BLAS 2 threads: pool 1 366 us, pool 2 481 us; BLAS 1 thread: pool 1
+406 us, pool 2 441 us; with a delay of 2-200 ms after the GEMM the four settings were within the
+noise of each other (415-611 us). So the spinning BLAS worker did cost a second pool thread ~10-25%
+here, but on this loaded machine two threads did not win in any setting either. Chosen: (A), the
+simplest, with three safety valves: the adaptation to a busy machine (_threads.adapt) lowers BLAS's
+and the pool's threads together; mg.set_num_threads(1) makes every kernel serial; and
+$MINIGRAD_POOL_WORK_NS=inf switches the pool off (kernels serial, BLAS untouched), so (A) and
+"BLAS only" can be compared on a quiet machine (the figures for the issue are measured there).
+"""
+import atexit
+import itertools
+import os
+import queue
+import threading
+import time
+
+__all__ = ["run", "run_rows", "chunks", "per_chunk", "split", "min_elements", "threads", "workers", "backing_off"]
+
+# A kernel runs on the pool from the size whose serial time is WORK_NS (min_elements): below it on
+# the caller alone. Handing one range to a second thread and waiting for it cost about 10 us
+# (measured: a 2-chunk job of no work, 9.7 us against 0.4 us for the call alone, loaded shared
+# 2-core machine), so from ~50 us of work two threads can win by more than the overhead.
+WORK_NS = float(os.environ.get("MINIGRAD_POOL_WORK_NS", 50_000))
+# elements per chunk: a chunk is at least this many elements (whole rows), fixed by the problem size
+GRAIN = 1 << 15
+
+
+def threads():
+    """The threads a parallel kernel uses now (the caller included): mg.get_num_threads(), or the
+    fewer the adaptation to a busy machine chose."""
+    from . import _threads
+    n = _threads.get_num_threads()
+    a = _threads.adapted()
+    return min(n, a) if a else n
+
+
+def min_elements(ns_per_element):
+    """The size threshold of a kernel costing `ns_per_element` (serial, measured): the elements
+    that take WORK_NS on one thread."""
+    return max(GRAIN, int(min(WORK_NS / ns_per_element, 1 << 62)))   # WORK_NS = inf: never
+
+
+def per_chunk(row_size, grain=None):
+    """Rows per chunk: whole rows, at least `grain` (default GRAIN) elements (fixed by the problem's
+    size alone)."""
+    return max(1, -(-(grain or GRAIN) // max(1, row_size)))
+
+
+def chunks(rows, row_size, grain=None):
+    """[(lo, hi)] splitting `rows` rows of `row_size` elements into chunks of per_chunk rows (the
+    last takes the tail)."""
+    per = per_chunk(row_size, grain)
+    return [(lo, min(rows, lo + per)) for lo in range(0, rows, per)]
+
+
+def run_rows(fn, rows, row_size=1, grain=None):
+    """fn(lo, hi) over row ranges [lo, hi) covering 0 .. rows - 1 once, on the pool: each range a
+    run of whole chunks (chunks' boundaries), one range per thread. For kernels whose rows do not
+    interact: the result is the same however the rows are grouped."""
+    per = per_chunk(row_size, grain)
+    n = -(-rows // per)
+    if n <= 1:
+        fn(0, rows)
+        return
+    run(lambda c0, c1: fn(c0 * per, min(rows, c1 * per)), n)
+
+
+class _Job:
+    __slots__ = ("fn", "pieces", "next", "done", "lock", "finished", "error")
+
+    def __init__(self, fn, pieces):
+        self.fn, self.pieces = fn, pieces
+        self.next = itertools.count()   # next() is atomic under the GIL
+        self.done = 0
+        self.lock = threading.Lock()
+        self.finished = threading.Event()
+        self.error = None
+
+    def work(self):
+        """Take ranges until none is left; returns how many this thread ran."""
+        fn, pieces = self.fn, self.pieces
+        n = len(pieces)
+        ran = 0
+        while True:
+            i = next(self.next)
+            if i >= n:
+                return ran
+            ran += 1
+            try:
+                fn(*pieces[i])
+            except BaseException as e:  # noqa: BLE001 -- handed to the caller, which raises it
+                if self.error is None:
+                    self.error = e
+            with self.lock:
+                self.done += 1
+                last = self.done == n
+            if last:
+                self.finished.set()
+
+
+_STOP = object()
+
+
+class _Pool:
+    def __init__(self):
+        self.jobs = queue.SimpleQueue()
+        self.threads = []
+        self.lock = threading.Lock()
+        self.size = 0        # the workers wanted
+        self._stopping = 0   # stop messages sent and not yet taken
+
+    def _loop(self):
+        get = self.jobs.get
+        while True:
+            job = get()
+            if job is _STOP:
+                return
+            job.work()
+
+    def resize(self, nworkers):
+        with self.lock:
+            live = len(self.threads) - self._stopping
+            while live < nworkers:
+                t = threading.Thread(target=self._loop, name=f"minigrad-pool-{len(self.threads)}", daemon=True)
+                t.start()
+                self.threads.append(t)
+                live += 1
+            extra = live - nworkers
+            for _ in range(extra):       # the first workers to take a stop exit
+                self.jobs.put(_STOP)
+            self._stopping += extra
+            self.size = nworkers
+
+    def reap(self):
+        """Forget workers that have stopped (after a shrink)."""
+        with self.lock:
+            alive = [t for t in self.threads if t.is_alive()]
+            self._stopping -= len(self.threads) - len(alive)
+            self.threads = alive
+
+    def shutdown(self, timeout=1.0):
+        with self.lock:
+            ts = list(self.threads)
+            for _ in ts:
+                self.jobs.put(_STOP)
+        for t in ts:
+            t.join(timeout)
+
+
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _get(nworkers):
+    global _pool
+    p = _pool
+    if p is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = _Pool()
+            p = _pool
+    if p.size != nworkers:
+        if p._stopping:
+            p.reap()
+        p.resize(nworkers)
+    return p
+
+
+def workers():
+    """The pool's live worker threads now (the callers not counted): for tests and show_config."""
+    p = _pool
+    if p is None:
+        return 0
+    p.reap()
+    return len(p.threads) - p._stopping
+
+
+def split(n, t):
+    """n chunks as t (or fewer) contiguous ranges [(c0, c1)] of nearly equal length."""
+    t = max(1, min(n, t))
+    q, r = divmod(n, t)
+    out, c = [], 0
+    for k in range(t):
+        d = q + (k < r)
+        out.append((c, c + d))
+        c += d
+    return out
+
+
+def run(fn, n):
+    """Run chunks 0 .. n-1 as fn(c0, c1) calls over contiguous ranges of them, one range per thread
+    (the calling one included), each chunk in exactly one call; returns when all are done, raising
+    the first exception a call raised. One thread (or one chunk): fn(0, n) on the caller. A range
+    not yet taken by a worker when the caller is done with its own is done by the caller (a worker
+    slow to start, on a busy machine, costs nothing)."""
+    t = threads() if n > 1 else 1
+    if t > 1 and _serial_until and backing_off():
+        t = 1
+        fn(0, n)
+        return
+    if t <= 1:
+        if _pool is not None and _pool.size and threads() == 1:
+            _pool.resize(0)   # mg.set_num_threads(1): the workers stop
+        fn(0, n)
+        return
+    p = _get(t - 1)
+    job = _Job(fn, split(n, t))
+    for _ in range(len(job.pieces) - 1):
+        p.jobs.put(job)
+    t0 = time.perf_counter()
+    ran = job.work()
+    t1 = time.perf_counter()
+    job.finished.wait()
+    _contended(ran == len(job.pieces) or time.perf_counter() - t1 > t1 - t0)
+    if job.error is not None:
+        raise job.error
+
+
+# Contention, seen from the pool: a parallel call where the workers took none of the ranges (they
+# did not get a core before the caller was done) or finished more than the caller's own time after
+# it (descheduled). After LATE_CALLS such calls in a row the kernels run serially for BACKOFF_S,
+# then try the pool again. Threads change nothing in a result, so this changes only the time. As the
+# BLAS adaptation (_threads.adapt), it never acts after mg.set_num_threads or $MINIGRAD_NUM_THREADS
+# (your number wins) nor with $MINIGRAD_ADAPTIVE_THREADS=0.
+LATE_CALLS = 3
+BACKOFF_S = 0.5
+_late = 0
+_serial_until = 0.0
+
+
+def _contended(late):
+    global _late, _serial_until
+    if not late:
+        _late = 0
+        return
+    _late += 1
+    if _late >= LATE_CALLS:
+        from . import _threads
+        if _threads._threads is not None or os.environ.get("MINIGRAD_ADAPTIVE_THREADS", "1") == "0":
+            _late = 0
+            return
+        _late = 0
+        _serial_until = time.monotonic() + BACKOFF_S
+
+
+def backing_off():
+    """Whether the pool runs kernels serially for now because its last calls found no free core."""
+    return _serial_until > time.monotonic()
+
+
+def _after_fork_in_child():
+    global _pool, _pool_lock
+    _pool = None                    # the parent's threads are gone here, its locks maybe held
+    _pool_lock = threading.Lock()
+
+
+def _at_exit():
+    p = _pool
+    if p is not None:
+        p.shutdown()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+atexit.register(_at_exit)
