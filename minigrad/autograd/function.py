@@ -475,8 +475,9 @@ def _eager_source(name, n, modes, save_out, recycle, optional, scalar_operand, c
               f"        fn = a{i}.grad_fn",
               f"        e{i} = (fn, a{i}._output_nr, x{i}.shape, x{i}.dtype) if fn is not None else "
               f"(_accumulator(a{i}), 0, x{i}.shape, x{i}.dtype)",
-              "    else:",
-              f"        e{i} = _no_edge(a{i})"]
+              "    else:  # (_no_edge, inline: a constant made of a number, or a tensor input needing no grad)",
+              f"        e{i} = _NO_EDGE if {f'a{i} is None or ' if i in optional else ''}a{i}._wrapped_number "
+              f"or x{i}.dtype.kind not in 'fc' else _NO_EDGE_T"]
     L += [f"    ctx._edges = ({', '.join(f'e{i}' for i in range(n))},)",
           "    ctx._seq = next(_seq)"]
     slots = []
