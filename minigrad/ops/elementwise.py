@@ -714,13 +714,19 @@ class Abs(Function):
         return t * sign(x)
 
 
-def _sigmoid_np(x):
+def _sigmoid_np(x, out=None):
+    """sigmoid(x), into `out` when given (x itself may be out): the one sigmoid, for mg.sigmoid and
+    the recurrent cells' gates (ops/recurrent.py). exp of -|x| only, stable for large |x|:
+    1 / (1 + e) where x >= 0, e / (1 + e) elsewhere (Sigmoid.fusion is the same loop body)."""
     if x.dtype.kind == "c":  # (the stable form below reads |x| and x >= 0: real only)
         with np.errstate(over="ignore"):
-            return 1.0 / (1.0 + np.exp(-x))
-    # exp of a negative number only: stable for large |x|
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
+            return np.divide(1.0, 1.0 + np.exp(-x), out=out)
+    e = np.abs(x)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    num = np.where(x >= 0, x.dtype.type(1.0), e)
+    e += 1.0
+    return np.divide(num, e, out=e if out is None else out)
 
 
 class Sigmoid(Function):

@@ -54,6 +54,7 @@ the input projection, then the step) and split_with_sizes; the modules are nn/mo
 import numpy as np
 
 from ..autograd.function import Function, NoRule, _plain, _unrecorded
+from .elementwise import _sigmoid_np
 from .linalg import _matmul  # an outer product (batch 1) as one broadcast multiply
 
 __all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "split_with_sizes"]
@@ -108,16 +109,9 @@ def _split_rule(cls, level, args):
 
 
 def _sig_(a):
-    """sigmoid of a, in place (a float view), bit for bit mg.sigmoid's (elementwise._sigmoid_np: exp of
-    -|a| only, 1 / (1 + e) where a >= 0, e / (1 + e) elsewhere), so the NumPy and the Tensor-op paths
-    of every backward below agree to the last bit."""
-    e = np.abs(a)
-    np.negative(e, out=e)
-    np.exp(e, out=e)
-    num = np.where(a >= 0, a.dtype.type(1.0), e)
-    e += 1.0
-    np.divide(num, e, out=a)
-    return a
+    """sigmoid of a, in place (a float view): mg.sigmoid's own function, so the NumPy and the
+    Tensor-op paths of every backward below agree to the last bit."""
+    return _sigmoid_np(a, out=a)
 
 
 def _hidden_gates(h, w, b):
