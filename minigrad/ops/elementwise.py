@@ -721,7 +721,7 @@ def _sigmoid_np(x, out=None):
     if x.dtype.kind == "c":  # (the stable form below reads |x| and x >= 0: real only)
         with np.errstate(over="ignore"):
             return np.divide(1.0, 1.0 + np.exp(-x), out=out)
-    e = np.abs(x)
+    e = np.abs(x, out=np.empty_like(x))  # (out=: an array for a 0-d x too, not a NumPy scalar)
     np.negative(e, out=e)
     np.exp(e, out=e)
     num = np.where(x >= 0, x.dtype.type(1.0), e)
