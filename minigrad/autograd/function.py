@@ -409,7 +409,8 @@ def _eager_source(name, n, modes, save_out, recycle, optional, scalar_operand, c
     tup = f"({args},)"
     L = [f"def {name}({args}):"]
     if scalar_operand:  # a1 a Python float: a cached 0-d constant of a0's dtype; other cases promote
-        L += ["    d = a0._data.dtype",
+        L += ["    x0 = a0._data",
+              "    d = x0.dtype",
               "    if d.kind == 'c':",
               "        return None",
               "    if type(a1) is float:",
@@ -433,6 +434,8 @@ def _eager_source(name, n, modes, save_out, recycle, optional, scalar_operand, c
         if i in optional:
             L += [f"    if a{i} is None:", f"        x{i} = None", f"        r{i} = False", "    else:",
                   f"        x{i} = a{i}._data", f"        r{i} = a{i}.requires_grad"]
+        elif i == 0 and scalar_operand:  # (x0 read above)
+            L += ["    r0 = a0.requires_grad"]
         else:
             L += [f"    x{i} = a{i}._data", f"    r{i} = a{i}.requires_grad"]
     anyr = " or ".join(r)
@@ -455,11 +458,8 @@ def _eager_source(name, n, modes, save_out, recycle, optional, scalar_operand, c
           "    t._data = out",
           "    t._output_nr = 0",
           "    t._vc = None",
-          "    kind = out.dtype.kind",
-          "    if not record or kind != 'f':",
-          "        if record and kind == 'c':  # complex: the ctx protocol (conj rules, or a clear refusal)",
-          f"            return _generic(cls, {tup})",
-          "        t.requires_grad = False  # (an integer result is not differentiable)",
+          "    if not record:",
+          "        t.requires_grad = False",
           "        t.grad_fn = None",
           "        if _user_no_grad[0]:  # the doctor's mark: why this result has no graph",
           f"            if {anyr}:",
@@ -468,6 +468,15 @@ def _eager_source(name, n, modes, save_out, recycle, optional, scalar_operand, c
         guard = f"a{i} is not None and " if i in optional else ""
         L += [f"            elif {guard}a{i}._why is not None:", f"                t._why = a{i}._why"]
     L += ["        return t",
+          "    kind = out.dtype.kind",
+          "    if kind != 'f':",
+          "        if kind == 'c':  # complex: the ctx protocol (conj rules, or a clear refusal)",
+          f"            return _generic(cls, {tup})",
+          "        t.requires_grad = False  # (an integer result is not differentiable)",
+          "        t.grad_fn = None",
+          "        if _user_no_grad[0]:",
+          f"            _mark_cut(t, {tup})",
+          "        return t",
           "    ctx = _new(cls)",
           f"    ctx.needs_input_grad = ({', '.join(r)},)"]
     for i in range(n):
