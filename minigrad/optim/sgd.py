@@ -6,7 +6,6 @@ from collections.abc import Iterable
 import numpy as np
 
 from .. import kernels
-from ..autograd import function as _function
 from ..autograd.function import Function, NoRule
 from ..kernels import buffers as _buffers
 from ..tensor import Tensor
@@ -184,17 +183,12 @@ def _fused_sgd(opt, group, params, grads, bufs) -> None:
     """The group's step as one SGDStep; a None momentum buffer is made (in the list) on first use."""
     arrays = [b._data if b is not None else None for b in bufs]
     scratch = None if kernels.available() else _scratch(opt, params)  # numba needs no temporaries
-    if _function._unrecorded():  # without apply's dispatch, unless something wraps apply (the profiler)
-        _sgd_step([p._data for p in params], [g._data for g in grads], arrays, scratch, float(group["lr"]),
-                  float(group["momentum"]), float(group["dampening"]), float(group["weight_decay"]),
-                  group["nesterov"], group["maximize"])
-    else:
-        n, momentum = len(params), float(group["momentum"])
-        outs = SGDStep.apply(n, group["nesterov"], group["maximize"], scratch, True, float(group["lr"]), momentum,
-                             float(group["dampening"]), float(group["weight_decay"]), *[p._data for p in params],
-                             *[g._data for g in grads], *(arrays if momentum != 0 else ()))
-        if momentum != 0:
-            arrays = [o._data for o in outs[n:]]
+    n, momentum = len(params), float(group["momentum"])
+    outs = SGDStep.apply(n, group["nesterov"], group["maximize"], scratch, True, float(group["lr"]), momentum,
+                         float(group["dampening"]), float(group["weight_decay"]), *[p._data for p in params],
+                         *[g._data for g in grads], *(arrays if momentum != 0 else ()))
+    if momentum != 0:
+        arrays = [o._data for o in outs[n:]]
     _bump(params)
     if group["momentum"] != 0:
         for i, b in enumerate(bufs):
