@@ -1,4 +1,4 @@
-"""Error types that are PyTorch's and minigrad's earlier ones at once (issue 33 item 7).
+"""Error types that are PyTorch's and minigrad's earlier ones at once.
 
 PyTorch raises RuntimeError for bad shapes, out-of-range indices and unsupported dtypes, where
 minigrad raised ValueError, IndexError or TypeError (NumPy's types). Each class below is both, so a

@@ -1,4 +1,4 @@
-"""minigrad's own thread pool for its kernels (issue 38, item 2).
+"""minigrad's own thread pool for its kernels.
 
 Why its own: numba's OpenMP threading layer aborts in a forked child that runs parallel code (a
 DataLoader worker) and its workqueue layer is not safe with several calling threads. This pool is a

@@ -1,5 +1,5 @@
 """How many threads minigrad computes with: ``mg.set_num_threads`` / ``mg.get_num_threads`` and the
-inter-op pair, with PyTorch's names and meaning (issue 38, item 1).
+inter-op pair, with PyTorch's names and meaning.
 
 The intra-op threads are the BLAS library's (NumPy's OpenBLAS or MKL: matmul, conv's GEMMs) and
 minigrad's own pool's (minigrad/_pool.py: its numba kernels split over that many threads, the
@@ -11,9 +11,9 @@ Importing minigrad changes nothing by itself: ``$MINIGRAD_NUM_THREADS`` set at i
 ``set_num_threads`` would (``$OMP_NUM_THREADS`` / ``$OPENBLAS_NUM_THREADS`` are read by BLAS itself
 when it loads). Lower the count on a machine that other jobs keep busy: OpenBLAS's idle workers spin
 for a core another process holds (three epochs of the MNIST MLP example on a busy 2-core machine:
-15-26 s with the default threads, 1.8-2.1 s with one, as measured for issue 38).
+15-26 s with the default threads, 1.8-2.1 s with one, as measured on this 2-core machine).
 
-Under contention minigrad uses fewer threads by itself (issue 38 item 4): at most every half second,
+Under contention minigrad uses fewer threads by itself: at most every half second,
 at an optimizer step, it reads how many threads of *other* processes are runnable (Linux:
 /proc/loadavg's running count minus this process's running threads) and, while fewer cores are free
 than BLAS has threads, lowers BLAS's threads to the free cores (at least one), raising them back when

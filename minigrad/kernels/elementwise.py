@@ -119,7 +119,7 @@ def _gelu_backward_f32(g, x, E, out, lo, hi):
 # Elementwise: each element's arithmetic is the same whichever thread computes it (no fast-math, no
 # reduction), so the results are bitwise the serial loop's for any thread count. A loop runs on the
 # pool from the size whose serial time is _pool.WORK_NS (serial ns per element measured, see
-# _pool.py and issue 38's report).
+# _pool.py).
 
 from .. import _pool  # noqa: E402
 

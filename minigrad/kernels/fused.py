@@ -63,7 +63,7 @@ def kernel_of(cls):
 _kernel_of = {}  # Function class -> its Kernel, or False
 
 # elements from which a fused kernel's loop is split over minigrad's pool (minigrad/_pool.py), not
-# numba's OpenMP layer (a numba `prange` loop, used until issue 38: not safe in a forked child nor
+# numba's OpenMP layer (a numba `prange` loop, used before the pool: not safe in a forked child nor
 # with several calling threads, and measured on the shared 2-core machine at 12-1700 ms for 10^6
 # floats where the serial loop took 0.4 ms). The size whose serial time is the pool's WORK_NS, for
 # the cheapest group (one arithmetic op, ~0.15 ns per element; a longer group is worth splitting

@@ -1,4 +1,4 @@
-"""The rest of torch.linalg that scripts reach for (issue 33): pinv, matrix_exp and the LU family are
+"""The rest of torch.linalg that scripts reach for: pinv, matrix_exp and the LU family are
 ops here (one Function each with PyTorch's backward and JVP); lstsq, matrix_rank, matrix_power,
 solve_triangular, the *_ex forms, multi_dot, householder_product, cond and vander are composites of
 differentiable ops in minigrad/linalg.py. This family also exports the torch-level names PyTorch

@@ -1,4 +1,4 @@
-"""NumPy-style functions PyTorch has at its top level (issue 33): atleast_1d/2d/3d, deg2rad/rad2deg,
+"""NumPy-style functions PyTorch has at its top level: atleast_1d/2d/3d, deg2rad/rad2deg,
 diff, gradient, tile, inner, fmax/fmin, flipud/fliplr, rot90, ravel and nan_to_num.
 
 Each is a composite of differentiable ops (reshape, repeat, flip, transpose, narrow, cat, where,
