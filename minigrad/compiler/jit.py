@@ -668,10 +668,15 @@ def _timing_line(c, e):
     """compiled c against eager e seconds per call, as explain says it."""
     head = f"per call: compiled {_ms(c)} vs eager {_ms(e)}"
     if c > e * (1 + SLOWER_BY):
-        return (f"{head}: compiled is SLOWER by {(c / e - 1) * 100:.0f} % - its fixed cost per call (guards, "
-                f"reading state, running the program op by op) outweighs what it saves at this size; consider "
-                f"calling the function without mg.jit, compiling a larger piece (a whole training step rather "
-                f"than a layer), or a larger batch")
+        if c - e < 1e-3:
+            why = ("its fixed cost per call (guards, reading state, running the program) outweighs what it "
+                   "saves at this size; consider compiling a larger piece (a whole training step rather than a "
+                   "layer), a larger batch, or calling the function without mg.jit")
+        else:
+            why = ("its ops cost more than eager's (e.g. a backward the trace records op by op where eager runs "
+                   "one NumPy kernel); the graph below shows them; consider calling the function without mg.jit")
+        return (f"{head} (best of {_TIMING_RUNS.count('c')} and {_TIMING_RUNS.count('e')} runs): compiled is "
+                f"SLOWER by {(c / e - 1) * 100:.0f} % - {why}")
     if c < e:
         return f"{head}: compiled is {e / c:.2f}x faster"
     return f"{head}: compiled is about as fast as eager (within {SLOWER_BY * 100:.0f} %)"
