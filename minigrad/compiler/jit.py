@@ -362,8 +362,9 @@ class JitFunction:
         if entry.guards_hold():
             tensors = [a for a in args if isinstance(a, Tensor)] + \
                 [a for a in kwargs.values() if isinstance(a, Tensor)]
-            if entry.timing is not None:
-                return self._timed(entry, tensors, args, kwargs)
+            t = entry.timing
+            if t is not None:
+                return self._timed(entry, t, tensors, args, kwargs)
             try:
                 with no_grad() if self.freeze else nullcontext():
                     return entry.compiled(*tensors)
@@ -371,13 +372,12 @@ class JitFunction:
                 pass
         return _RETRACE
 
-    def _timed(self, entry, tensors, args, kwargs):
-        """One of the first runs of a program (_TIMING_RUNS): the program or, instead of it, the
-        function eagerly, timed. Eager runs in place of the program, so nothing runs twice."""
-        t = entry.timing
+    def _timed(self, entry, t, tensors, args, kwargs):
+        """One of the first runs of a program (_TIMING_RUNS, counted by t): the program or, instead
+        of it, the function eagerly, timed. Eager runs in place of the program, so nothing runs twice."""
         i = t.runs
-        t.runs += 1
-        eager = _TIMING_RUNS[i] == "e" and t.eager_reason is None
+        t.runs = i + 1   # (two threads may both be here: the one past the last run only runs the program)
+        eager = i < len(_TIMING_RUNS) and _TIMING_RUNS[i] == "e" and t.eager_reason is None
         if eager:  # the branch guards the program checks as it runs (a hyper-parameter now zero, ...)
             try:
                 for _, b in entry.graph.state:
