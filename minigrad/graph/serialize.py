@@ -569,7 +569,7 @@ def _dec_spec(dec, raw, fn, args, outs, side, where, reg):
     if type(raw) is not dict or set(raw) != {"t", "prim", "v"} or raw["t"] != "cf" or raw["prim"] != prim \
             or type(raw["v"]) is not dict or set(raw["v"]) != set(fields):
         dec.fail(f"{where}: malformed control-flow parameter {_show(raw)}")
-    if side or not all(isinstance(a, Var) for a in args) or not outs:
+    if not all(isinstance(a, Var) for a in args) or not outs:   # (side outputs: what backward reads)
         dec.fail(f"{where}: takes tensor inputs only and gives tensor outputs")
     kw = {}
     for k, kind in fields.items():
@@ -758,7 +758,7 @@ def _check_run(g, dec):
                 # never end, a scan's length might be huge); its outputs typed as declared (_dec_spec)
                 for _, body in e.args[0]._bodies():
                     _check_run(body.graph, dec)
-                for v in e.outvars:
+                for v in e.outvars + [v for _, v in e.side]:
                     env[v.name] = _zeros(v)
                 continue
             vals = [_resolve(a, env) for a in e.args]

@@ -62,6 +62,31 @@ def test_round_trip_interpreter_and_jit_bitwise(tmp_path):
         assert h.count() == g.count()
 
 
+def test_a_training_step_through_scan_and_cond_round_trips(tmp_path):
+    """The traced backward of a scan is a scan of the step's VJP (a cond's VJP inside), reading the
+    forward's carries as side outputs: saved, loaded, run, the same bits as eager."""
+    w = mg.tensor(_W, requires_grad=True)
+
+    def step(xs):
+        w.grad = None
+        body = lambda c, x: ((mg.cond(c[0].sum() > 0, lambda a: (a @ w).tanh(), lambda a: a * w[0],  # noqa: E731
+                                      (c[0] + x,)), c[1] + 1), c[0].sum())
+        (h, _), ys = mg.scan(body, (mg.zeros(3), mg.tensor(0)), xs)
+        loss = h.sum() + ys.sum()
+        loss.backward()
+        return loss.detach()
+    g = mg.graph.trace(step, mg.randn(5, 3))
+    g.save(tmp_path / "step.mgg")
+    h = mg.load_graph(tmp_path / "step.mgg", bind={b.name: b.obj for _, b in g.state})
+    x = mg.randn(5, 3)
+    want = step(x)
+    want_grad = w.grad.numpy().copy()
+    for run in (h, mg.jit(h)):
+        w.grad = None
+        assert _eq(run(x), want)
+        np.testing.assert_array_equal(w.grad.numpy(), want_grad)
+
+
 def test_a_graph_without_control_flow_stays_version_2(tmp_path):
     g = mg.graph.trace(lambda x: x * 2.0, mg.randn(3))
     g.save(tmp_path / "g.mgg")
