@@ -26,6 +26,11 @@ therefore still gets one exact program per size (the last partial batch of an ep
 and is cached), but those traces do not count as retraces: only keys that differ in something
 else count towards the repeated-tracing warning (mg.debug.warn_retrace, after 8).
 
+Compiled against eager: the first six runs of each program are timed, two of them running the
+function eagerly instead of the program (never both, so an optimizer step in it steps once per
+call); explain prints the best of each and flags a program more than 10 % slower than eager (a
+JitWarning too under mg.debug.watch()). After those runs a call tests one attribute more.
+
 Graph breaks: mg.jit traces with on_break="record", so the call that hits a break has run to its
 end eagerly (its results are real); that key then always runs eagerly, with one warning naming the
 user's line. `fullgraph=True` raises GraphBreak at the line instead.
