@@ -38,24 +38,55 @@ def load_model(framework):
     return mod
 
 
-def initial_weights():
+def initial_weights(**sizes):
     """The minigrad model's initial state (seed 0), as NumPy arrays by name."""
     import minigrad as mg
+    z = {**SIZES, **sizes}
     mg.manual_seed(0)
-    model = load_model("minigrad").GPT(VOCAB, CONTEXT, LAYERS, HEADS, D)
+    model = load_model("minigrad").GPT(z["vocab"], z["context"], z["layers"], z["heads"], z["d"])
     return {k: v.numpy().copy() for k, v in model.state_dict().items()}
 
 
-def batches(n=8, seed=0):
+def batches(n=8, seed=0, **sizes):
+    z = {**SIZES, **sizes}
+    V, B, T = z["vocab"], z["batch"], z["context"]
     rng = np.random.default_rng(seed)
-    return [(rng.integers(0, VOCAB, (BATCH, CONTEXT)), rng.integers(0, VOCAB, (BATCH, CONTEXT))) for _ in range(n)]
+    return [(rng.integers(0, V, (B, T)), rng.integers(0, V, (B, T))) for _ in range(n)]
+
+
+SIZES = dict(vocab=VOCAB, context=CONTEXT, layers=LAYERS, heads=HEADS, d=D, batch=BATCH)
+
+
+def build(L, framework, **sizes):
+    """The model (examples/gpt_model.py in library L, the minigrad initial weights loaded), for the
+    sizes given (default SIZES: the benchmark's)."""
+    z = {**SIZES, **sizes}
+    gm = load_model(framework)
+    model = gm.GPT(z["vocab"], z["context"], z["layers"], z["heads"], z["d"])
+    model.load_state_dict({k: L.from_numpy(v) for k, v in initial_weights(**sizes).items()})
+    return model
+
+
+def build_train(L, framework, **sizes):
+    """The "train" config's parts: (model, AdamW, train(x, y) -> loss, [(x, y)] batches). train is one
+    step on the batch it is given (no Python state of its own, so mg.jit can compile it)."""
+    model = build(L, framework, **sizes)
+    opt = L.optim.AdamW(model.parameters(), lr=LR)
+    data = [(L.from_numpy(x), L.from_numpy(y)) for x, y in batches(**sizes)]
+
+    def train(x, y):
+        opt.zero_grad()
+        _, loss = model(x, y)
+        loss.backward()
+        opt.step()
+        return loss
+    return model, opt, train, data
 
 
 def _make(L, framework, cfg):
-    gm = load_model(framework)
-    model = gm.GPT(VOCAB, CONTEXT, LAYERS, HEADS, D)
-    model.load_state_dict({k: L.from_numpy(v) for k, v in initial_weights().items()})
+    sizes = cfg.get("sizes", {})   # (bench_jit.py --quick: a tiny model)
     if cfg.get("mode") == "generate":
+        model = build(L, framework, **sizes)
         model.eval()
         prompt = L.from_numpy(np.arange(16).reshape(1, 16) % VOCAB)
         gen = L.Generator().manual_seed(0)
@@ -73,17 +104,13 @@ def _make(L, framework, cfg):
                     out.append(model(L.from_numpy(np.array([[t]])), caches=caches)[0][:, -1])
             return [o.numpy() for o in out]
         return step, cached_logits
-    opt = L.optim.AdamW(model.parameters(), lr=LR)
-    data = [(L.from_numpy(x), L.from_numpy(y)) for x, y in batches()]
+    model, _, train, data = build_train(L, framework, **sizes)
     state = {"i": 0}
 
     def step():
         x, y = data[state["i"] % len(data)]
         state["i"] += 1
-        opt.zero_grad()
-        _, loss = model(x, y)
-        loss.backward()
-        opt.step()
+        train(x, y)
     return step, lambda: [p.detach().numpy() for p in model.parameters()]
 
 

@@ -51,31 +51,50 @@ def build(L, cfg, seed=0):
     return model, values
 
 
-def make_step(L, model, batches, clip):
+def train_step(L, model, clip):
+    """train(x, y) -> loss: one step on the batch it is given (no Python state of its own, so mg.jit
+    can compile it)."""
     opt = L.optim.SGD(model.parameters(), lr=LR)
     F = L.nn.functional
-    state = {"i": 0}
 
-    def step():
-        x, y = batches[state["i"] % POOL]
-        state["i"] += 1
+    def train(x, y):
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y.reshape(-1))
         loss.backward()
         clip(model.parameters(), CLIP)
         opt.step()
         return loss
+    return train
+
+
+def cycle(train, batches):
+    """step() -> train on the next batch of the pool (the harness's steps take no arguments)."""
+    state = {"i": 0}
+
+    def step():
+        x, y = batches[state["i"] % len(batches)]
+        state["i"] += 1
+        return train(x, y)
     return step
 
 
-def minigrad_step(cfg):
+def make_step(L, model, batches, clip):
+    return cycle(train_step(L, model, clip), batches)
+
+
+def minigrad_parts(cfg):
+    """(model, train(x, y), [(x, y)] batches) in minigrad, the weights drawn as for every candidate."""
     import minigrad as mg
     model, values = build(mg, cfg)
     for p, v in zip(model.parameters(), values):
         p.data = mg.from_numpy(v.copy())
     batches = [(mg.from_numpy(x), mg.from_numpy(y)) for x, y in make_data(cfg)]
-    step = make_step(mg, model, batches, mg.nn.utils.clip_grad_norm_)
-    return step, lambda: [p.data.numpy() for p in model.parameters()]
+    return model, train_step(mg, model, mg.nn.utils.clip_grad_norm_), batches
+
+
+def minigrad_step(cfg):
+    model, train, batches = minigrad_parts(cfg)
+    return cycle(train, batches), lambda: [p.data.numpy() for p in model.parameters()]
 
 
 def torch_step(cfg):

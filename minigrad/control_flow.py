@@ -647,7 +647,6 @@ class _ControlFlow(Function):
                       "tracing is open")
     jvp = NoRule("control flow runs eagerly under forward AD (the bodies' own ops carry the tangents): "
                  "this equation is recorded only when no transform but tracing is open")
-    serializable = False
 
 
 class Cond(_ControlFlow):

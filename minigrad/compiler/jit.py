@@ -26,6 +26,11 @@ therefore still gets one exact program per size (the last partial batch of an ep
 and is cached), but those traces do not count as retraces: only keys that differ in something
 else count towards the repeated-tracing warning (mg.debug.warn_retrace, after 8).
 
+Compiled against eager: the first six runs of each program are timed, two of them running the
+function eagerly instead of the program (never both, so an optimizer step in it steps once per
+call); explain prints the best of each and flags a program more than 10 % slower than eager (a
+JitWarning too under mg.debug.watch()). After those runs a call tests one attribute more.
+
 Graph breaks: mg.jit traces with on_break="record", so the call that hits a break has run to its
 end eagerly (its results are real); that key then always runs eagerly, with one warning naming the
 user's line. `fullgraph=True` raises GraphBreak at the line instead.
@@ -162,7 +167,7 @@ class _Entry:
     """One compiled program (or an eager fallback) for one guard key."""
 
     __slots__ = ("graph", "optimized", "reports", "compiled", "eager", "reason", "guards",
-                 "trace_seconds", "compile_seconds", "fast", "builds")
+                 "trace_seconds", "compile_seconds", "fast", "builds", "timing", "timed")
 
     def __init__(self, graph):
         self.graph, self.optimized, self.reports, self.compiled = graph, None, [], None
@@ -170,6 +175,8 @@ class _Entry:
         self.fast = None  # the specialised guard (guards.py), built when the key is next looked up
         self.builds = 0
         self.trace_seconds, self.compile_seconds = getattr(graph, "trace_seconds", 0.0), 0.0
+        self.timing = None  # _Timing while the first runs of the program are timed, then None
+        self.timed = None   # the same _Timing, kept for explain
 
     def guards_hold(self):
         for group, k, v in self.guards:
@@ -177,6 +184,40 @@ class _Entry:
             if now is not v and (type(v) not in _PLAIN or type(now) is not type(v) or now != v):
                 return False
         return True
+
+
+# The first runs of a compiled program, one letter each: "c" runs the program, "e" runs the function
+# eagerly instead (never both: a call's side effects, an optimizer step, happen once). Each is timed;
+# the best of each kind are the figures explain shows. After the last one a run costs one attribute
+# test (entry.timing is None).
+_TIMING_RUNS = "ccecec"
+SLOWER_BY = 0.10  # explain (and mg.debug.watch(), with a JitWarning) flags a program this much slower
+
+
+class _Timing:
+    __slots__ = ("runs", "compiled", "eager", "eager_reason")
+
+    def __init__(self, eager_reason):
+        self.runs, self.compiled, self.eager, self.eager_reason = 0, [], [], eager_reason
+
+    @property
+    def done(self):
+        return self.runs >= len(_TIMING_RUNS)
+
+    def figures(self):
+        """(compiled s/call or None, eager s/call or None): the best of each kind so far."""
+        return (min(self.compiled) if self.compiled else None, min(self.eager) if self.eager else None)
+
+
+def _detached(out):
+    """The eager result of a timed run as the compiled program gives it: tensors without a graph."""
+    if isinstance(out, Tensor):
+        return out.detach() if out.requires_grad else out
+    if type(out) in (tuple, list):
+        return type(out)(_detached(o) for o in out)
+    if type(out) is dict:
+        return {k: _detached(o) for k, o in out.items()}
+    return out
 
 
 _MISSING = object()
@@ -326,12 +367,51 @@ class JitFunction:
         if entry.guards_hold():
             tensors = [a for a in args if isinstance(a, Tensor)] + \
                 [a for a in kwargs.values() if isinstance(a, Tensor)]
+            t = entry.timing
+            if t is not None:
+                return self._timed(entry, t, tensors, args, kwargs)
             try:
                 with no_grad() if self.freeze else nullcontext():
                     return entry.compiled(*tensors)
             except GuardFailure:
                 pass
         return _RETRACE
+
+    def _timed(self, entry, t, tensors, args, kwargs):
+        """One of the first runs of a program (_TIMING_RUNS, counted by t): the program or, instead
+        of it, the function eagerly, timed. Eager runs in place of the program, so nothing runs twice."""
+        i = t.runs
+        t.runs = i + 1   # (two threads may both be here: the one past the last run only runs the program)
+        eager = i < len(_TIMING_RUNS) and _TIMING_RUNS[i] == "e" and t.eager_reason is None
+        if eager:  # the branch guards the program checks as it runs (a hyper-parameter now zero, ...)
+            try:
+                for _, b in entry.graph.state:
+                    if b.kind == "hyper":
+                        b.obj.read(b.name)
+            except GuardFailure:
+                return _RETRACE
+        t0 = time.perf_counter()
+        if eager:
+            out = _detached(self.fn(*args, **kwargs))
+        else:
+            try:
+                with no_grad() if self.freeze else nullcontext():
+                    out = entry.compiled(*tensors)
+            except GuardFailure:
+                return _RETRACE
+        (t.eager if eager else t.compiled).append(time.perf_counter() - t0)
+        if t.done:
+            entry.timing = None  # later runs: no timing
+            self._maybe_warn_slow(t)
+        return out
+
+    def _maybe_warn_slow(self, t):
+        c, e = t.figures()
+        if c is None or e is None or c <= e * (1 + SLOWER_BY):
+            return
+        from ..debug import is_watching
+        if is_watching():
+            self._warn(f"mg.jit({_fn_name(self.fn)}): {_timing_line(c, e)}", None)
 
     def _trace(self, key, erased, groups, args, kwargs):
         writes = self._py.writes
@@ -407,6 +487,9 @@ class JitFunction:
         entry.optimized, entry.reports = optimize(g, self.passes)
         entry.compiled = compile_graph(entry.optimized)
         entry.compile_seconds = time.perf_counter() - t0
+        entry.timing = entry.timed = _Timing(
+            "a frozen program reads the parameters as they were when compiled, eager reads them as they "
+            "are now" if self.freeze else None)
         hyper = {(id(b.obj.group), b.obj.key) for _, b in g.state if b.kind == "hyper"}
         entry.guards = [(grp, k, v) for grp in groups for k, v in grp.items()
                         if k != "params" and (id(grp), k) not in hyper]  # options baked into the step
@@ -513,7 +596,10 @@ class Explanation:
     """What mg.jit made of a function for one set of arguments (print it). Attributes: `graph` (as
     traced), `optimized`, `steps` ([(pass name, report, graph after)]), `breaks` ([(message,
     'file:line')]), `code`, `plan`, `kernel_choices` ([(key, choice, how)]: the kernels chosen
-    for its ops with mg.backends.cpu.benchmark on, minigrad/kernels/select.py)."""
+    for its ops with mg.backends.cpu.benchmark on, minigrad/kernels/select.py), `compiled_per_call`
+    and `eager_per_call` (seconds, the best of the first runs of the program: a few of them run the
+    function eagerly instead, timed; None until measured) and `timing` (the line saying which is faster,
+    flagging a program more than 10 % slower than eager)."""
 
     def __init__(self, jitted, entry):
         self.name = _fn_name(jitted.fn)
@@ -530,6 +616,9 @@ class Explanation:
             g, (rep,) = optimize(g, [name])
             self.steps.append((name, rep, g))
         self.kernel_choices = _select.graph_choices(g.eqns)
+        t = entry.timed
+        self.compiled_per_call, self.eager_per_call = t.figures() if t is not None else (None, None)
+        self.timing = _timing_report(t)
 
     def table(self):
         """The pass table: equations and intermediate bytes before -> after each pass."""
@@ -547,6 +636,8 @@ class Explanation:
             out.append("graph breaks: none")
         if self.eager and self.reason != "graph break":
             out.append(f"runs eagerly: {self.reason}")
+        if self.timing:
+            out.append(self.timing)
         out.append(f"\n== as traced: {_summary(s0)}")
         out.append(str(self.graph))
         for name, rep, g in self.steps:
@@ -572,6 +663,41 @@ class Explanation:
         return "\n".join(out)
 
     __repr__ = __str__
+
+
+def _ms(seconds):
+    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.3g} us"
+
+
+def _timing_line(c, e):
+    """compiled c against eager e seconds per call, as explain says it."""
+    head = f"per call: compiled {_ms(c)} vs eager {_ms(e)}"
+    if c > e * (1 + SLOWER_BY):
+        if c - e < 1e-3:
+            why = ("its fixed cost per call (guards, reading state, running the program) outweighs what it "
+                   "saves at this size; consider compiling a larger piece (a whole training step rather than a "
+                   "layer), a larger batch, or calling the function without mg.jit")
+        else:
+            why = ("its ops cost more than eager's (e.g. a backward the trace records op by op where eager runs "
+                   "one NumPy kernel); the graph below shows them; consider calling the function without mg.jit")
+        return (f"{head} (best of {_TIMING_RUNS.count('c')} and {_TIMING_RUNS.count('e')} runs): compiled is "
+                f"SLOWER by {(c / e - 1) * 100:.0f} % - {why}")
+    if c < e:
+        return f"{head}: compiled is {e / c:.2f}x faster"
+    return f"{head}: compiled is about as fast as eager (within {SLOWER_BY * 100:.0f} %)"
+
+
+def _timing_report(t):
+    """explain's line on the program's speed against eager (None when it runs eagerly)."""
+    if t is None:
+        return None
+    c, e = t.figures()
+    if not t.done:
+        return (f"per call: not measured yet (the first {len(_TIMING_RUNS)} runs of a program are timed, "
+                f"some eagerly instead; {t.runs} so far)")
+    if e is None:
+        return f"per call: compiled {_ms(c)}; eager time not measured because {t.eager_reason}"
+    return _timing_line(c, e)
 
 
 def _summary(st):

@@ -208,12 +208,7 @@ class Graph:
 
     def save(self, path):
         """Write the graph to ``path`` (see [`load_graph()`][minigrad.load_graph]), without the model's
-        Python code."""
-        for e in self.eqns:  # control flow (mg.cond / while_loop / scan) holds sub-graphs the format lacks
-            if getattr(e.fn, "serializable", True) is False:
-                raise NotImplementedError(f"graph.save: the graph holds a {e.prim!r} equation (traced at "
-                                          f"{e.source}); saving control flow (sub-graphs) is not supported "
-                                          f"yet")
+        Python code. Control flow (mg.cond / while_loop / scan) is saved with its sub-graphs."""
         from .serialize import save_graph
         save_graph(self, path)
 

@@ -10,6 +10,12 @@ one ``.npy`` per constant array. graph.json:
    "eqns": [{"prim", "fn" (registry key), "args" (tagged values), "outs", "side", "need",
              "effect", "target", "source"}],
    "outvars": [names], "out_tree": ...}
+Version 3 (written only for a graph holding control flow; a version 2 reader refuses it as an
+unsupported version): a cond / while_loop / scan equation's first argument is
+  {"t": "cf", "prim": ..., "v": {field: value}}   its layout (counts, free-input indices, out metas)
+with each body a sub-graph {"vars", "invars", "consts", "eqns", "outvars"} with its own variable
+names, no state and no effects, nested at most MAX_DEPTH deep; loading checks each body against
+the equation that runs it, and the run on zeros checks each body once instead of running the loop.
 Primitives are looked up by name in a registry of the Function classes defined in minigrad (plus
 those registered with `register`); nothing named in the file is ever imported.
 
@@ -36,6 +42,7 @@ from ..autograd.function import Function, _op_name
 from .ir import Eqn, Graph, StateBinding, Var
 
 FORMAT, VERSION, MANIFEST = "minigrad.graph", 2, "graph.json"
+VERSION_CF = 3  # a graph holding control flow (cond / while_loop / scan): sub-graphs in its parameters
 _USER = {}
 # the dtypes a graph file may declare (variables, constants, dtype parameters)
 DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -132,6 +139,7 @@ class _Dec:
     def __init__(self, zf, name, members, size, version):
         self.zf, self.name, self.members, self.size, self.version = zf, name, members, size, version
         self.vars = {}
+        self.depth = 0  # of the control-flow body being read
         self.namedtuples = _namedtuples()
 
     def fail(self, msg):
@@ -258,7 +266,28 @@ def _show(v):
 def save_graph(graph, path):
     """Write `graph` to `path` atomically (see the module docstring for the format)."""
     from ..serialization import _write_array
-    arrays, vars_ = [], {}
+    arrays = []
+    body = _enc_graph(graph, arrays)
+    manifest = {"format": FORMAT, "version": VERSION_CF if body.pop("cf") else VERSION,
+                "vars": body["vars"], "invars": body["invars"], "arg_names": list(graph.arg_names),
+                "state": body["state"], "consts": body["consts"], "eqns": body["eqns"],
+                "outvars": body["outvars"], "out_tree": graph.out_tree}
+    with atomic_write(path) as out:
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+            for a, entry in arrays:
+                with zf.open(entry["file"], "w", force_zip64=a.nbytes > (1 << 31) - (1 << 20)) as f:
+                    entry["sha256"] = _write_array(f, a)
+            zf.writestr(MANIFEST, json.dumps(manifest))  # last: it holds the arrays' hashes
+
+
+def _enc_graph(graph, arrays, depth=0):
+    """A graph's variables, inputs, state, constants, equations and outputs as manifest fields;
+    "cf": whether it (or a sub-graph) holds control flow. A control-flow equation's parameter
+    holds its sub-graphs, each encoded the same way with its own variable names."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"graph.save: control flow nested deeper than {MAX_DEPTH} levels")
+    vars_ = {}
+    cf = [False]
 
     def note(v):
         if v.dtype is not None and np.dtype(v.dtype).name not in DTYPES:
@@ -266,6 +295,12 @@ def save_graph(graph, path):
         vars_[v.name] = [list(v.shape) if v.shape is not None else None,
                          np.dtype(v.dtype).str if v.dtype is not None else "generator"]
         return v.name
+
+    def enc_arg(a):
+        if _cf_spec(a):
+            cf[0] = True
+            return _enc_spec(a, arrays, depth)
+        return _enc(a, arrays)
     for v in graph.invars:
         note(v)
     state = [[note(v), b.name, b.kind] for v, b in graph.state]
@@ -280,21 +315,55 @@ def save_graph(graph, path):
         for _, v in e.side:
             note(v)
         eqns.append({"prim": e.prim, "fn": _key(e.fn) if e.fn is not None else None,
-                     "args": [_enc(a, arrays) for a in e.args],
+                     "args": [enc_arg(a) for a in e.args],
                      "outs": [v.name for v in e.outvars],
                      "side": [[_enc(list(p), arrays), v.name] for p, v in e.side],
                      "need": [bool(n) for n in e.need] if e.need is not None else None,
                      "effect": bool(e.effect), "target": e.target, "source": e.source})
-    manifest = {"format": FORMAT, "version": VERSION, "vars": vars_,
-                "invars": [v.name for v in graph.invars], "arg_names": list(graph.arg_names),
-                "state": state, "consts": consts, "eqns": eqns,
-                "outvars": [v.name for v in graph.outvars], "out_tree": graph.out_tree}
-    with atomic_write(path) as out:
-        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-            for a, entry in arrays:
-                with zf.open(entry["file"], "w", force_zip64=a.nbytes > (1 << 31) - (1 << 20)) as f:
-                    entry["sha256"] = _write_array(f, a)
-            zf.writestr(MANIFEST, json.dumps(manifest))  # last: it holds the arrays' hashes
+    return {"vars": vars_, "invars": [v.name for v in graph.invars], "state": state, "consts": consts,
+            "eqns": eqns, "outvars": [v.name for v in graph.outvars], "cf": cf[0]}
+
+
+def _cf_spec(a):
+    from ..control_flow import _Spec
+    return type(a) is _Spec
+
+
+# the fields of each control-flow equation's parameter (minigrad/control_flow.py's _Spec), by kind:
+# "int" (>= 0), "bool", "idx" (free-input indices), "meta" ([(shape, dtype)]), "body" (a sub-graph)
+_CF_FIELDS = {
+    "cond": {"n_ops": "int", "true_fn": "body", "false_fn": "body", "true_idx": "idx",
+             "false_idx": "idx", "out_meta": "meta"},
+    "scan": {"length": "int", "reverse": "bool", "n_carry": "int", "n_xs": "int", "y_meta": "meta",
+             "body": "body"},
+    "while_loop": {"n_carry": "int", "cond_fn": "body", "body_fn": "body", "cond_idx": "idx", "body_idx": "idx"},
+}
+_CF_SHOW = {"cond": (), "scan": ("length", "reverse"), "while_loop": ()}
+_SUB = {"vars", "invars", "consts", "eqns", "outvars"}
+
+
+def _enc_spec(spec, arrays, depth):
+    from ..control_flow import _Body
+    prim = spec._prim
+    fields = _CF_FIELDS.get(prim)
+    if fields is None or set(spec.__dict__) != set(fields) | {"_prim", "_show"}:
+        raise TypeError(f"graph.save: a control-flow parameter of an unknown layout ({prim!r}, "
+                        f"{sorted(spec.__dict__)})")
+    out = {}
+    for k, kind in fields.items():
+        v = getattr(spec, k)
+        if kind == "body":
+            if type(v) is not _Body:
+                raise TypeError(f"graph.save: {prim}'s {k} is not a traced body")
+            sub = _enc_graph(v.graph, arrays, depth + 1)
+            if sub["state"]:
+                raise TypeError(f"graph.save: {prim}'s {k} reads state inputs")
+            out[k] = {key: sub[key] for key in _SUB}
+        elif kind == "meta":
+            out[k] = [[list(shape), np.dtype(dt).str] for shape, dt in v]
+        else:
+            out[k] = list(v) if kind == "idx" else v
+    return {"t": "cf", "prim": prim, "v": out}
 
 
 def load_graph(path, bind=None, *, check=True, allow_unverified=False):
@@ -355,8 +424,9 @@ def _load(fh, name, bind, check, allow_unverified):
         if type(m) is not dict or m.get("format") != FORMAT:
             fail("not a minigrad graph (format tag missing)")
         version = m.get("version")
-        if type(version) is not int or version not in (1, VERSION):
-            fail(f"unsupported version {_show(version)} (this minigrad reads 2, and 1 with allow_unverified=True)")
+        if type(version) is not int or version not in (1, VERSION, VERSION_CF):
+            fail(f"unsupported version {_show(version)} (this minigrad reads 2 and 3, and 1 with "
+                 f"allow_unverified=True)")
         if version == 1 and not allow_unverified:
             fail("a version 1 graph file has no SHA-256 of its arrays, so tampering cannot be detected; "
                  "if you trust the file, load it with mg.load_graph(path, allow_unverified=True) and save "
@@ -375,32 +445,7 @@ def _build(dec, m, bind):
     from ..random import default_generator
     if set(m) != _TOP:
         dec.fail(f"manifest fields {sorted(set(m) ^ _TOP)} missing or unknown")
-    decl = m["vars"]
-    if type(decl) is not dict:
-        dec.fail("vars must be an object")
-    types_ = {}
-    for vn, spec in decl.items():
-        if not _NAME.fullmatch(vn):
-            dec.fail(f"variable name {_show(vn)} is not a plain identifier")
-        shape, dt = dec.list_(spec, f"variable {vn}'s type", 2)
-        if dt == "generator":
-            if shape is not None:
-                dec.fail(f"generator variable {vn} has a shape")
-            types_[vn] = (None, None)
-            continue
-        d = dec.dtype(dt, f"variable {vn}")
-        if not (type(shape) is list and len(shape) <= 64 and all(type(n) is int and 0 <= n < 1 << 40 for n in shape)):
-            dec.fail(f"variable {vn} has a malformed shape {_show(shape)}")
-        types_[vn] = (tuple(shape), d)
-    defined = dec.vars
-
-    def define(vn, what):
-        if type(vn) is not str or vn not in types_:
-            dec.fail(f"{what} {_show(vn)} is not declared in vars")
-        if vn in defined:
-            dec.fail(f"variable {vn} is defined twice ({what})")
-        v = defined[vn] = Var(vn, *types_[vn])
-        return v
+    define = _definer(dec, _types(dec, m["vars"]))
     invars = []
     for vn in dec.list_(m["invars"], "invars"):
         v = define(vn, "input")
@@ -419,14 +464,7 @@ def _build(dec, m, bind):
             dec.fail(f"state input {vn} ({kind}) has type {v.type_str}")
         obj = bind.get(bname, default_generator if kind == "generator" and bname == "rng" else None)
         state.append((v, StateBinding(bname, kind, obj)))
-    consts = []
-    for item in dec.list_(m["consts"], "consts"):
-        vn, entry = dec.list_(item, "a constant entry", 2)
-        v = define(vn, "constant")
-        a = dec.array(entry, f"constant {vn}")
-        if v.shape is None or a.shape != v.shape or a.dtype != v.dtype:
-            dec.fail(f"constant {vn} is {a.dtype}{list(a.shape)} but declared {v.type_str}")
-        consts.append((v, a))
+    consts = _consts(dec, m["consts"], define)
     reg = registry()
     eqns = [_eqn(dec, e, i, reg, define) for i, e in enumerate(dec.list_(m["eqns"], "eqns"))]
     outvars = [dec.var(vn, "the outputs") for vn in dec.list_(m["outvars"], "outvars")]
@@ -442,6 +480,163 @@ def _build(dec, m, bind):
     written = {e.args[0].name for e in eqns if e.prim == "assign"}
     g.readonly_inputs = frozenset(v.name for v in invars) - written
     return g
+
+
+def _types(dec, decl):
+    """The declared variables: name -> (shape, dtype), (None, None) for a generator."""
+    if type(decl) is not dict:
+        dec.fail("vars must be an object")
+    types_ = {}
+    for vn, spec in decl.items():
+        if not _NAME.fullmatch(vn):
+            dec.fail(f"variable name {_show(vn)} is not a plain identifier")
+        shape, dt = dec.list_(spec, f"variable {vn}'s type", 2)
+        if dt == "generator":
+            if shape is not None:
+                dec.fail(f"generator variable {vn} has a shape")
+            types_[vn] = (None, None)
+            continue
+        d = dec.dtype(dt, f"variable {vn}")
+        if not (type(shape) is list and len(shape) <= 64 and all(type(n) is int and 0 <= n < 1 << 40 for n in shape)):
+            dec.fail(f"variable {vn} has a malformed shape {_show(shape)}")
+        types_[vn] = (tuple(shape), d)
+    return types_
+
+
+def _definer(dec, types_):
+    defined = dec.vars
+
+    def define(vn, what):
+        if type(vn) is not str or vn not in types_:
+            dec.fail(f"{what} {_show(vn)} is not declared in vars")
+        if vn in defined:
+            dec.fail(f"variable {vn} is defined twice ({what})")
+        v = defined[vn] = Var(vn, *types_[vn])
+        return v
+    return define
+
+
+def _consts(dec, items, define):
+    consts = []
+    for item in dec.list_(items, "consts"):
+        vn, entry = dec.list_(item, "a constant entry", 2)
+        v = define(vn, "constant")
+        a = dec.array(entry, f"constant {vn}")
+        if v.shape is None or a.shape != v.shape or a.dtype != v.dtype:
+            dec.fail(f"constant {vn} is {a.dtype}{list(a.shape)} but declared {v.type_str}")
+        consts.append((v, a))
+    return consts
+
+
+def _subgraph(dec, m, what, reg):
+    """A control-flow body: a graph with its own variables (no state, no effects), validated as
+    the file's graph is, nested at most MAX_DEPTH deep."""
+    if type(m) is not dict or set(m) != _SUB:
+        dec.fail(f"{what} is malformed (fields {_show(sorted(m) if type(m) is dict else m)})")
+    if dec.depth >= MAX_DEPTH:
+        dec.fail(f"control flow is nested deeper than {MAX_DEPTH} levels")
+    outer, dec.vars = dec.vars, {}
+    dec.depth += 1
+    try:
+        define = _definer(dec, _types(dec, m["vars"]))
+        invars = [define(vn, f"an input of {what}") for vn in dec.list_(m["invars"], f"{what}'s invars")]
+        consts = _consts(dec, m["consts"], define)
+        eqns = [_eqn(dec, e, i, reg, define) for i, e in enumerate(dec.list_(m["eqns"], f"{what}'s eqns"))]
+        for e in eqns:
+            if e.effect:
+                dec.fail(f"{what} holds an effect ({e.prim}); a traced body writes nothing")
+        outvars = [dec.var(vn, f"the outputs of {what}") for vn in dec.list_(m["outvars"], f"{what}'s outvars")]
+        if any(v.shape is None for v in outvars):
+            dec.fail(f"{what} outputs a generator")
+    finally:
+        dec.vars = outer
+        dec.depth -= 1
+    return Graph(invars, [], consts, eqns, outvars, ("tuple", [("t", i) for i in range(len(outvars))]))
+
+
+def _ty(vs):
+    return [(v.shape, v.dtype) for v in vs]
+
+
+def _dec_spec(dec, raw, fn, args, outs, side, where, reg):
+    """The parameter of a control-flow equation (cond / scan / while_loop): its sub-graphs, and
+    the layout of its inputs and outputs checked against them and against the equation's Vars."""
+    from ..control_flow import _Body, _Spec
+    prim = _op_name(fn)
+    fields = _CF_FIELDS[prim]
+    if dec.version < VERSION_CF:
+        dec.fail(f"{where}: control flow in a version {dec.version} file (control flow is version {VERSION_CF})")
+    if type(raw) is not dict or set(raw) != {"t", "prim", "v"} or raw["t"] != "cf" or raw["prim"] != prim \
+            or type(raw["v"]) is not dict or set(raw["v"]) != set(fields):
+        dec.fail(f"{where}: malformed control-flow parameter {_show(raw)}")
+    if not all(isinstance(a, Var) for a in args) or not outs:   # (side outputs: what backward reads)
+        dec.fail(f"{where}: takes tensor inputs only and gives tensor outputs")
+    kw = {}
+    for k, kind in fields.items():
+        x, what = raw["v"][k], f"{where}'s {k}"
+        if kind == "int" and not (type(x) is int and 0 <= x < 1 << 40):
+            dec.fail(f"{what} must be a count, got {_show(x)}")
+        if kind == "bool" and type(x) is not bool:
+            dec.fail(f"{what} must be true or false, got {_show(x)}")
+        if kind == "idx":
+            if type(x) is not list or len(x) > len(args) or not all(type(i) is int and 0 <= i < len(args) for i in x):
+                dec.fail(f"{what} must be a list of input indices, got {_show(x)}")
+        if kind == "meta":
+            metas = []
+            for item in dec.list_(x, what):
+                shape, dt = dec.list_(item, f"an item of {what}", 2)
+                if not (type(shape) is list and len(shape) <= 64 and all(type(n) is int and 0 <= n < 1 << 40
+                                                                          for n in shape)):
+                    dec.fail(f"{what} holds a malformed shape {_show(shape)}")
+                metas.append((tuple(shape), dec.dtype(dt, what)))
+            x = metas
+        if kind == "body":
+            x = _Body(_subgraph(dec, x, what, reg))
+        kw[k] = x
+    s = _Spec(_prim=prim, _show=_CF_SHOW[prim], **kw)
+
+    def need(ok, msg):
+        if not ok:
+            dec.fail(f"{where}: {msg}")
+
+    def sig(body, ins, name):
+        need(_ty(body.graph.invars) == _ty(ins), f"{name}'s inputs {_ty(body.graph.invars)} are not those "
+                                                  f"the equation passes {_ty(ins)}")
+
+    def frees(idx, free, name):
+        need(all(i < len(free) for i in idx), f"{name} reads free input {max(idx, default=0)} of {len(free)}")
+        return [free[i] for i in idx]
+    if prim == "cond":
+        need(len(args) >= 1 + s.n_ops, f"has {len(args)} inputs, fewer than 1 + {s.n_ops} operands")
+        pred, ops, free = args[0], args[1:1 + s.n_ops], args[1 + s.n_ops:]
+        need(pred.shape is not None and int(np.prod(pred.shape)) == 1, "its predicate is not one value")
+        for name, body, idx in (("true_fn", s.true_fn, s.true_idx), ("false_fn", s.false_fn, s.false_idx)):
+            sig(body, ops + frees(idx, free, name), name)
+            need(_ty(body.graph.outvars) == _ty(outs), f"{name}'s outputs are not the equation's")
+        need(s.out_meta == _ty(outs), "out_meta is not the equation's outputs")
+    elif prim == "scan":
+        nc, nx = s.n_carry, s.n_xs
+        need(len(args) >= nc + nx, f"has {len(args)} inputs, fewer than {nc} carried + {nx} scanned")
+        init, xs, free = args[:nc], args[nc:nc + nx], args[nc + nx:]
+        need(all(v.shape is not None for v in init + xs), "a carried or scanned input is a generator")
+        need(all(len(x.shape) >= 1 and x.shape[0] == s.length for x in xs),
+             f"a scanned input's leading dimension is not the length {s.length}")
+        sig(s.body, init + [Var("x", x.shape[1:], x.dtype) for x in xs] + free, "body")
+        need(_ty(s.body.graph.outvars) == _ty(init) + s.y_meta, "body's outputs are not the carry and y_meta")
+        need(_ty(outs) == _ty(init) + [((s.length,) + m[0], m[1]) for m in s.y_meta],
+             "its outputs are not the carry and the stacked ys")
+    else:
+        n = s.n_carry
+        need(len(args) >= n and all(v.shape is not None for v in args[:n]), f"has {len(args)} inputs, "
+             f"fewer than {n} carried tensors")
+        carried, free = args[:n], args[n:]
+        sig(s.cond_fn, carried + frees(s.cond_idx, free, "cond_fn"), "cond_fn")
+        co = s.cond_fn.graph.outvars
+        need(len(co) == 1 and int(np.prod(co[0].shape)) == 1, "cond_fn does not give one value")
+        sig(s.body_fn, carried + frees(s.body_idx, free, "body_fn"), "body_fn")
+        need(_ty(s.body_fn.graph.outvars) == _ty(carried), "body_fn's outputs are not the carried values")
+        need(_ty(outs) == _ty(carried), "its outputs are not the carried values")
+    return s
 
 
 _EQN = {"prim", "fn", "args", "outs", "side", "need", "effect", "target", "source"}
@@ -467,11 +662,15 @@ def _eqn(dec, e, i, reg, define):
             dec.fail(f"{where} names {_show(prim)}, but its Function {e['fn']} is {_op_name(fn)!r}")
     elif prim not in ("assign", "set_grad") or not e["effect"]:
         dec.fail(f"unknown effect {_show(prim)}")
-    args = [None if a is None else dec.dec(a) for a in dec.list_(e["args"], f"{where}'s arguments")]
+    raw_args = dec.list_(e["args"], f"{where}'s arguments")
+    cf = fn is not None and fn.__module__ == "minigrad.control_flow" and _op_name(fn) in _CF_FIELDS
+    if cf and not raw_args:
+        dec.fail(f"{where}: a control-flow equation without its parameter")
+    args = [None if a is None else dec.dec(a) for a in (raw_args[1:] if cf else raw_args)]
     need = e["need"]
     if need is not None:
-        if type(need) is not list or len(need) != len(args) or not all(type(n) is bool for n in need):
-            dec.fail(f"{where}: need must be a list of {len(args)} booleans")
+        if type(need) is not list or len(need) != len(raw_args) or not all(type(n) is bool for n in need):
+            dec.fail(f"{where}: need must be a list of {len(raw_args)} booleans")
         need = tuple(need)
     side_in = dec.list_(e["side"], f"{where}'s side outputs")
     side_paths = []
@@ -499,6 +698,8 @@ def _eqn(dec, e, i, reg, define):
             dec.fail(f"{where}: its output is not of its target's type")
     elif target is not None:
         dec.fail(f"{where}: only an effect has a target")
+    if cf:
+        args = [_dec_spec(dec, raw_args[0], fn, args, outs, side, where, reg)] + args
     eq = Eqn(prim, fn, args, outs, side, e["effect"], source, target)
     eq.need = need
     return eq
@@ -528,9 +729,11 @@ def _check_run(g, dec):
     (the default one is not advanced)."""
     from ..random import Generator
     from .interpret import _resolve, _side_value, eval_eqn, readonly
+    from ..control_flow import _Spec
     env = {}
-    for v in g.invars:
-        env[v.name] = readonly(_zeros(v)) if v.name in g.readonly_inputs else _zeros(v)
+    for v in g.invars:  # (a control-flow body's inputs may include a generator its random ops draw from)
+        env[v.name] = Generator(0) if v.shape is None else \
+            readonly(_zeros(v)) if v.name in getattr(g, "readonly_inputs", ()) else _zeros(v)
     for v, b in g.state:
         env[v.name] = Generator(0) if b.kind == "generator" else _zeros(v)
     for v, a in g.consts:
@@ -549,6 +752,14 @@ def _check_run(g, dec):
                     env[e.outvars[0].name] = t
                 elif e.outvars:
                     env[e.outvars[0].name] = env[e.args[0].name].copy()
+                continue
+            if e.args and type(e.args[0]) is _Spec:
+                # control flow: each body checked once on zeros (not run: a loop on zeros might
+                # never end, a scan's length might be huge); its outputs typed as declared (_dec_spec)
+                for _, body in e.args[0]._bodies():
+                    _check_run(body.graph, dec)
+                for v in e.outvars + [v for _, v in e.side]:
+                    env[v.name] = _zeros(v)
                 continue
             vals = [_resolve(a, env) for a in e.args]
             try:

@@ -68,6 +68,16 @@ def _numpy_backward():
     return not f._state.enabled and (not f._intercept or (not _levels._open[0] and f._state.tracer is None))
 
 
+def _traced_backward():
+    """Whether the backward is being recorded by a trace (and no other transform), with no graph of
+    it (no create_graph): the forward's P, which the trace holds as a side output of the forward's
+    equation, is then read as it is, as the NumPy path reads it, instead of recomputed from q and k
+    (two products and a softmax more, in the trace and in every run of the compiled program)."""
+    f = _function
+    return not f._state.enabled and f._state.tracer is not None and \
+        all(lv.kind == "trace" for lv in f._state.levels)
+
+
 def _probs(q, k, mask, scale, causal):
     """P in Tensor ops from Tensors (the recorded, differentiable form: for create_graph, JVP and
     F.scaled_dot_product_attention's dropout path). A query whose every score is -inf gets weights 0
@@ -101,8 +111,9 @@ class ScaledDotProductAttention(Function):
         q, k, v, mask, p = ctx.saved_tensors
         nq, nk, nv, nm = ctx.needs_input_grad[:4]
         s = ctx.scale
-        if not _numpy_backward():   # create_graph, a transform, a trace: in Tensor ops, P from q, k
-            p = _probs(q, k, mask, s, ctx.causal)
+        if not _numpy_backward():   # create_graph, a transform, a trace: in Tensor ops
+            if not _traced_backward():  # P from q, k: differentiable (create_graph), or batched
+                p = _probs(q, k, mask, s, ctx.causal)
             dp = g @ v.mT
             dz = p * (dp - (dp * p).sum(-1, keepdim=True))
             dzs = dz * s   # scaled before the products, as the NumPy path below (the same bits)

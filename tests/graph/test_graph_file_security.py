@@ -192,7 +192,7 @@ TAMPER = [
     (lambda m: _eq(m, 2)["args"].__setitem__(1, {"t": "ufunc", "v": "__class__"}), "unknown NumPy ufunc"),
     (lambda m: m["consts"][0].__setitem__(1, {**m["consts"][0][1], "sha256": "0" * 64}), "SHA-256"),
     (lambda m: m["consts"][0].__setitem__(1, {**m["consts"][0][1], "shape": [4]}), "corrupt"),
-    (lambda m: m.update(version=3), "unsupported version"),
+    (lambda m: m.update(version=4), "unsupported version"),
     (lambda m: m.update(version=True), "unsupported version"),
     (lambda m: m.update(eqns={}), "eqns must be a list"),
 ]

@@ -260,3 +260,25 @@ def test_a_numpy_write_into_a_parameter_is_a_graph_break():
         return y
     with pytest.raises(GraphBreak, match="bypassed"):
         mg.graph.trace(f, mg.ones(3))
+
+
+def test_a_trace_lets_intermediates_die_and_reused_ids_are_new_values():
+    """The tracer holds no traced value alive (its id tables forget an object as it dies), so a
+    trace's memory is eager's; an object that gets a dead one's id is not taken for it."""
+    import weakref
+    dead = []
+
+    def f(x):
+        acc = x
+        for _ in range(40):     # temporaries die every iteration: their ids come back
+            t = acc * 1.5
+            r = weakref.ref(t)
+            acc = t.tanh() + x
+            del t
+            dead.append(r() is None)
+        return acc
+    x = mg.randn(64)
+    g = mg.graph.trace(f, x)
+    assert all(dead)
+    y = mg.randn(64)
+    np.testing.assert_array_equal(g(y).numpy(), f(y).numpy())
