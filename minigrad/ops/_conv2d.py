@@ -32,19 +32,20 @@ __all__ = []  # backends only: the ops are ops/conv.py's and ops/pooling.py's
 # N, C, H, W: input; kh, kw: kernel; sh, sw: stride; dh, dw: dilation; pt, pb, pl, pr: padding
 # (top, bottom, left, right); OH, OW: output size.
 _Geom = namedtuple("_Geom", "N C H W kh kw sh sw dh dw pt pb pl pr OH OW")
-_FLAT = {}  # memo: N-d geometry -> its flat view
+_FLAT = {}  # memo: id of an N-d geometry -> (it, its flat view)
 
 
 def flat(geo):
     """The flat 2-D view (_Geom) of a 2-D window geometry (ops/conv.py's _GeomNd), memoised."""
-    f = _FLAT.get(geo)
-    if f is None:
-        (H, W), (kh, kw), (sh, sw), (dh, dw), ((pt, pb), (pl, pr)), (OH, OW) = \
-            geo.size, geo.kernel, geo.stride, geo.dilation, geo.pads, geo.out
-        f = _Geom(geo.N, geo.C, H, W, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, OH, OW)
-        if len(_FLAT) >= 1024:
-            _FLAT.clear()
-        _FLAT[geo] = f
+    hit = _FLAT.get(id(geo))  # by identity: _make_geom hands out the same object for the same geometry
+    if hit is not None and hit[0] is geo:
+        return hit[1]
+    (H, W), (kh, kw), (sh, sw), (dh, dw), ((pt, pb), (pl, pr)), (OH, OW) = \
+        geo.size, geo.kernel, geo.stride, geo.dilation, geo.pads, geo.out
+    f = _Geom(geo.N, geo.C, H, W, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, OH, OW)
+    if len(_FLAT) >= 1024:
+        _FLAT.clear()
+    _FLAT[id(geo)] = (geo, f)  # (geo kept alive, so its id is not reused while the entry stands)
     return f
 
 

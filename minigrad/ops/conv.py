@@ -63,6 +63,8 @@ def _same_padding(kernel, dilation):
 def _conv_pads(op, padding, kernel, dilation, stride):
     """A convolution's padding argument (int, tuple, 'valid' or 'same') as (before, after) per dimension."""
     n = len(kernel)
+    if type(padding) is int:
+        return ((padding, padding),) * n
     if isinstance(padding, str):
         if padding == "valid":
             return ((0, 0),) * n
@@ -132,6 +134,27 @@ def check_geom(op, geo, x=None, *, out=None, cols=None, channels=True):
     _GeomNd of ints, kernel, stride, dilation and output sizes positive, padding non-negative, every
     window inside the padded input; x must be (N, C, *size), out (N, C or any (channels=False), *out)
     and cols (C * prod(kernel), N * prod(out))."""
+    if _CHECKED.get(id(geo)) is not geo:
+        _check_fields(op, geo)
+    for name, a, want in (("input", x, None), ("output gradient", out, None), ("columns", cols, None)):
+        if a is None:
+            continue
+        if name == "input":
+            want = (geo.N, geo.C) + geo.size
+        elif name == "output gradient":
+            want = (geo.N, geo.C if channels else None) + geo.out
+        else:
+            want = (geo.C * _prod(geo.kernel), geo.N * _prod(geo.out))
+        if a.ndim != len(want) or any(w is not None and d != w for d, w in zip(a.shape, want)):
+            raise ValueError(f"{op}: {name} of shape {tuple(a.shape)} does not match the window geometry, which "
+                             f"expects {tuple('*' if w is None else w for w in want)}")
+
+
+_CHECKED = {}  # id -> geometry already found valid (kept alive, so its id is not reused)
+
+
+def _check_fields(op, geo):
+    """check_geom's check of the geometry itself (once per geometry object)."""
     ok = type(geo) is _GeomNd and _int(geo.N) and _int(geo.C) and geo.N >= 0 and geo.C >= 0
     if ok:
         parts = (geo.size, geo.kernel, geo.stride, geo.dilation, geo.out, geo.pads)
@@ -145,12 +168,9 @@ def check_geom(op, geo, x=None, *, out=None, cols=None, channels=True):
     if not ok:
         raise ValueError(f"{op}: invalid window geometry {geo!r:.300}: its windows leave the padded input, or a "
                          f"size is not positive")
-    for name, a, want in (("input", x, (geo.N, geo.C) + geo.size),
-                          ("output gradient", out, (geo.N, geo.C if channels else None) + geo.out),
-                          ("columns", cols, (geo.C * _prod(geo.kernel), geo.N * _prod(geo.out)))):
-        if a is not None and (a.ndim != len(want) or any(w is not None and d != w for d, w in zip(a.shape, want))):
-            raise ValueError(f"{op}: {name} of shape {tuple(a.shape)} does not match the window geometry, which "
-                             f"expects {tuple('*' if w is None else w for w in want)}")
+    if len(_CHECKED) >= 1024:
+        _CHECKED.clear()
+    _CHECKED[id(geo)] = geo
 
 
 def _prod(t):
