@@ -1577,7 +1577,7 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                              groups, dilation)
 
 
-def _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode, effective):
+def _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode):
     """(x, unbatched, geo, padding) of an n-d pooling: PyTorch's argument rules and errors."""
     x, unb = _batched(input, op, n)
     kernel = _ntuple(kernel_size, n, "kernel_size", op)
@@ -1586,17 +1586,15 @@ def _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode
     stride = _ntuple(stride, n, "stride", op)
     pad = _ntuple(padding, n, "padding", op)
     dil = _ntuple(dilation, n, "dilation", op)
-    for k, p, d in zip(kernel, pad, dil):
-        half = (d * (k - 1) + 1) / 2 if effective else k / 2
-        if p > half:
-            raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got padding "
-                             f"{pad}, kernel_size {kernel} and dilation {dil}")
+    if any(p * 2 > k for k, p in zip(kernel, pad)):  # PyTorch's rule: half the kernel, whatever the dilation
+        raise RuntimeError(f"{op}: pad should be at most half of kernel size, but got padding {pad} and "
+                           f"kernel_size {kernel}")
     geo = _make_geom(op, x.shape, kernel, stride, dil, tuple((p, p) for p in pad), ceil_mode)
     return x, unb, geo, pad
 
 
 def _max_pool_nd(op, n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    x, unb, geo, _ = _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+    x, unb, geo, _ = _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode)
     if n == 2 and not return_indices:  # the window offsets and the 2-D kernels (2x2: numba), no indices
         return _unbatch(MaxPool2DWithIndices.apply(x, geo), unb)
     # the indices from the Function itself (traced, jitted)
@@ -1615,7 +1613,7 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
         input (Tensor): (N, C, L) or (C, L).
         kernel_size (int): the window size.
         stride (int, optional): Default: kernel_size.
-        padding (int): implicit -inf padding on both sides, at most half the effective kernel. Default: 0.
+        padding (int): implicit -inf padding on both sides, at most half the kernel size. Default: 0.
         dilation (int): spacing of window elements. Default: 1.
         ceil_mode (bool): ceil instead of floor for the output size (the last window must start inside
             the input or the left padding). Default: False.
@@ -1642,7 +1640,7 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
 
 
 def _avg_pool_nd(op, n, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    x, unb, geo, pad = _pool_nd_geo(op, n, input, kernel_size, stride, padding, 1, ceil_mode, False)
+    x, unb, geo, pad = _pool_nd_geo(op, n, input, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero")
     div = avg_divisor(geo, count_include_pad, divisor_override, x.dtype)
