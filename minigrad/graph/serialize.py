@@ -39,6 +39,7 @@ import numpy as np
 from .. import _safezip
 from .._atomic import atomic_write
 from ..autograd.function import Function, _op_name
+from . import _aliases
 from .ir import Eqn, Graph, StateBinding, Var
 
 FORMAT, VERSION, MANIFEST = "minigrad.graph", 2, "graph.json"
@@ -225,6 +226,11 @@ class _Dec:
                 self.fail(f"bad float {_show(v)}")
         if t == "namedtuple" and type(v) is list:
             cls = self.namedtuples.get(e.get("type")) if type(e.get("type")) is str else None
+            old = _aliases.NAMEDTUPLES.get(e.get("type")) if cls is None and type(e.get("type")) is str else None
+            if old is not None:  # a parameter type renamed since the file was saved
+                if len(v) != old[0]:
+                    self.fail(f"parameter {e['type']} has {len(v)} fields, not {old[0]}")
+                return old[1](*(self.dec(x, depth + 1) for x in v))
             if cls is None:
                 self.fail(f"unknown parameter type {_show(e.get('type'))} (only minigrad's own are loaded)")
             if len(v) != len(cls._fields):
@@ -652,7 +658,13 @@ def _eqn(dec, e, i, reg, define):
     if type(e["effect"]) is not bool:
         dec.fail(f"{where}: effect must be true or false")
     fn = None
-    if e["fn"] is not None:
+    alias = _aliases.OPS.get((e["fn"], prim)) if type(e["fn"]) is str else None
+    if alias is not None:  # an op renamed, moved or merged since the file was saved: today's class
+        fn = reg.get(alias[0])
+        prim = _op_name(fn)
+        if e["effect"]:
+            dec.fail(f"{where} names an op, not an effect")
+    elif e["fn"] is not None:
         fn = reg.get(e["fn"]) if type(e["fn"]) is str else None
         if fn is None:
             dec.fail(f"unknown primitive {_show(e['fn'])} ({_show(prim)}): not a registered Function "
@@ -672,6 +684,11 @@ def _eqn(dec, e, i, reg, define):
         if type(need) is not list or len(need) != len(raw_args) or not all(type(n) is bool for n in need):
             dec.fail(f"{where}: need must be a list of {len(raw_args)} booleans")
         need = tuple(need)
+    if alias is not None and alias[1] is not None:
+        try:
+            args, need = alias[1](args, need)
+        except (TypeError, ValueError, IndexError):
+            dec.fail(f"{where}: its arguments do not fit the op it was renamed to")
     side_in = dec.list_(e["side"], f"{where}'s side outputs")
     side_paths = []
     for item in side_in:

@@ -1,7 +1,7 @@
 """conv2d's im2col and col2im in one pass each, and the weight gradient of 3x3 convolutions of few
 channels in one pass (numba; imported only by minigrad.kernels).
 
-The NumPy paths (ops/conv.py) build the columns with a padded copy of the input and one 6-D strided
+The NumPy paths (ops/_conv2d.py) build the columns with a padded copy of the input and one 6-D strided
 copy, and add the input gradient back with one slice-add per kernel tap: for a small convolution
 (batch 1) those are NumPy calls over short rows, slower than the GEMM they feed. Here
 
@@ -11,7 +11,7 @@ copy, and add the input gradient back with one slice-add per kernel tap: for a s
   then the padding columns are zeroed;
 * ``col2im`` computes, row by row of the input, the sum of the column entries of the taps that
   read it, in tap order (i, j) from a zero start -- the same additions in the same order as
-  ops/conv.py's _col2im, so the same float result -- and writes dx in (C, N, H, W) memory order
+  ops/_conv2d.py's _col2im, so the same float result -- and writes dx in (C, N, H, W) memory order
   (channel-major, as the NumPy paths hand conv2d's input gradient back), with no padded buffer;
 * ``weight_grad3x3`` computes a 3x3 stride-1 convolution's weight and bias gradients directly
   (see its section below), where the GEMM on im2col's columns would have a 9-wide result.

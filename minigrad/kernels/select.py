@@ -3,7 +3,7 @@
 Some ops have several implementations of the same result: conv2d as Winograd F(2x2, 3x3) or as
 im2col + GEMM, its input gradient as col2im or as the stride-1 flat-grid adds, its weight gradient
 as the direct 3x3 pass or as a GEMM, the Winograd weight gradient's products as one GEMM or as
-a sum over chunks. Each op has a fixed rule (thresholds measured on one machine, in ops/conv.py)
+a sum over chunks. Each op has a fixed rule (thresholds measured on one machine, in ops/_conv2d.py)
 that picks one. With ``mg.backends.cpu.benchmark = True`` (off by default, as PyTorch's
 ``torch.backends.cudnn.benchmark``) the op instead times every candidate valid for its arguments
 once per key (the op, its shapes, dtypes, strides and geometry), runs the fastest, and remembers the

@@ -14,7 +14,7 @@ so summing over input channels, the convolution is 16 GEMMs M[xi] = U[xi] @ V[xi
 U[xi] (O, C) the transformed weights and V[xi] (C, P) the transformed patches of all P = N*TH*TW
 output tiles: 4 multiplications per output instead of im2col's 9, and V is 16/9 of the input
 instead of im2col's 9 copies. The kernels here are the transforms around those GEMMs, each one
-pass over its arrays (ops/conv.py does the GEMMs and the weight transforms):
+pass over its arrays (ops/_conv2d.py does the GEMMs and the weight transforms):
 
 * ``inputs``:  V[xi, c, p] = (B^T d B)[xi] of the 4x4 input patch of tile p (padding: zeros);
 * ``outputs``: out[o, n, 2th+a, 2tw+b] = (A^T M[:, o, p] A)[a, b] + bias[o], the valid part of

@@ -1,7 +1,7 @@
 """minigrad.nn.functional: activations, losses, convolution, pooling and normalisation, as torch.nn.functional.
 
 The public API only: argument checking, then either a composition of differentiable Tensor ops
-or one fused op of the op layer (minigrad/ops: conv.py, conv_nd.py, pooling.py, pooling_nd.py, resize.py,
+or one fused op of the op layer (minigrad/ops: conv.py, pooling.py, resize.py,
 loss.py, normalization.py, activation.py, padding.py, embedding.py), as torch.nn.functional over ATen.
 """
 from __future__ import annotations
@@ -21,13 +21,14 @@ from .. import ops as _ops
 from ..ops.activation import Gelu, LeakyRelu
 from ..ops.attention import ScaledDotProductAttention, _probs as _sdpa_probs
 from ..ops.elementwise import _promote
-from ..ops.conv import Col2Im, Convolution, Im2Col, _conv_pads, _make_geom, _pair
+from ..ops.conv import Col2Im, Convolution, ConvTranspose, Im2Col, _GeomNd, _conv_pads, _make_geom, _ntuple, _pair
 from ..ops.embedding import Embedding, renorm_rows_
 from ..ops.loss import (BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropyLoss, MseLoss,
                         NllLoss)
 from ..ops.normalization import NativeBatchNorm, NativeLayerNorm
 from ..ops.padding import ConstantPadNd
-from ..ops.pooling import AvgPool2D, MaxPool2DWithIndices, _avg_divisor
+from ..ops.pooling import (AdaptiveMaxPoolNd, AvgPool, MaxPool2DWithIndices, MaxPoolNd, MaxUnpoolNd,
+                           avg_divisor)
 from ..random import get_rng
 from ..ops.random import DropoutMask
 from ..tensor import Tensor, _shape_of
@@ -868,25 +869,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
         >>> F.conv2d(x, w, padding=1).shape
         (2, 4, 8, 8)
     """
-    op = "conv2d"
-    x, unb = _spatial_input(input, op)
-    if weight.ndim != 4:
-        raise RuntimeError(f"{op}: weight must be 4-D (C_out, C_in/groups, kH, kW), got shape {tuple(weight.shape)}")
-    O, Cg, kh, kw = weight.shape
-    N, C, H, W = x.shape
-    if groups <= 0 or C % groups or O % groups:
-        raise RuntimeError(f"{op}: in_channels ({C}) and out_channels ({O}) must be divisible by groups ({groups})")
-    if Cg * groups != C:
-        raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} has {C} channels, but weight of shape "
-                         f"{tuple(weight.shape)} with groups={groups} expects {Cg * groups}")
-    if bias is not None and tuple(bias.shape) != (O,):
-        raise RuntimeError(f"{op}: bias of shape {tuple(bias.shape)} must be ({O},)")
-    stride = _pair(stride, "stride", op)
-    dilation = _pair(dilation, "dilation", op)
-    pads = _conv_pads(op, padding, (kh, kw), dilation, stride)
-    geo = _make_geom(op, x.shape, (kh, kw), stride, dilation, pads)
-    out = Convolution.apply(x, weight, bias, geo, int(groups))
-    return out.squeeze(0) if unb else out
+    return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
@@ -900,9 +883,9 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     kernel = _pair(kernel_size, "kernel_size", "unfold")
     ph, pw = _pair(padding, "padding", "unfold")
     geo = _make_geom("unfold", x.shape, kernel, _pair(stride, "stride", "unfold"),
-                     _pair(dilation, "dilation", "unfold"), (ph, ph, pw, pw))
+                     _pair(dilation, "dilation", "unfold"), ((ph, ph), (pw, pw)))
     cols = Im2Col.apply(x, geo)
-    out = cols.reshape(cols.shape[0], geo.N, geo.OH * geo.OW).permute(1, 0, 2).contiguous()  # PyTorch's layout
+    out = cols.reshape(cols.shape[0], geo.N, geo.out[0] * geo.out[1]).permute(1, 0, 2).contiguous()  # PyTorch's layout
     return out.squeeze(0) if unb else out
 
 
@@ -924,29 +907,15 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
         raise ValueError(f"fold: input.size(1) = {K} must be divisible by the kernel's size {kh * kw}")
     ph, pw = _pair(padding, "padding", "fold")
     geo = _make_geom("fold", (N, K // (kh * kw), H, W), (kh, kw), _pair(stride, "stride", "fold"),
-                     _pair(dilation, "dilation", "fold"), (ph, ph, pw, pw))
-    if geo.OH * geo.OW != L:
-        raise ValueError(f"fold: input.size(2) = {L} does not match the {geo.OH} x {geo.OW} blocks of "
+                     _pair(dilation, "dilation", "fold"), ((ph, ph), (pw, pw)))
+    if geo.out[0] * geo.out[1] != L:
+        raise ValueError(f"fold: input.size(2) = {L} does not match the {geo.out[0]} x {geo.out[1]} blocks of "
                          f"output_size {(H, W)}")
     out = Col2Im.apply(x.permute(1, 0, 2).reshape(K, N * L), geo)
     return out.squeeze(0) if unb else out
 
 
 # -- pooling ---------------------------------------------------------------------------------------
-
-def _pool_args(op, input, kernel_size, stride, padding, dilation, ceil_mode):
-    x, unb = _spatial_input(input, op)
-    kernel = _pair(kernel_size, "kernel_size", op)
-    stride = kernel if stride is None or (not isinstance(stride, numbers.Integral) and len(stride) == 0) \
-        else _pair(stride, "stride", op)
-    ph, pw = _pair(padding, "padding", op)
-    dil = _pair(dilation, "dilation", op)
-    if ph * 2 > kernel[0] or pw * 2 > kernel[1]:
-        raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got padding "
-                         f"{(ph, pw)} and kernel_size {kernel}")
-    geo = _make_geom(op, x.shape, kernel, stride, dil, (ph, ph, pw, pw), ceil_mode)
-    return x, unb, geo
-
 
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
@@ -962,11 +931,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
         ceil_mode (bool): use ceil instead of floor for the output size. Default: False.
         return_indices (bool): also return the flat (h * W + w) input index of each maximum.
     """
-    if return_indices:  # the N-d op returns the indices from the Function itself (traced, jitted)
-        return _max_pool_nd("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, True)
-    x, unb, geo = _pool_args("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
-    out = MaxPool2DWithIndices.apply(x, geo)
-    return out.squeeze(0) if unb else out
+    return _max_pool_nd("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -982,10 +947,8 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
         count_include_pad (bool): count the zero padding in the divisor. Default: True.
         divisor_override (int, optional): use this divisor instead.
     """
-    x, unb, geo = _pool_args("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
-    div = _avg_divisor(geo, count_include_pad, divisor_override, x.dtype)
-    out = AvgPool2D.apply(x, geo, div)
-    return out.squeeze(0) if unb else out
+    return _avg_pool_nd("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override)
 
 
 def _adaptive_matrix(n, m, dtype):
@@ -1431,8 +1394,8 @@ __all__ += ["celu", "selu", "hardsigmoid", "hardswish", "mish", "softsign", "tan
 
 
 # -- N-d convolution, transposed convolution, pooling, unpooling and resizing ---------------------
-# (minigrad/ops/conv_nd.py, pooling_nd.py, resize.py; conv2d/max_pool2d/avg_pool2d keep ops/conv.py's
-# and ops/pooling.py's tuned 2-D kernels)
+# (minigrad/ops/conv.py, pooling.py, resize.py: one family each for 1-, 2- and 3-d, which picks the
+# tuned 2-D kernels of ops/_conv2d.py and kernels/*.py for 2-D windows)
 
 def _batched(input, op, n):
     """input as (N, C, *spatial) with n spatial dims (an unbatched (C, *spatial) gets N = 1)."""
@@ -1476,26 +1439,13 @@ def _conv_check(op, x, input, weight, bias, groups, n, transposed):
 
 
 def _convnd(op, n, input, weight, bias, stride, padding, dilation, groups):
-    from ..ops.conv_nd import ConvolutionNd, _geom_nd, _ntuple
-    from ..ops.conv import _same_padding
     x, unb = _batched(input, op, n)
     _conv_check(op, x, input, weight, bias, groups, n, False)
     kernel = tuple(weight.shape[2:])
     stride = _ntuple(stride, n, "stride", op)
     dilation = _ntuple(dilation, n, "dilation", op)
-    if isinstance(padding, str):
-        if padding == "valid":
-            pads = ((0, 0),) * n
-        elif padding == "same":
-            if any(s != 1 for s in stride):
-                raise ValueError(f"{op}: padding='same' is not supported for strided convolutions")
-            pads = tuple(_same_padding(kernel, dilation))
-        else:
-            raise ValueError(f"{op}: padding string must be 'same' or 'valid', got {padding!r}")
-    else:
-        pads = tuple((p, p) for p in _ntuple(padding, n, "padding", op))
-    geo = _geom_nd(op, x.shape, kernel, stride, dilation, pads)
-    return _unbatch(ConvolutionNd.apply(x, weight, bias, geo, int(groups)), unb)
+    geo = _make_geom(op, x.shape, kernel, stride, dilation, _conv_pads(op, padding, kernel, dilation, stride))
+    return _unbatch(Convolution.apply(x, weight, bias, geo, int(groups)), unb)
 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
@@ -1540,7 +1490,6 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 
 
 def _conv_transposend(op, n, input, weight, bias, stride, padding, output_padding, groups, dilation):
-    from ..ops.conv_nd import ConvTransposeNd, _GeomNd, _ntuple
     x, unb = _batched(input, op, n)
     _conv_check(op, x, input, weight, bias, groups, n, True)
     if isinstance(padding, str):
@@ -1566,7 +1515,7 @@ def _conv_transposend(op, n, input, weight, bias, stride, padding, output_paddin
     # the geometry of the convolution whose input gradient this is: input `size`, output x's size
     geo = _GeomNd(x.shape[0], weight.shape[1] * groups, size, kernel, stride, dilation,
                   tuple((p, p) for p in pad), tuple(x.shape[2:]))
-    return _unbatch(ConvTransposeNd.apply(x, weight, bias, geo, int(groups)), unb)
+    return _unbatch(ConvTranspose.apply(x, weight, bias, geo, int(groups)), unb)
 
 
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
@@ -1628,9 +1577,8 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                              groups, dilation)
 
 
-def _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode, effective):
+def _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode):
     """(x, unbatched, geo, padding) of an n-d pooling: PyTorch's argument rules and errors."""
-    from ..ops.conv_nd import _geom_nd, _ntuple
     x, unb = _batched(input, op, n)
     kernel = _ntuple(kernel_size, n, "kernel_size", op)
     if stride is None or (not isinstance(stride, numbers.Integral) and len(stride) == 0):
@@ -1638,18 +1586,18 @@ def _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode
     stride = _ntuple(stride, n, "stride", op)
     pad = _ntuple(padding, n, "padding", op)
     dil = _ntuple(dilation, n, "dilation", op)
-    for k, p, d in zip(kernel, pad, dil):
-        half = (d * (k - 1) + 1) / 2 if effective else k / 2
-        if p > half:
-            raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got padding "
-                             f"{pad}, kernel_size {kernel} and dilation {dil}")
-    geo = _geom_nd(op, x.shape, kernel, stride, dil, tuple((p, p) for p in pad), ceil_mode)
+    if any(p * 2 > k for k, p in zip(kernel, pad)):  # PyTorch's rule: half the kernel, whatever the dilation
+        raise RuntimeError(f"{op}: pad should be at most half of kernel size, but got padding {pad} and "
+                           f"kernel_size {kernel}")
+    geo = _make_geom(op, x.shape, kernel, stride, dil, tuple((p, p) for p in pad), ceil_mode)
     return x, unb, geo, pad
 
 
 def _max_pool_nd(op, n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    from ..ops.pooling_nd import MaxPoolNd
-    x, unb, geo, _ = _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+    x, unb, geo, _ = _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode)
+    if n == 2 and not return_indices:  # the window offsets and the 2-D kernels (2x2: numba), no indices
+        return _unbatch(MaxPool2DWithIndices.apply(x, geo), unb)
+    # the indices from the Function itself (traced, jitted)
     out, idx = MaxPoolNd.apply(x, geo)
     if return_indices:
         return _unbatch(out, unb), _unbatch(idx, unb)
@@ -1665,7 +1613,7 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
         input (Tensor): (N, C, L) or (C, L).
         kernel_size (int): the window size.
         stride (int, optional): Default: kernel_size.
-        padding (int): implicit -inf padding on both sides, at most half the effective kernel. Default: 0.
+        padding (int): implicit -inf padding on both sides, at most half the kernel size. Default: 0.
         dilation (int): spacing of window elements. Default: 1.
         ceil_mode (bool): ceil instead of floor for the output size (the last window must start inside
             the input or the left padding). Default: False.
@@ -1692,13 +1640,11 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
 
 
 def _avg_pool_nd(op, n, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    from ..ops.pooling_nd import AvgPoolNd, avg_divisor
-    x, unb, geo, pad = _pool_nd_geo(op, n, input, kernel_size, stride, padding, 1, ceil_mode, False)
+    x, unb, geo, pad = _pool_nd_geo(op, n, input, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero")
-    div = avg_divisor(geo.size, geo.kernel, geo.stride, pad, geo.out, count_include_pad, divisor_override,
-                      x.dtype)
-    return _unbatch(AvgPoolNd.apply(x, geo, div), unb)
+    div = avg_divisor(geo, count_include_pad, divisor_override, x.dtype)
+    return _unbatch(AvgPool.apply(x, geo, div), unb)
 
 
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -1754,8 +1700,6 @@ def _unpool_output_size(op, x, kernel, stride, pad, output_size):
 
 
 def _max_unpool_nd(op, n, input, indices, kernel_size, stride, padding, output_size):
-    from ..ops.conv_nd import _ntuple
-    from ..ops.pooling_nd import MaxUnpoolNd
     x, unb = _batched(input, op, n)
     idx = indices.unsqueeze(0) if unb and indices.ndim == n + 1 else indices
     if not isinstance(idx, Tensor) or idx.dtype.kind not in "iu":
@@ -1829,7 +1773,6 @@ def _adaptive_size(op, output_size, size):
 
 
 def _adaptive_max_pool_nd(op, n, input, output_size, return_indices):
-    from ..ops.pooling_nd import AdaptiveMaxPoolNd
     x, unb = _batched(input, op, n)
     out, idx = AdaptiveMaxPoolNd.apply(x, _adaptive_size(op, output_size, x.shape[2:]))
     if return_indices:

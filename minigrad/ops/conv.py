@@ -1,49 +1,54 @@
-"""Convolution: im2col / col2im kernels, unfold / fold (Im2Col, Col2Im) and conv2d (Convolution).
+"""Convolution, one family for 1-, 2- and 3-d windows: the window geometry, im2col / col2im, unfold /
+fold (Im2Col, Col2Im), convolution (Convolution, with its backward ConvolutionBackward) and transposed
+convolution (ConvTranspose).
 
-conv2d's backward is itself an op (ConvolutionBackward): its forward is the NumPy gradient code (one
-BLAS call per gradient), its backward gives the second derivative, so the same definition serves an
-ordinary backward and create_graph.
+Three bilinear ops close under differentiation, so any derivative order stays in the family:
+Convolution(x, w), ConvolutionBackward(g, x, w) -> (dx, dw, db) (dx = col2im(W^T g), dw = g cols^T)
+and ConvTranspose(g, w) (the input gradient as an op of its own, with a bias). Each one's VJP and JVP
+are the others (or itself) on the tangents.
 
-With numba (minigrad.kernels), im2col and col2im are one compiled pass each (minigrad/kernels/conv.py,
-the same values as the NumPy paths bit for bit), and the input gradient is W^T g then col2im; without
-it, the NumPy paths here serve (the stride-1 input gradient as a flat-grid GEMM and shifted adds).
-For short weight rows the bias rides in the GEMMs (_BIAS_IN_GEMM). With numba, 3x3 stride-1
-convolutions with enough channels and tiles run as Winograd F(2x2, 3x3) instead (_winograd;
-minigrad/kernels/winograd.py): 16 thinner GEMMs on transformed tiles, 4 multiplications per output
-instead of 9, forward and both gradients; and the weight gradient of a 3x3 stride-1 convolution of
-few channels (a first layer) is one direct pass (_direct_weight_grad; kernels/conv.py
-weight_grad3x3) instead of a GEMM with a 9-wide result.
+For 2-D windows the family picks conv2d's tuned backends (ops/_conv2d.py): numba im2col / col2im,
+Winograd F(2x2, 3x3), the direct weight gradient of few-channel 3x3 convolutions, the flat-grid input
+gradient and the bias in the GEMM, by the same rules and kernel-selection keys
+(mg.backends.cpu.benchmark, kernels/select.py); 1-d and 3-d windows take the N-d im2col + GEMM.
 """
+import itertools
 import numbers
-import threading
 from collections import namedtuple
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .. import kernels
-from ..autograd.function import Function, NoRule, _spread
 from .._memory_format import _c_order
-from ..kernels import buffers, select
+from ..autograd.function import Function, NoRule, _spread
+from . import _conv2d as _k2
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
 
 
-def _pair(v, name, op):
-    """An int or a 1- or 2-sequence of ints as a pair of ints (PyTorch's _pair, with a clear error)."""
+# -- arguments and the window geometry --------------------------------------------------------------
+
+def _ntuple(v, n, name, op):
+    """An int or a 1- or n-sequence of ints as an n-tuple of ints (PyTorch's _ntuple), with a clear error."""
     tv = type(v)
     if tv is int:  # the common cases first, without the ABC checks
-        return (v, v)
-    if tv is tuple and len(v) == 2 and type(v[0]) is int and type(v[1]) is int:
+        return (v,) * n
+    if tv is tuple and len(v) == n and all(type(e) is int for e in v):
         return v
     if isinstance(v, numbers.Integral):
-        return (int(v), int(v))
+        return (int(v),) * n
     v = tuple(v)
     if len(v) == 1:
-        return (int(v[0]), int(v[0]))
-    if len(v) != 2 or not all(isinstance(e, numbers.Integral) for e in v):
-        raise ValueError(f"{op}: {name} must be an int or a pair of ints, got {v!r}")
-    return (int(v[0]), int(v[1]))
+        v = v * n
+    if len(v) != n or not all(isinstance(e, numbers.Integral) for e in v):
+        what = "a pair of ints" if n == 2 else f"a tuple of {n} ints"
+        raise ValueError(f"{op}: {name} must be an int or {what}, got {v!r}")
+    return tuple(int(e) for e in v)
+
+
+def _pair(v, name, op):
+    """_ntuple(v, 2, ...): PyTorch's _pair."""
+    return _ntuple(v, 2, name, op)
 
 
 def _same_padding(kernel, dilation):
@@ -52,39 +57,39 @@ def _same_padding(kernel, dilation):
     for k, d in zip(kernel, dilation):
         total = d * (k - 1)
         pads.append((total // 2, total - total // 2))
-    return pads
+    return tuple(pads)
 
 
 def _conv_pads(op, padding, kernel, dilation, stride):
-    """conv2d's padding argument (int, pair, 'valid' or 'same') as (top, bottom, left, right)."""
+    """A convolution's padding argument (int, tuple, 'valid' or 'same') as (before, after) per dimension."""
+    n = len(kernel)
     if type(padding) is int:
-        return (padding, padding, padding, padding)
+        return ((padding, padding),) * n
     if isinstance(padding, str):
         if padding == "valid":
-            return (0, 0, 0, 0)
+            return ((0, 0),) * n
         if padding == "same":
-            if stride != (1, 1):
+            if any(s != 1 for s in stride):
                 raise ValueError(f"{op}: padding='same' is not supported for strided convolutions")
-            (pt, pb), (pl, pr) = _same_padding(kernel, dilation)
-            return (pt, pb, pl, pr)
+            return _same_padding(kernel, dilation)
         raise ValueError(f"{op}: padding string must be 'same' or 'valid', got {padding!r}")
-    ph, pw = _pair(padding, "padding", op)
-    return (ph, ph, pw, pw)
+    return tuple((p, p) for p in _ntuple(padding, n, "padding", op))
 
 
-# -- geometry and scratch buffers ----------------------------------------------------------------
-
-# N, C, H, W: input; kh, kw: kernel; sh, sw: stride; dh, dw: dilation; pt, pb, pl, pr: padding
-# (top, bottom, left, right); OH, OW: output size.
-_Geom = namedtuple("_Geom", "N C H W kh kw sh sw dh dw pt pb pl pr OH OW")
-
+# N, C: batch and channels of the (convolution's) input; size, kernel, stride, dilation, out: one entry
+# per spatial dimension; pads: (before, after) per spatial dimension
+_GeomNd = namedtuple("_GeomNd", "N C size kernel stride dilation pads out")
 
 _GEOMS = {}  # memo of _make_geom's results (valid geometries only: an invalid one raises every time)
 
 
 def _make_geom(op, shape, kernel, stride, dilation, pads, ceil_mode=False):
-    """The _Geom of a window op (conv2d, pooling, unfold/fold) on an input of shape (N, C, H, W);
-    op names the caller in errors. Memoised: a training loop asks for the same few every step."""
+    """The geometry of a window op (convolution, pooling, unfold / fold) over x of `shape` (N, C, *size);
+    pads as (before, after) pairs; op names the caller in errors. Memoised: a training loop asks for
+    the same few every step.
+
+    ceil_mode (pooling): PyTorch's rule, the output rounds up but the last window must start inside
+    the input or the left padding; the right padding then grows to hold that last window."""
     key = (tuple(shape), tuple(kernel), tuple(stride), tuple(dilation), tuple(pads), bool(ceil_mode))
     geo = _GEOMS.get(key)
     if geo is None:
@@ -96,234 +101,222 @@ def _make_geom(op, shape, kernel, stride, dilation, pads, ceil_mode=False):
 
 
 def _new_geom(op, shape, kernel, stride, dilation, pads, ceil_mode):
-    N, C, H, W = shape
-    kh, kw = kernel
-    sh, sw = stride
-    dh, dw = dilation
-    pt, pb, pl, pr = pads
-    if min(kh, kw, sh, sw, dh, dw) <= 0:
-        raise ValueError(f"{op}: kernel size, stride and dilation must be positive, got kernel "
-                         f"{kernel}, stride {stride}, dilation {dilation}")
-    if min(pads) < 0:
-        raise ValueError(f"{op}: padding must be non-negative, got {pads}")
-    span_h, span_w = H + pt + pb - dh * (kh - 1) - 1, W + pl + pr - dw * (kw - 1) - 1
-    if ceil_mode:
-        OH, OW = -(-span_h // sh) + 1, -(-span_w // sw) + 1
-        # the last window must start inside the input or the left padding
-        if (OH - 1) * sh >= H + pt:
-            OH -= 1
-        if (OW - 1) * sw >= W + pl:
-            OW -= 1
-        pb = max(pb, (OH - 1) * sh + dh * (kh - 1) + 1 - H - pt)
-        pr = max(pr, (OW - 1) * sw + dw * (kw - 1) + 1 - W - pl)
-    else:
-        OH, OW = span_h // sh + 1, span_w // sw + 1
-    if span_h < 0 or span_w < 0 or OH <= 0 or OW <= 0:
-        raise RuntimeError(f"{op}: input of spatial size ({H}, {W}) with padding {pads} is smaller than the "
-                         f"(dilated) kernel ({dh * (kh - 1) + 1}, {dw * (kw - 1) + 1})")
-    return _Geom(N, C, H, W, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, OH, OW)
+    N, C, size = shape[0], shape[1], tuple(shape[2:])
+    if min(kernel + stride + dilation) <= 0:
+        raise RuntimeError(f"{op}: kernel size, stride and dilation must be positive, got kernel {kernel}, "
+                           f"stride {stride}, dilation {dilation}")
+    if any(lo < 0 or hi < 0 for lo, hi in pads):
+        raise RuntimeError(f"{op}: padding must be non-negative, got {pads}")
+    out, new_pads = [], []
+    for n, k, s, d, (lo, hi) in zip(size, kernel, stride, dilation, pads):
+        # PyTorch's pooling_output_shape: in ceil_mode the (dilated) kernel may overhang the end
+        span = n + lo + hi - d * (k - 1) - 1
+        o = (span + (s - 1 if ceil_mode else 0)) // s + 1
+        if ceil_mode and (o - 1) * s >= n + lo:
+            o -= 1
+        if o < 1:
+            raise RuntimeError(f"{op}: input of spatial size {size} with padding {pads} is smaller than the "
+                               f"(dilated) kernel {tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))}: "
+                               f"the output would be empty")
+        hi = max(hi, (o - 1) * s + d * (k - 1) + 1 - n - lo)
+        out.append(o)
+        new_pads.append((lo, hi))
+    return _GeomNd(N, C, size, tuple(kernel), tuple(stride), tuple(dilation), tuple(new_pads), tuple(out))
+
+
+def _int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 def check_geom(op, geo, x=None, *, out=None, cols=None, channels=True):
-    """Refuse a geometry that does not describe the arrays it is applied to, before any strided view
-    or kernel reads memory (a tampered graph file's parameters reach the ops as they are): geo must
-    be a _Geom of plain ints, kernel, stride and dilation positive, padding non-negative, every window
-    inside the padded input; x (N, C, H, W), out (N, C or any, OH, OW) (channels=False: any C) and
-    cols (C*kh*kw, N*OH*OW) must have the shapes it says."""
-    if type(geo) is not _Geom or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in geo):
-        raise TypeError(f"{op}: the window geometry must be a _Geom of ints, got {geo!r:.200}")
-    N, C, H, W, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, OH, OW = geo
-    if min(kh, kw, sh, sw, dh, dw, OH, OW) <= 0 or min(N, C, H, W, pt, pb, pl, pr) < 0 \
-            or (OH - 1) * sh + dh * (kh - 1) + 1 > H + pt + pb or (OW - 1) * sw + dw * (kw - 1) + 1 > W + pl + pr \
-            or max(pt, pb, pl, pr) > (1 << 31):
-        raise ValueError(f"{op}: invalid window geometry {tuple(geo)} (N C H W kh kw sh sw dh dw pt pb pl pr OH OW): "
-                         f"its windows leave the padded input, or a size is not positive")
-    for name, a, want in (("input", x, (N, C, H, W)), ("output gradient", out, (N, C if channels else None, OH, OW)),
-                          ("columns", cols, (C * kh * kw, N * OH * OW))):
-        if a is not None and (a.ndim != len(want) or any(w is not None and d != w for d, w in zip(a.shape, want))):
-            raise ValueError(f"{op}: {name} of shape {tuple(a.shape)} does not match the window geometry, "
-                             f"which expects {tuple('*' if w is None else w for w in want)}")
+    """Refuse a geometry that does not describe the arrays it is applied to, before a strided view or
+    kernel reads memory (a tampered graph file's parameters reach the ops as they are): geo must be a
+    _GeomNd of ints, kernel, stride, dilation and output sizes positive, padding non-negative, every
+    window inside the padded input; x must be (N, C, *size), out (N, C or any (channels=False), *out)
+    and cols (C * prod(kernel), N * prod(out))."""
+    if _CHECKED.get(id(geo)) is not geo:
+        _check_fields(op, geo)
+    for name, a, want in (("input", x, None), ("output gradient", out, None), ("columns", cols, None)):
+        if a is None:
+            continue
+        if name == "input":
+            want = (geo.N, geo.C) + geo.size
+        elif name == "output gradient":
+            want = (geo.N, geo.C if channels else None) + geo.out
+        else:
+            want = (geo.C * _prod(geo.kernel), geo.N * _prod(geo.out))
+        if a.ndim != len(want) or any(w is not None and d != w for d, w in zip(a.shape, want)):
+            raise ValueError(f"{op}: {name} of shape {tuple(a.shape)} does not match the window geometry, which "
+                             f"expects {tuple('*' if w is None else w for w in want)}")
 
 
-def _check_conv_weights(op, C, w, b, groups):
-    if not isinstance(groups, (int, np.integer)) or groups <= 0 or C % groups or w.ndim != 4 or w.shape[0] % groups \
-            or w.shape[1] * groups != C or (b is not None and b.shape != (w.shape[0],)):
+_CHECKED = {}  # id -> geometry already found valid (kept alive, so its id is not reused)
+
+
+def _check_fields(op, geo):
+    """check_geom's check of the geometry itself (once per geometry object)."""
+    ok = type(geo) is _GeomNd and _int(geo.N) and _int(geo.C) and geo.N >= 0 and geo.C >= 0
+    if ok:
+        parts = (geo.size, geo.kernel, geo.stride, geo.dilation, geo.out, geo.pads)
+        ok = all(type(t) is tuple and len(t) == len(geo.size) for t in parts) and all(
+            _int(v) for t in parts[:5] for v in t) and all(
+            type(p) is tuple and len(p) == 2 and _int(p[0]) and _int(p[1]) and 0 <= p[0] <= 1 << 31
+            and 0 <= p[1] <= 1 << 31 for p in geo.pads)
+    if ok:
+        ok = all(n >= 0 and k >= 1 and s >= 1 and d >= 1 and o >= 1 and (o - 1) * s + d * (k - 1) + 1 <= n + lo + hi
+                 for n, k, s, d, o, (lo, hi) in zip(geo.size, geo.kernel, geo.stride, geo.dilation, geo.out, geo.pads))
+    if not ok:
+        raise ValueError(f"{op}: invalid window geometry {geo!r:.300}: its windows leave the padded input, or a "
+                         f"size is not positive")
+    if len(_CHECKED) >= 1024:
+        _CHECKED.clear()
+    _CHECKED[id(geo)] = geo
+
+
+def _prod(t):
+    p = 1
+    for v in t:
+        p *= v
+    return p
+
+
+def _check_conv_weights(op, geo, w, b, groups, out_channels=None):
+    """w (O, C/groups, *kernel) and b (O,) must fit the geometry's C input channels (out_channels:
+    the gradient's channels, which must be O)."""
+    C = geo.C
+    if not isinstance(groups, (int, np.integer)) or groups <= 0 or C % groups or w.ndim != 2 + len(geo.size) \
+            or w.shape[0] % groups or w.shape[1] * groups != C or tuple(w.shape[2:]) != geo.kernel \
+            or (b is not None and b.shape != (w.shape[0],)) or out_channels not in (None, w.shape[0]):
         raise ValueError(f"{op}: weight of shape {tuple(w.shape)}"
                          f"{'' if b is None else f' and bias of shape {tuple(b.shape)}'} with groups={groups!r} "
-                         f"do not fit an input of {C} channels")
+                         f"do not fit an input of {C} channels, kernel {geo.kernel}"
+                         f"{'' if out_channels is None else f' and a gradient of {out_channels} channels'}")
 
 
-_scratch = threading.local()
-_SCRATCH_SLOTS = 8
-
-
-def _workspace(key, make):
-    """A scratch array for key (shape, dtype and purpose), made by make() on first use and then reused
-    by later calls in the same thread. Only for buffers that no result, saved tensor or caller keeps:
-    the next call with the same key overwrites it. At most _SCRATCH_SLOTS are kept (oldest dropped)."""
-    cache = getattr(_scratch, "bufs", None)
-    if cache is None:
-        cache = _scratch.bufs = {}
-    buf = cache.pop(key, None)
-    if buf is None:
-        buf = make()
-        while len(cache) >= _SCRATCH_SLOTS:
-            cache.pop(next(iter(cache)))
-    cache[key] = buf  # most recently used last
-    return buf
-
-
-def _channel_major(a):
-    """True when a (N, C, H, W) array is laid out C-major (as conv2d's output is)."""
-    return a.ndim == 4 and a.shape[0] > 1 and a.transpose(1, 0, 2, 3).flags.c_contiguous
-
-
-def _mem_order(a):
-    """(a as a C-contiguous (A, B, H, W) array in memory order, whether that is (C, N) i.e. channel-major)."""
-    if _channel_major(a):
-        return a.transpose(1, 0, 2, 3), True
-    return np.ascontiguousarray(a), False
-
-
-def _numba_for(a):
-    """True when the numba conv kernels (minigrad/kernels/conv.py) serve an array of a's dtype."""
-    return a.dtype.kind == "f" and a.dtype.itemsize >= 4 and kernels.available()
-
-
-def _alloc(shape, dtype, channel_major, zeros=False):
-    """An (N, C, ...) array, laid out C-major when asked (then a transposed view); recycled
-    (kernels/buffers.py)."""
-    if not channel_major:
-        a = buffers.empty(shape, dtype)
-    else:
-        a = buffers.empty((shape[1], shape[0]) + tuple(shape[2:]), dtype).swapaxes(0, 1)
-    if zeros:
-        a.fill(0)
-    return a
-
+# -- windows, im2col and col2im ----------------------------------------------------------------------
 
 def _padded(x, geo, value=0):
-    """x (N, C, H, W) padded per geo (a view of x when there is no padding)."""
-    if not (geo.pt or geo.pb or geo.pl or geo.pr):
+    """x (N, C, *size) padded per geo (x itself when there is no padding)."""
+    if not any(lo or hi for lo, hi in geo.pads):
         return x
-    N, C, H, W = x.shape
-    xp = _alloc((N, C, H + geo.pt + geo.pb, W + geo.pl + geo.pr), x.dtype, _channel_major(x))
-    xp.fill(value)
-    xp[:, :, geo.pt:geo.pt + H, geo.pl:geo.pl + W] = x
+    xp = np.full(x.shape[:2] + tuple(n + lo + hi for n, (lo, hi) in zip(geo.size, geo.pads)), value, x.dtype)
+    xp[(slice(None), slice(None)) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(geo.size, geo.pads))] = x
     return xp
 
 
-def _window(xp, geo, i, j):
-    """The (N, C, OH, OW) strided view of xp at kernel offset (i, j)."""
-    h0, w0 = i * geo.dh, j * geo.dw
-    return xp[:, :, h0:h0 + geo.sh * (geo.OH - 1) + 1:geo.sh, w0:w0 + geo.sw * (geo.OW - 1) + 1:geo.sw]
+def _windows(xp, geo):
+    """The read-only (N, C, *out, *kernel) strided view of the windows of padded xp."""
+    st = xp.strides
+    sp = st[2:]
+    return as_strided(xp, xp.shape[:2] + geo.out + geo.kernel,
+                      st[:2] + tuple(a * s for a, s in zip(sp, geo.stride))
+                      + tuple(a * d for a, d in zip(sp, geo.dilation)), writeable=False)
 
 
-# -- im2col / col2im -------------------------------------------------------------------------------
+def _offsets(geo):
+    """The kernel offsets (tuples), in row-major order."""
+    return itertools.product(*(range(e) for e in geo.kernel))
 
-def _im2col(x, geo, ones_row=False):
-    """cols[(c, i, j), (n, oh, ow)] = xpad[n, c, oh*sh + i*dh, ow*sw + j*dw]: one strided copy (or,
-    with numba, minigrad/kernels/conv.py's one pass, padding folded in). ones_row: one more row of
-    ones at the bottom (conv2d's bias and its gradient ride in the GEMMs: _BIAS_IN_GEMM)."""
-    rows, L = geo.C * geo.kh * geo.kw, geo.N * geo.OH * geo.OW
-    buf = buffers.empty((rows + 1 if ones_row else rows, L), x.dtype)
-    cols = buf[:rows] if ones_row else buf
-    if ones_row:
-        buf[rows] = 1
-    if _numba_for(x):
-        xm, cm = _mem_order(x)
-        kernels.load("conv").im2col(xm, cm, cols, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt,
-                                    geo.pl, geo.OH, geo.OW)
-        return buf
-    xp = _padded(x, geo)
-    s0, s1, s2, s3 = xp.strides
-    view = as_strided(xp, (geo.C, geo.kh, geo.kw, geo.N, geo.OH, geo.OW),
-                      (s1, geo.dh * s2, geo.dw * s3, s0, geo.sh * s2, geo.sw * s3), writeable=False)
-    np.copyto(cols.reshape(view.shape), view)
-    return buf
+
+def _offset_slices(geo, k):
+    """The slices of the padded input that kernel offset k (a tuple) reads for every output position."""
+    return (slice(None), slice(None)) + tuple(
+        slice(i * d, i * d + s * (o - 1) + 1, s) for i, d, s, o in zip(k, geo.dilation, geo.stride, geo.out))
+
+
+def _crop(xp, geo):
+    return xp[(slice(None), slice(None)) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(geo.size, geo.pads))]
+
+
+def _spread_windows(vals, geo, dtype):
+    """The adjoint of _windows: vals (N, C, *out, *kernel) added into their input positions (cropped)."""
+    xp = np.zeros(vals.shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(geo.size, geo.pads)), dtype)
+    for k in _offsets(geo):
+        xp[_offset_slices(geo, k)] += vals[(Ellipsis,) + k]
+    return _crop(xp, geo)
+
+
+def _im2col(x, geo):
+    """cols[(c, *k), (n, *o)] = xpad[n, c, o * s + k * d]: (C*K, N*L) (2-D: _conv2d's numba pass or
+    strided copy)."""
+    if len(geo.size) == 2:
+        return _k2._im2col(x, _k2.flat(geo))
+    w = _windows(_padded(x, geo), geo)  # (N, C, *out, *kernel)
+    n = len(geo.size)
+    perm = (1,) + tuple(range(2 + n, 2 + 2 * n)) + (0,) + tuple(range(2, 2 + n))
+    return w.transpose(perm).reshape(geo.C * _prod(geo.kernel), geo.N * _prod(geo.out))
 
 
 def _col2im(cols, geo):
-    """The adjoint of _im2col: add each kernel offset's slice of cols back into its input positions
-    (with numba, minigrad/kernels/conv.py's one pass: the same sums in the same order)."""
-    N, C, H, W = geo.N, geo.C, geo.H, geo.W
-    if _numba_for(cols) and cols.flags.c_contiguous:
-        dx = buffers.empty((C, N, H, W), cols.dtype)
-        kernels.load("conv").col2im(cols, dx, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pl,
-                                    geo.OH, geo.OW)
-        return dx.transpose(1, 0, 2, 3)
-    Hp, Wp = H + geo.pt + geo.pb, W + geo.pl + geo.pr
-    c6 = cols.reshape(C, geo.kh, geo.kw, N, geo.OH, geo.OW)
-    # accumulate in (C, N, ...) order, matching cols' layout, and hand back a transposed view
-    dxp = buffers.empty((C, N, Hp, Wp), cols.dtype)
-    dxp.fill(0)
-    for i in range(geo.kh):
-        h0 = i * geo.dh
-        hs = slice(h0, h0 + geo.sh * (geo.OH - 1) + 1, geo.sh)
-        for j in range(geo.kw):
-            w0 = j * geo.dw
-            dxp[:, :, hs, w0:w0 + geo.sw * (geo.OW - 1) + 1:geo.sw] += c6[:, i, j]
-    return dxp[:, :, geo.pt:geo.pt + H, geo.pl:geo.pl + W].transpose(1, 0, 2, 3)
+    """The adjoint of _im2col: (C*K, N*L) columns added back into an (N, C, *size) input (2-D: _conv2d's
+    numba pass or adds; the same sums in the same order)."""
+    if len(geo.size) == 2:
+        return _k2._col2im(cols, _k2.flat(geo))
+    n = len(geo.size)
+    c = cols.reshape((geo.C,) + geo.kernel + (geo.N,) + geo.out)
+    perm = (1 + n, 0) + tuple(range(2 + n, 2 + 2 * n)) + tuple(range(1, 1 + n))
+    return _spread_windows(c.transpose(perm), geo, cols.dtype)
 
 
-def _conv_dx_flat(g, w3, geo):
-    """conv2d's input gradient for stride 1, with every col2im add a long contiguous 1-D add.
+def _channels_first(a):
+    """(N, O, *out) -> (O, N*L) (the GEMM layout)."""
+    return np.moveaxis(a, 1, 0).reshape(a.shape[1], -1)
 
-    g (N, O, OH, OW) is embedded, zero-filled, in the padded (Hp, Wp) grid, so that output position
-    p = oh * Wp + ow of image n reads padded input p + off(i, j), off = i*dh*Wp + j*dw, for every tap:
-    the columns dcols = W^T g_grid (one GEMM, on Hp*Wp positions instead of OH*OW) are then added
-    back with one shifted 1-D add per tap over the whole (N*Hp*Wp) flat grid. Garbage grid positions
-    carry zero gradient, so the adds that spill across rows or images add zeros."""
-    N, C, H, W = geo.N, geo.C, geo.H, geo.W
-    G, K, Og = w3.shape
-    O = G * Og
-    Hp, Wp = H + geo.pt + geo.pb, W + geo.pl + geo.pr
-    T = N * Hp * Wp
-    # both buffers are scratch (nothing returned or saved aliases them): reuse them per shape, which
-    # spares the page faults of fresh multi-MB allocations and, for grid, the zero fill (only its
-    # valid (OH, OW) corner is ever written, so the rest stays zero)
-    # (the key holds the valid corner's size too: the zeros outside it must never have been written)
-    grid = _workspace(("conv_dx_grid", O, N, Hp, Wp, geo.OH, geo.OW, g.dtype),
-                      lambda: np.zeros((O, N, Hp, Wp), g.dtype))
-    grid[:, :, :geo.OH, :geo.OW] = g.transpose(1, 0, 2, 3)
-    taps = geo.kh * geo.kw
-    offs = [(k // geo.kw) * geo.dh * Wp + (k % geo.kw) * geo.dw for k in range(taps)]
-    dxp = buffers.empty((C, T), g.dtype)
+
+def _input_grad(g, w, geo, G):
+    """The convolution's input gradient col2im(W^T g) (N, C, *size) (2-D: _conv2d's W^T g and col2im)."""
+    O = w.shape[0]
+    if len(geo.size) == 2:
+        f = _k2.flat(geo)
+        L = f.N * f.OH * f.OW
+        return _k2._dx_col2im(_channels_first(g), w.reshape(G, O // G, -1).transpose(0, 2, 1), f, G, O, L, g)
+    g2 = _channels_first(g)  # (O, N*L)
     if G == 1:
-        # a valid position's taps land inside its own image's grid, so the work splits by images:
-        # chunks whose columns (~1 MiB) stay in cache between the GEMM and the adds (measured 1.5 ->
-        # 1.0 ms at the bench CNN's 8->16 conv); a contiguous 2-D weight takes BLAS's fast path
-        S = Hp * Wp
-        nb = max(1, min(N, (1 << 20) // (G * K * S * g.itemsize)))
-        wc = np.ascontiguousarray(w3[0])
-        gf = grid.reshape(Og, T)
-        buf = _workspace(("conv_dx_cols", K, nb * S, g.dtype), lambda: np.empty((K, nb * S), g.dtype))
-        for n0 in range(0, N, nb):
-            t0, t1 = n0 * S, min(N, n0 + nb) * S
-            L = t1 - t0
-            d = buf[:, :L]
-            np.matmul(wc, gf[:, t0:t1], out=d)
-            _tap_adds(dxp[:, t0:t1], d.reshape(C, taps, L), offs)
+        cols = np.matmul(w.reshape(O, -1).T, g2)
     else:
-        dcols = _workspace(("conv_dx_cols", G, K, T, g.dtype), lambda: np.empty((G, K, T), g.dtype))
-        np.matmul(w3, grid.reshape(G, Og, T), out=dcols)
-        _tap_adds(dxp, dcols.reshape(C, taps, T), offs)
-    dxp = dxp.reshape(C, N, Hp, Wp)[:, :, geo.pt:geo.pt + H, geo.pl:geo.pl + W]
-    return dxp.transpose(1, 0, 2, 3)
+        w3 = w.reshape(G, O // G, -1).transpose(0, 2, 1)  # (G, Cg*K, Og)
+        cols = np.matmul(w3, g2.reshape(G, O // G, -1)).reshape(-1, g2.shape[1])
+    return _col2im(cols, geo)
 
 
-def _tap_adds(out, d3, offs):
-    """out[:, p + offs[k]] += d3[:, k, p] for every tap k: the tap at offset 0 reaches every
-    position, so it is assigned (no zero fill) and the others are added."""
-    L = out.shape[1]
-    out[...] = d3[:, 0]
-    for k in range(1, len(offs)):
-        off = offs[k]
-        out[:, off:] += d3[:, k, :L - off]
+def _weight_grad(x, g, geo, G):
+    """dw[o, c, k] = sum over n, p of g[n, o, p] * xpad[n, c, p * s + k * d] (per group)."""
+    O = g.shape[1]
+    cols = _im2col(x, geo)
+    K = cols.shape[0] // G
+    g2 = _channels_first(g)  # (O, N*L)
+    if G == 1:  # (cols @ g2^T)^T: the long inner dimension second, BLAS's faster orientation
+        dw = np.matmul(cols, g2.T).T
+    else:
+        dw = np.matmul(g2.reshape(G, O // G, -1), cols.reshape(G, K, -1).transpose(0, 2, 1))
+    return np.ascontiguousarray(dw).reshape((O, geo.C // G) + geo.kernel)
 
+
+def _sum_but_channels(t):
+    return t.sum(dim=(0,) + tuple(range(2, t.ndim)))
+
+
+def _tangent_sum(terms, tb, shape):
+    """The sum of the non-None terms plus the bias tangent tb broadcast over shape (N, C, *spatial)."""
+    out = None
+    for t in terms:
+        if t is not None:
+            out = t if out is None else out + t
+    if tb is not None:
+        tb = tb.reshape((1, -1) + (1,) * (len(shape) - 2))
+        out = tb.expand(*shape) if out is None else out + tb
+    return out
+
+
+def _onnx_pads(geo):
+    """ONNX's pads: all the leading ones, then all the trailing ones."""
+    return [lo for lo, _ in geo.pads] + [hi for _, hi in geo.pads]
+
+
+# -- unfold / fold -----------------------------------------------------------------------------------
 
 class Im2Col(Function):
-    """cols = im2col(x): (N, C, H, W) -> (C*kh*kw, N*OH*OW);  dx = col2im(g)"""
+    """cols = im2col(x): (N, C, *size) -> (C*K, N*L);  dx = col2im(g)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
     onnx = NoRule("im2col/col2im have no ONNX operator")
 
@@ -345,7 +338,7 @@ class Im2Col(Function):
 
 
 class Col2Im(Function):
-    """x = col2im(cols): (C*kh*kw, N*OH*OW) -> (N, C, H, W), overlaps summed;  dcols = im2col(g)"""
+    """x = col2im(cols): (C*K, N*L) -> (N, C, *size), overlaps summed;  dcols = im2col(g)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
     onnx = NoRule("im2col/col2im have no ONNX operator")
 
@@ -366,318 +359,22 @@ class Col2Im(Function):
         return Col2Im.apply(t, ctx.geo)  # linear
 
 
-# -- Winograd F(2x2, 3x3) --------------------------------------------------------------------------
-
-# conv2d runs its 3x3 stride-1 convolutions as Winograd F(2x2, 3x3) (minigrad/kernels/winograd.py:
-# 16 GEMMs on transformed tiles, 4 multiplications per output instead of 9) when numba is there, the
-# input has at least _WINOGRAD_MIN_CHANNELS channels (the GEMMs' inner dimension) and the batch has at
-# least _WINOGRAD_MIN_TILES 2x2 output tiles. Measured on one conv, float32, 14x14, forward / backward
-# in ms, Winograd vs im2col alternating in one process (a noisy 2-core host: ranges of 2 runs):
-# 32->64 batch 64 4.1-5.0 / 7.1-8.3 vs 4.8-5.5 / 8.6-9.3; 16->32 1.5-1.9 / 3.1-3.2 vs 2.0-2.1 /
-# 3.2-3.4; 8->16 0.57 / 0.88 vs 0.58-0.61 / 1.30; in the CNN benchmark's 32/64 step (batch 64)
-# 18-19 ms vs 21-22. Below the limits it loses: 1->32 and 3->16 (no input gradient) 1.8-7x
-# slower, 32->64 or 64->128 at batch 1 on 14x14 (49 tiles) 4-9 % slower: 16 thin GEMMs cost
-# more than one
-_WINOGRAD_MIN_CHANNELS = 8
-_WINOGRAD_MIN_TILES = 64
-
-# F(2x2, 3x3)'s weight transform G (4x3); kron(G, G) maps a flattened 3x3 kernel to its 16 frequencies
-_WINO_G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
-_WINO_GG = {np.dtype(t): np.kron(_WINO_G, _WINO_G).astype(t) for t in (np.float32, np.float64)}
-
-
-def _plain3x3(geo, groups, arrays):
-    """True for a 3x3 kernel, stride 1, no dilation and one group, with the numba kernels present and
-    one float dtype (float32 or float64) for all of arrays: what the Winograd path and the direct
-    weight gradient serve."""
-    if (geo.kh != 3 or geo.kw != 3 or geo.sh != 1 or geo.sw != 1 or geo.dh != 1 or geo.dw != 1
-            or groups != 1):
-        return False
-    dt = arrays[0].dtype
-    for o in arrays[1:]:
-        if o.dtype != dt:
-            return False
-    return dt in _WINO_GG and kernels.available()
-
-
-def _winograd(geo, groups, a, *others):
-    """True when conv2d (forward and gradients) runs as Winograd F(2x2, 3x3): _plain3x3, with the
-    sizes above the limits (_WINOGRAD_MIN_CHANNELS, _WINOGRAD_MIN_TILES)."""
-    return (geo.C >= _WINOGRAD_MIN_CHANNELS
-            and geo.N * ((geo.OH + 1) // 2) * ((geo.OW + 1) // 2) >= _WINOGRAD_MIN_TILES
-            and _plain3x3(geo, groups, (a,) + others))
-
-
-def _wino_planes(C, P, dtype, scratch=None):
-    """A (16, C, P) array for transformed tiles whose 16 planes lie one cache line more than C*P
-    apart: planes exactly a multiple of 4 KiB apart (P = 3136 for 14x14 images, batch 64) make the
-    kernels' 16 streams fight over the same cache sets, 2-9x slower. scratch: a _workspace key (the
-    array is overwritten by the next call) or None (recycled by kernels/buffers.py: the forward
-    saves it for the weight gradient)."""
-    n = C * P + 64 // dtype.itemsize
-    if scratch is None:
-        buf = buffers.empty((16, n), dtype)
-    else:
-        buf = _workspace((scratch, C, P, dtype), lambda: np.empty((16, n), dtype))
-    return buf[:, :C * P].reshape(16, C, P)
-
-
-def _wino_weights(w):
-    """U (16, O, C): U[xi] = (G w[o, c] G^T)[xi], xi = 4a + b."""
-    O, C = w.shape[:2]
-    return np.matmul(_WINO_GG[w.dtype], w.reshape(O * C, 9).T).reshape(16, O, C)
-
-
-def _wino_tiles(geo):
-    TH, TW = (geo.OH + 1) // 2, (geo.OW + 1) // 2
-    return TH, TW, geo.N * TH * TW
-
-
-def _wino_inputs(x, geo):
-    """V (16, C, P): the transformed 4x4 input patch of every output tile."""
-    TH, TW, P = _wino_tiles(geo)
-    V = _wino_planes(geo.C, P, x.dtype)
-    xm, cm = _mem_order(x)
-    kernels.load("winograd").inputs(xm, cm, V, geo.pt, geo.pl, TH, TW)
-    return V
-
-
-def _wino_forward(x, w, b, geo):
-    """conv2d's output (channel-major (N, O, OH, OW) view) and the V it multiplied."""
-    O = w.shape[0]
-    V = _wino_inputs(x, geo)
-    M = _wino_planes(O, V.shape[2], x.dtype, "wino_M")
-    np.matmul(_wino_weights(w), V, out=M)
-    out = buffers.empty((O, geo.N, geo.OH, geo.OW), x.dtype)
-    kernels.load("winograd").outputs(M, out, b if b is not None else np.zeros(O, x.dtype), b is not None)
-    return out.transpose(1, 0, 2, 3), V
-
-
-# The weight gradient's dU = dM @ V^T (16 products (O, P) @ (P, C): a small result over a long inner
-# dimension, the tiles) runs 1.2-3.5x faster as a sum of products over chunks of the tiles, each
-# of at most _SPLIT_K_MNK = O*C*chunk multiply-adds, than as one product: OpenBLAS (the BLAS NumPy's
-# wheels ship) takes products up to about that size (100^3: its "small matrix" path) straight to a
-# kernel without packing the operands, which at so few result elements costs more than the
-# arithmetic. Measured (ms, float32, batch 64, one call vs chunks, 2 threads; noisy host):
-# 32x16 over 3136 tiles (the MNIST CNN's 16->32 conv) 0.78-0.86 vs 0.55-0.57; 16x8 over 12544
-# (an 8->16 conv on 28x28 images) 2.6-2.7 vs 0.8-1.0; 16x16 over 12544 3.7 vs 1.8-1.9; 32x32 over 3136
-# 1.35 vs 1.15-1.2; 64x16 over 3136 the same (1.4); where it is not worth it, it is not taken:
-# results of more than _SPLIT_K_MAX_MN elements (64x32 over 3136: 2.2-2.3 vs 2.4-2.5 in chunks),
-# and products already that small (8x8 over 12544, 32x16 over 784: one call is faster).
-_SPLIT_K_MNK = 1_000_000
-_SPLIT_K_MAX_MN = 1024
-
-
-def _matmul_split_k(a, b):
-    """a @ b for stacks a (B, M, K), b (B, K, N) summed over chunks of K (see _SPLIT_K_MNK)."""
-    M, K = a.shape[-2:]
-    N = b.shape[-1]
-    if M * N * K <= _SPLIT_K_MNK:
-        return np.matmul(a, b)
-    chunks = M * N <= _SPLIT_K_MAX_MN  # the fixed rule; mg.backends.cpu.benchmark times both instead
-    if select.choose("matmul_split_k", [list(a.shape), N, a.dtype.name],
-                     {"chunks": lambda: _split_k(a, b), "one": lambda: np.matmul(a, b)},
-                     "chunks" if chunks else "one") == "one":
-        return np.matmul(a, b)
-    return _split_k(a, b)
-
-
-def _split_k(a, b):
-    """a @ b summed over chunks of K of at most _SPLIT_K_MNK multiply-adds each."""
-    M, K = a.shape[-2:]
-    N = b.shape[-1]
-    n = -(-M * N * K // _SPLIT_K_MNK)
-    chunk = -(-K // n)
-    out = np.matmul(a[..., :chunk], b[..., :chunk, :])
-    part = np.empty_like(out)
-    for s in range(chunk, K, chunk):
-        out += np.matmul(a[..., s:s + chunk], b[..., s:s + chunk, :], out=part)
-    return out
-
-
-def _wino_backward(g, x, w, V, geo, need):
-    """The (dx, dw, db) of _wino_forward where need says: the transposes of its transforms around
-    dU = dM @ V^T and dV = U^T @ dM, with dM the adjoint output transform of g."""
-    nx, nw, nb = need
-    K = kernels.load("winograd")
-    O, C = g.shape[1], geo.C
-    TH, TW, P = _wino_tiles(geo)
-    out = []
-    db = None
-    if nx or nw:
-        dM = _wino_planes(O, P, g.dtype, "wino_dM")
-        gm, cm = _mem_order(g)
-        db = np.empty(O if nb else 0)  # the bias gradient comes with the pass over g
-        K.outputs_adjoint(gm, cm, dM, db)
-    if nx:
-        dV = _wino_planes(C, P, g.dtype, "wino_dV")
-        np.matmul(_wino_weights(w).transpose(0, 2, 1), dM, out=dV)
-        dx = buffers.empty((C, geo.N, geo.H, geo.W), g.dtype)
-        K.inputs_adjoint(dV, dx, geo.pt, geo.pl, TH, TW)
-        out.append(dx.transpose(1, 0, 2, 3))
-    if nw:
-        if V is None:
-            V = _wino_inputs(x, geo)
-        dU = _matmul_split_k(dM, V.transpose(0, 2, 1))  # (16, O, C)
-        dw = np.empty((O, C, 3, 3), g.dtype)  # owns its memory: the engine takes it as w.grad
-        np.matmul(dU.reshape(16, O * C).T, _WINO_GG[g.dtype], out=dw.reshape(O * C, 9))
-        out.append(dw)
-    if nb:
-        out.append(db.astype(g.dtype) if db is not None else g.sum(axis=(0, 2, 3)))
-    return tuple(out)
-
-
-# -- the direct weight gradient ----------------------------------------------------------------------
-
-# The weight gradient of a 3x3 stride-1 convolution with few input and output channels (a first
-# layer: C * O <= _DIRECT_DW_MAX_CO) on images of at least _DIRECT_DW_MIN_PIXELS outputs, over more
-# than _DIRECT_DW_MIN_COLUMNS output positions in all, is kernels/conv.py's weight_grad3x3: 9 dot
-# products per channel pair in one pass over the images, the bias gradient with them, instead of a
-# GEMM with a (O, 9C) result and an inner dimension of N*OH*OW, which BLAS runs far below its peak.
-# Measured (ms, float32, padding 1, batch 64 unless said, GEMM vs direct; noisy 2-core host):
-# 28x28: 1->8 0.43 vs 0.18-0.23, 1->16 0.70 vs 0.31-0.35, 1->32 0.87-0.95 vs 0.64-0.70,
-# 2->16 0.69-0.72 vs 0.48-0.56; 56x56 1->16 3.2 vs 1.1. It loses where the GEMM's result is
-# wider or its operands fit in cache: 1->64 1.7 vs 1.9, 3->64 (32x32) 3.4 vs 4.0, 14x14 1->32 and
-# 2->16 0.22 vs 0.27 and 0.17 vs 0.19, 3136 positions or fewer (batch 4 at 28x28) 0.011 vs 0.022.
-_DIRECT_DW_MAX_CO = 32
-_DIRECT_DW_MIN_PIXELS = 400
-_DIRECT_DW_MIN_COLUMNS = 4096
-
-
-def _direct_weight_grad(geo, groups, O, x, g):
-    """True when conv2d's weight gradient (with its bias gradient) is weight_grad3x3's direct pass."""
-    return (geo.C * O <= _DIRECT_DW_MAX_CO and geo.OH * geo.OW >= _DIRECT_DW_MIN_PIXELS
-            and geo.N * geo.OH * geo.OW > _DIRECT_DW_MIN_COLUMNS and _plain3x3(geo, groups, (x, g)))
-
-
-def _weight_grad3x3(g, x, geo):
-    """(dw, db) of a _direct_weight_grad convolution; dw owns its memory (it becomes w.grad as is)."""
-    O = g.shape[1]
-    dw = np.empty((O, geo.C, 3, 3), g.dtype)
-    db = np.empty(O, g.dtype)
-    xm, xcm = _mem_order(x)
-    gm, gcm = _mem_order(g)
-    kernels.load("conv").weight_grad3x3(xm, xcm, gm, gcm, dw, db, geo.pt, geo.pl)
-    return dw, db
-
-
-# -- conv2d ----------------------------------------------------------------------------------------
-
-# conv2d puts its bias into the GEMM (a row of ones under the columns) when the weight's rows are
-# shorter than this: there the separate bias pass and bias-gradient sum cost more than one more
-# GEMM row (measured: the 1->32 and 8->16 convs, batch 1 and 64); longer rows keep the plain path
-_BIAS_IN_GEMM = 128
-
-
-def _conv_key(geo, groups, O, dtype, channel_major):
-    """The kernel-selection key parts of a conv2d: its geometry, output channels, groups, dtype and
-    the input's memory order (minigrad/kernels/select.py)."""
-    return [list(geo[:14]), O, groups, np.dtype(dtype).name, bool(channel_major)]
-
+# -- convolution -------------------------------------------------------------------------------------
 
 def _keys_of(geo, groups, O, dtype):
-    return [(op, _conv_key(geo, groups, O, dtype, cm)) for op in ("conv2d", "conv2d_input_grad", "conv2d_weight_grad")
-            for cm in (False, True)]
-
-
-def _use_winograd(geo, groups, x, w, b, dtype):
-    """True when this conv2d runs as Winograd: the fixed rule (_winograd), or with
-    mg.backends.cpu.benchmark the faster of Winograd and im2col + GEMM, timed once per key."""
-    arrays = (x, w) if b is None else (x, w, b)
-    rule = _winograd(geo, groups, *arrays)
-    if not select.active() or not _plain3x3(geo, groups, arrays):
-        return rule  # (the fixed rule: no key built, nothing looked up)
-    key = _conv_key(geo, groups, w.shape[0], x.dtype, _channel_major(x))
-    return select.choose("conv2d", key, {"winograd": lambda: _wino_forward(x, w, b, geo),
-                                         "im2col": lambda: _gemm_forward(x, w, b, geo, groups, dtype)},
-                         "winograd" if rule else "im2col") == "winograd"
-
-
-def _direct_dw_choice(geo, groups, O, x, g, dtype):
-    """Whether the weight gradient will be the direct pass, as far as the forward can tell: the
-    choice already made for this key with benchmark on, else the fixed rule (_direct_weight_grad)."""
-    rule = _direct_weight_grad(geo, groups, O, x, g)
-    if not select.active() or not _plain3x3(geo, groups, (x, g)):
-        return rule
-    key = _conv_key(geo, groups, O, dtype, _channel_major(x))
-    return select.cached("conv2d_weight_grad", key, "direct" if rule else "gemm", OPS_DW) == "direct"
-
-
-OPS_DW = select.OPS["conv2d_weight_grad"]
-
-
-def _gemm_forward(x, w, b, geo, groups, dtype):
-    """conv2d as im2col + GEMM: (out (O, N*OH*OW), the columns)."""
-    O = w.shape[0]
-    K = w[0].size
-    L = geo.N * geo.OH * geo.OW
-    out = buffers.empty((O, L), dtype)
-    if b is not None and groups == 1 and K < _BIAS_IN_GEMM and b.dtype == dtype == x.dtype:
-        # the bias as one more weight column against a row of ones: no pass over the output
-        # (and the backward's weight GEMM gives the bias gradient as its last column)
-        cols = _im2col(x, geo, ones_row=True)
-        wb = np.empty((O, K + 1), dtype)
-        wb[:, :K] = w.reshape(O, K)
-        wb[:, K] = b
-        np.matmul(wb, cols, out=out)
-    else:
-        cols = _im2col(x, geo)
-        if groups == 1:
-            np.matmul(w.reshape(O, -1), cols, out=out)
-        else:
-            np.matmul(w.reshape(groups, O // groups, -1), cols.reshape(groups, -1, L),
-                      out=out.reshape(groups, O // groups, L))
-        if b is not None:
-            out += b[:, None]  # on the contiguous (O, N*L) buffer, before the transposed view
-    return out, cols
-
-
-def _dx_col2im(g2, w3, geo, G, O, L, g):
-    """conv2d's input gradient as W^T g then col2im (numba's one pass, or NumPy's adds)."""
-    K = w3.shape[1]
-    if _numba_for(g) and g.dtype == w3.dtype:
-        # W^T g into scratch columns, then col2im's one numba pass (faster than the flat
-        # grid at every size measured, batch 1 to 64)
-        dcols = _workspace(("conv_dx_dcols", G, K, L, g.dtype), lambda: np.empty((G, K, L), g.dtype))
-        np.matmul(w3, g2.reshape(G, O // G, L), out=dcols)
-        return _col2im(dcols.reshape(G * K, L), geo)
-    return _col2im(np.matmul(w3, g2.reshape(G, O // G, L)).reshape(G * K, L), geo)
-
-
-def _gemm_weight_grad(g2, x, cols, geo, G, O, L):
-    """(dw, db or None) of conv2d as a GEMM against the columns (made from x when cols is None)."""
-    if cols is None:
-        cols = _im2col(x, geo)
-    db = None
-    Kc = geo.C // G * geo.kh * geo.kw
-    wshape = (O, Kc // (geo.kh * geo.kw), geo.kh, geo.kw)
-    if G == 1:
-        # the result is an array of the weight's shape that owns its memory (not a reshaped
-        # view), so the engine takes it as w.grad without another copy
-        dw_out = np.empty(wshape, np.result_type(g2, cols))
-        dw2 = dw_out.reshape(O, Kc)
-        if L <= 4096 and cols.shape[0] == Kc:
-            # short inner dimension (batch 1): g2 @ cols^T gives (O, K) directly
-            np.matmul(g2, cols.T, out=dw2)
-        else:
-            # short rows with forward's row of ones (its column is the bias gradient), or
-            # cols @ g2^T (long inner dimension second: the faster BLAS orientation here)
-            dw = np.matmul(g2, cols.T) if L <= 4096 else np.matmul(cols, g2.T).T
-            if cols.shape[0] == Kc + 1:
-                dw, db = dw[:, :Kc], dw[:, Kc]
-            np.copyto(dw2, dw)
-        return dw_out, db
-    g3 = g2.reshape(G, O // G, L)
-    return np.matmul(g3, cols.reshape(G, Kc, L).transpose(0, 2, 1)).reshape(wshape), None
+    """The kernel-selection keys a convolution of this geometry may use (2-D only: mg.jit.explain)."""
+    if type(geo) is not _GeomNd or len(geo.size) != 2:
+        return []
+    return _k2._keys_of(_k2.flat(geo), groups, O, dtype)
 
 
 class Convolution(Function):
-    """out[n, o] = b[o] + W2[o] @ cols[:, n] with cols = im2col(x);
-    (dx, dw, db) = ConvolutionBackward(g, x, w)"""
+    """out[n, o] = b[o] + W2[o] @ cols[:, n] with cols = im2col(x) (per group; 2-D: Winograd or
+    im2col + GEMM, ops/_conv2d.py);  (dx, dw, db) = ConvolutionBackward(g, x, w)"""
     _torch_edges = (0, 1, 2)  # input, weight, bias (an edge in PyTorch even when None)
     batching = "convolution"
 
-    op_name = "conv2d"
+    op_name = "convolution"
 
     @staticmethod
     def _kernel_keys(args):
@@ -687,26 +384,24 @@ class Convolution(Function):
 
     @staticmethod
     def forward(ctx, x, w, b, geo, groups):
-        check_geom("conv2d", geo, x)
-        _check_conv_weights("conv2d", x.shape[1], w, b, groups)
-        O = w.shape[0]
-        K = w[0].size
-        L = geo.N * geo.OH * geo.OW
-        dtype = w.dtype if w.dtype == x.dtype else np.result_type(w.dtype, x.dtype)
-        need = ctx.needs_input_grad
+        check_geom("convolution", geo, x)
+        _check_conv_weights("convolution", geo, w, b, groups)
         ctx.geo, ctx.groups = geo, groups
         ctx.save_for_backward(x, w)
-        if _use_winograd(geo, groups, x, w, b, dtype):
-            out, V = _wino_forward(x, w, b, geo)
-            ctx.cols = V if need and need[1] else None  # the weight gradient reuses the tiles
-            return _c_order(out)  # PyTorch's contiguous (N, O, OH, OW): out.view(N, -1) works as there
-        out, cols = _gemm_forward(x, w, b, geo, groups, dtype)
-        # the weight gradient reuses the columns (unless it is the direct pass, which reads x)
-        keep = need and need[1] and not _direct_dw_choice(geo, groups, O, x, w, x.dtype)
-        ctx.cols = cols if keep else None
-        # computed channel-major, returned in PyTorch's contiguous layout (one copy of the output), so
-        # that conv(x).view(N, -1) (strict, as PyTorch's view) works as in PyTorch
-        return _c_order(out.reshape(O, geo.N, geo.OH, geo.OW).transpose(1, 0, 2, 3))
+        need = ctx.needs_input_grad
+        if len(geo.size) == 2:
+            out, ctx.cols = _k2.conv_forward(x, w, b, _k2.flat(geo), groups, bool(need and need[1]))
+            return out
+        ctx.cols = None
+        O, G = w.shape[0], groups
+        cols = _im2col(x, geo)
+        if G == 1:  # a plain 2-D GEMM takes BLAS's fast path
+            out = np.matmul(w.reshape(O, -1), cols)
+        else:
+            out = np.matmul(w.reshape(G, O // G, -1), cols.reshape(G, cols.shape[0] // G, -1)).reshape(O, -1)
+        if b is not None:
+            out += b[:, None]
+        return np.ascontiguousarray(np.moveaxis(out.reshape((O, geo.N) + geo.out), 0, 1))
 
     @staticmethod
     def backward(ctx, g):
@@ -720,31 +415,27 @@ class Convolution(Function):
     def jvp(ctx, tx, tw, tb, *_):  # bilinear in (x, w), plus the bias
         x, w = ctx.saved_tensors
         geo, G = ctx.geo, ctx.groups
-        out = None
-        for t in (Convolution.apply(tx, w, None, geo, G) if tx is not None else None,
-                  Convolution.apply(x, tw, None, geo, G) if tw is not None else None,
-                  tb.reshape(1, -1, 1, 1).expand(geo.N, w.shape[0], geo.OH, geo.OW) if tb is not None else None):
-            if t is not None:
-                out = t if out is None else out + t
-        return out
+        return _tangent_sum((Convolution.apply(tx, w, None, geo, G) if tx is not None else None,
+                             Convolution.apply(x, tw, None, geo, G) if tw is not None else None),
+                            tb, (geo.N, w.shape[0]) + geo.out)
 
     @staticmethod
     def onnx(e, c):
         x, w, b, geo, groups = e.args[:5]
         ins = [x.name, w.name] + ([b.name] if c.is_var(b) else [])
-        return c.add("Conv", ins, c.out(e), kernel_shape=[geo.kh, geo.kw], strides=[geo.sh, geo.sw],
-                     dilations=[geo.dh, geo.dw], pads=[geo.pt, geo.pl, geo.pb, geo.pr], group=int(groups))
+        return c.add("Conv", ins, c.out(e), kernel_shape=list(geo.kernel), strides=list(geo.stride),
+                     dilations=list(geo.dilation), pads=_onnx_pads(geo), group=int(groups))
 
 
 class ConvolutionBackward(Function):
-    """(dx, dw, db) of conv2d, each only where need says: dx = col2im(W2^T @ g2), dw = g2 @ cols^T,
-    db = sum(g2), with g2 = g in (O, N*OH*OW) layout (one BLAS call each);
+    """(dx, dw, db) of the convolution, each only where need says: dx = col2im(W2^T @ g2), dw = g2 @ cols^T,
+    db = sum(g2), with g2 = g in (O, N*L) layout (one BLAS call each; 2-D: ops/_conv2d.py's backends);
     second derivative: it is bilinear in (g, x) and (g, w), so dg = conv(gdx, w) + conv(x, gdw) + gdb,
     dx = dx-rule(g, gdw), dw = dw-rule(g, gdx)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
     onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
-    op_name = "conv2d_backward"
+    op_name = "convolution_backward"
 
     @staticmethod
     def _kernel_keys(args):
@@ -754,59 +445,21 @@ class ConvolutionBackward(Function):
 
     @staticmethod
     def forward(ctx, g, x, w, cols, geo, G, need):
-        check_geom("conv2d_backward", geo, x, out=g, channels=False)
+        check_geom("convolution_backward", geo, x, out=g, channels=False)
         if w is not None:
-            _check_conv_weights("conv2d_backward", geo.C, w, None, G)
-            if g.shape[1] != w.shape[0]:
-                raise ValueError(f"conv2d_backward: gradient of shape {tuple(g.shape)} for weight {tuple(w.shape)}")
+            _check_conv_weights("convolution_backward", geo, w, None, G, g.shape[1])
         ctx.geo, ctx.G, ctx.need = geo, G, need
         ctx.save_for_backward(g, x, w)
+        if len(geo.size) == 2:
+            return _k2.conv_backward(g, x, w, cols, _k2.flat(geo), G, need)
         nx, nw, nb = need
-        O = w.shape[0] if w is not None else g.shape[1]
-        L = geo.N * geo.OH * geo.OW
-        arrays = tuple(a for a in (g, x, w) if a is not None)
-        wino = _winograd(geo, G, *arrays)
-        if select.active() and _plain3x3(geo, G, arrays):
-            # follow the forward's choice: its tiles or columns say which it took; else its key's
-            if cols is not None:
-                wino = cols.ndim == 3
-            elif x is not None:
-                wino = select.cached("conv2d", _conv_key(geo, G, O, x.dtype, _channel_major(x)),
-                                     "winograd" if wino else "im2col", select.OPS["conv2d"]) == "winograd"
-        if cols is not None and (cols.ndim == 3) != wino:
-            cols = None  # the forward's Winograd tiles or im2col columns, but this path takes the other
-        if wino:
-            return _wino_backward(g, x, w, cols, geo, need)
-        direct = nw and _direct_weight_grad(geo, G, O, x, g)  # (then db comes with dw)
-        # (free when g kept the forward's layout)
-        plain_dw = nw and _plain3x3(geo, G, (x, g))
-        g2 = g.transpose(1, 0, 2, 3).reshape(O, L) if nx or not direct or (plain_dw and select.active()) else None
-        if plain_dw:
-            direct = select.choose(
-                "conv2d_weight_grad", _conv_key(geo, G, O, x.dtype, _channel_major(x)),
-                {"direct": lambda: _weight_grad3x3(g, x, geo),
-                 "gemm": lambda: _gemm_weight_grad(g2, x, cols, geo, G, O, L)},
-                "direct" if direct else "gemm") == "direct"
         out = []
         if nx:
-            K = w[0].size
-            w3 = w.reshape(G, O // G, K).transpose(0, 2, 1)  # (G, K, O/G)
-            rule = "col2im" if (_numba_for(g) and g.dtype == w.dtype) or geo.sh != 1 or geo.sw != 1 else "flat"
-            if geo.sh == geo.sw == 1:
-                rule = select.choose(
-                    "conv2d_input_grad", _conv_key(geo, G, O, g.dtype, _channel_major(g)),
-                    {"col2im": lambda: _dx_col2im(g2, w3, geo, G, O, L, g),
-                     "flat": lambda: _conv_dx_flat(g, w3, geo)}, rule)
-            out.append(_dx_col2im(g2, w3, geo, G, O, L, g) if rule == "col2im" else _conv_dx_flat(g, w3, geo))
-        db = None
-        if direct:
-            dw, db = _weight_grad3x3(g, x, geo)
-            out.append(dw)
-        elif nw:
-            dw, db = _gemm_weight_grad(g2, x, cols, geo, G, O, L)
-            out.append(dw)
+            out.append(np.ascontiguousarray(_input_grad(g, w, geo, G)))
+        if nw:
+            out.append(_weight_grad(x, g, geo, G))
         if nb:
-            out.append(np.ascontiguousarray(db) if db is not None else g2.sum(axis=1))
+            out.append(g.sum(axis=(0,) + tuple(range(2, g.ndim))))
         return tuple(out)
 
     @staticmethod
@@ -817,15 +470,9 @@ class ConvolutionBackward(Function):
         ng, nx, nw = ctx.needs_input_grad[:3]
         dg = dx = dw = None
         if ng:
-            terms = []
-            if gdx is not None:
-                terms.append(Convolution.apply(gdx, w, None, geo, G))
-            if gdw is not None:
-                terms.append(Convolution.apply(x, gdw, None, geo, G))
-            if gdb is not None:
-                terms.append(gdb.reshape(1, -1, 1, 1).expand(*g.shape))
-            for t in terms:
-                dg = t if dg is None else dg + t
+            dg = _tangent_sum((Convolution.apply(gdx, w, None, geo, G) if gdx is not None else None,
+                               Convolution.apply(x, gdw, None, geo, G) if gdw is not None else None),
+                              gdb, g.shape)
         if nx and gdw is not None:
             dx, = ConvolutionBackward.apply(g, None, gdw, None, geo, G, (True, False, False))
         if nw and gdx is not None:
@@ -854,5 +501,67 @@ class ConvolutionBackward(Function):
         if nw:
             out.append(total(part(tg, x, None, (False, True, False)), part(g, tx, None, (False, True, False))))
         if nb:
-            out.append(tg.sum(dim=(0, 2, 3)) if tg is not None else None)
+            out.append(_sum_but_channels(tg) if tg is not None else None)
         return tuple(out)
+
+
+class ConvTranspose(Function):
+    """out = col2im(W2^T @ g) + b: the input gradient of the convolution of geometry geo (a transposed
+    convolution);  dg = Convolution(gout, w),  dw = ConvolutionBackward's weight gradient of
+    (g, gout),  db = sum of gout"""
+    batching = "conv_transpose"
+    _torch_edges = (0, 1, 2)  # input, weight, bias (an edge in PyTorch even when None)
+
+    op_name = "conv_transpose"
+
+    def name(self):
+        return "ConvolutionBackward0"  # PyTorch's node for conv_transpose1d/2d/3d
+
+    @staticmethod
+    def forward(ctx, g, w, b, geo, groups):
+        check_geom("conv_transpose", geo, out=g, channels=False)
+        _check_conv_weights("conv_transpose", geo, w, None, groups, g.shape[1])
+        ctx.geo, ctx.groups = geo, groups
+        ctx.save_for_backward(g, w)
+        out = _input_grad(g, w, geo, groups)
+        if b is not None:
+            out = out + b.reshape((1, -1) + (1,) * len(geo.size))
+        return _c_order(out)  # PyTorch's contiguous layout (the 2-D col2im's is channel-major)
+
+    @staticmethod
+    def backward(ctx, gout):
+        g, w = ctx.saved_tensors
+        ng, nw, nb = ctx.needs_input_grad[:3]
+        geo, G = ctx.geo, ctx.groups
+        return (Convolution.apply(gout, w, None, geo, G) if ng else None,
+                ConvolutionBackward.apply(g, gout, None, None, geo, G, (False, True, False))[0] if nw else None,
+                _sum_but_channels(gout) if nb else None, None, None)
+
+    @staticmethod
+    def jvp(ctx, tg, tw, tb, *_):
+        g, w = ctx.saved_tensors
+        geo, G = ctx.geo, ctx.groups
+        return _tangent_sum((ConvTranspose.apply(tg, w, None, geo, G) if tg is not None else None,
+                             ConvTranspose.apply(g, tw, None, geo, G) if tw is not None else None),
+                            tb, (geo.N, geo.C) + geo.size)
+
+    @staticmethod
+    def onnx(e, c):
+        # geo is the forward convolution's (input size -> out); the transposed one maps out -> size, so
+        # output_padding makes up what the strided windows do not reach
+        g, w, b, geo, groups = e.args[:5]
+        extra = [n - (s * (o - 1) + d * (k - 1) + 1 - lo - hi) for n, o, k, s, d, (lo, hi) in
+                 zip(geo.size, geo.out, geo.kernel, geo.stride, geo.dilation, geo.pads)]
+        attrs = dict(kernel_shape=list(geo.kernel), strides=list(geo.stride), dilations=list(geo.dilation),
+                     pads=_onnx_pads(geo), group=int(groups))
+        bias = [b.name] if c.is_var(b) else []
+        if all(x < s for x, s in zip(extra, geo.stride)):
+            return c.add("ConvTranspose", [g.name, w.name] + bias, c.out(e), output_padding=extra, **attrs)
+        # onnxruntime wants output_padding < stride (PyTorch allows < dilation too): the positions no
+        # window reaches get no contribution, so pad them with zeros, then add the bias
+        res = c.add("ConvTranspose", [g.name, w.name], **attrs)
+        n = len(extra)
+        res = c.add("Pad", [res, c.ints([0] * (n + 2) + [0, 0] + extra), c.scalar(0, g.dtype)], mode="constant")
+        if bias:
+            res = c.add("Add", [res, c.reshape(b.name, [1, -1] + [1] * n)])
+        return c.result(e, res)

@@ -1,59 +1,81 @@
-"""Pooling: max_pool2d (MaxPool2DWithIndices) and avg_pool2d (AvgPool2D), on conv's window geometry.
+"""Pooling, one family for 1-, 2- and 3-d windows on the convolution family's window geometry
+(ops/conv.py): max pooling (MaxPool2DWithIndices: the values, with 2-D backends; MaxPoolNd: the values
+and PyTorch's indices), average pooling (AvgPool), adaptive max pooling (AdaptiveMaxPoolNd) and max
+unpooling (MaxUnpoolNd).
 
-max_pool2d's backward is itself an op (MaxPool2DWithIndicesBackward: scatter the gradient to each
-window's maximum), whose own backward gathers at the same positions (MaxPoolDoubleBackward).
+max_pool2d without indices is MaxPool2DWithIndices: it keeps each window's offset (or, for 2x2 / stride-2
+windows tiling the input, the two pairwise choices of minigrad/kernels/pool.py's numba pass or its NumPy
+path), its backward is itself an op (MaxPool2DWithIndicesBackward: scatter the gradient to each
+window's maximum), whose own backward gathers at the same positions (MaxPoolDoubleBackward). The max
+ops with indices (max_pool1d/2d/3d(return_indices=True), and max_pool1d/3d) return PyTorch's indices
+(the flat index of each maximum in its input plane, the last NaN winning) from the Function itself, so
+a tracer records them; their backward scatters g to those indices with Tensor ops (ScatterAdd, whose
+backward gathers), so the gradient is twice differentiable. Average pooling sums the windows offset by
+offset (one strided add each) for every dimension; its backward spreads g / divisor the same way.
 """
+import itertools
+
 import numpy as np
 
 from .. import kernels
-from ..autograd.function import Function, NoRule
 from .._memory_format import _c_order
+from ..autograd.function import Function, NoRule
 from ..kernels import buffers, select
-from .conv import _alloc, _channel_major, _mem_order, _padded, _window, check_geom
+from ..tensor import Tensor
+from . import _conv2d as _k2
+from ._conv2d import _alloc, _channel_major, _mem_order
+from .conv import _crop, _offset_slices, _offsets, _padded, _windows, check_geom
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
 
 
+def _pad(x, geo, value=0):
+    """x padded per geo (2-D: keeping a channel-major layout, in a recycled buffer)."""
+    if len(geo.size) == 2:
+        return _k2._padded(x, _k2.flat(geo), value)
+    return _padded(x, geo, value)
+
+
 def _tiles(geo):
     """True when the windows tile the padded input exactly (kernel == stride, no dilation)."""
-    return (geo.kh == geo.sh and geo.kw == geo.sw and geo.dh == 1 and geo.dw == 1
-            and geo.H + geo.pt + geo.pb == geo.OH * geo.kh and geo.W + geo.pl + geo.pr == geo.OW * geo.kw)
+    return all(k == s and d == 1 and n + lo + hi == o * k for n, k, s, d, (lo, hi), o in
+               zip(geo.size, geo.kernel, geo.stride, geo.dilation, geo.pads, geo.out))
 
 
 def _scatter_windows(parts, geo, dtype, channel_major=False):
-    """dx with dx[window k] += parts(k) for each kernel offset k = (i, j), cropped to the input.
+    """dx with dx[window k] += parts(k) for each kernel offset k (its row-major number), cropped to the
+    input.
 
-    parts(k, out) writes the (N, C, OH, OW) values for offset k into out. channel_major lays dx out
+    parts(k, out) writes the (N, C, *out) values for offset k into out. channel_major lays dx out
     C-major, matching a gradient that flows back to conv2d (whose backward then needs no copy)."""
     N, C = geo.N, geo.C
     if _tiles(geo):
         # disjoint windows covering everything: write each offset's values straight into a
-        # (N, C, OH, kh, OW, kw) buffer, no zero fill and no accumulation
-        dx = _alloc((N, C, geo.OH, geo.kh, geo.OW, geo.kw), dtype, channel_major)
-        for i in range(geo.kh):
-            for j in range(geo.kw):
-                parts(i * geo.kw + j, dx[:, :, :, i, :, j])
-        dx = dx.reshape(N, C, geo.OH * geo.kh, geo.OW * geo.kw) if not channel_major else \
-            dx.swapaxes(0, 1).reshape(C, N, geo.OH * geo.kh, geo.OW * geo.kw).swapaxes(0, 1)
+        # (N, C, O1, k1, O2, k2, ...) buffer, no zero fill and no accumulation
+        dx = _alloc((N, C) + sum(zip(geo.out, geo.kernel), ()), dtype, channel_major)
+        for i, k in enumerate(_offsets(geo)):
+            parts(i, dx[(slice(None), slice(None)) + sum(((slice(None), j) for j in k), ())])
+        full = tuple(o * k for o, k in zip(geo.out, geo.kernel))
+        dx = dx.reshape((N, C) + full) if not channel_major else \
+            dx.swapaxes(0, 1).reshape((C, N) + full).swapaxes(0, 1)
     else:
-        dx = _alloc((N, C, geo.H + geo.pt + geo.pb, geo.W + geo.pl + geo.pr), dtype, channel_major, True)
-        tmp = np.empty((N, C, geo.OH, geo.OW), dtype=dtype)
-        for i in range(geo.kh):
-            for j in range(geo.kw):
-                parts(i * geo.kw + j, tmp)
-                _window(dx, geo, i, j)[...] += tmp
-    if geo.pt or geo.pb or geo.pl or geo.pr:
-        dx = dx[:, :, geo.pt:geo.pt + geo.H, geo.pl:geo.pl + geo.W]
+        dx = _alloc((N, C) + tuple(n + lo + hi for n, (lo, hi) in zip(geo.size, geo.pads)), dtype, channel_major,
+                    True)
+        tmp = np.empty((N, C) + geo.out, dtype=dtype)
+        for i, k in enumerate(_offsets(geo)):
+            parts(i, tmp)
+            dx[_offset_slices(geo, k)] += tmp
+    if any(lo or hi for lo, hi in geo.pads):
+        dx = _crop(dx, geo)
     return dx
 
 
 def _gather_windows(x, idx, geo):
-    """out[n, c, oh, ow] = xpad[window idx[n, c, oh, ow]]."""
-    xp = _padded(x, geo)
-    out = np.zeros((geo.N, geo.C, geo.OH, geo.OW), dtype=x.dtype)
-    for i in range(geo.kh):
-        for j in range(geo.kw):
-            out += _window(xp, geo, i, j) * (idx == i * geo.kw + j)
+    """out[n, c, *o] = xpad[window idx[n, c, *o]] (idx: the row-major offset in the window)."""
+    xp = _pad(x, geo)
+    out = np.zeros((geo.N, geo.C) + geo.out, dtype=x.dtype)
+    for i, k in enumerate(_offsets(geo)):
+        out += xp[_offset_slices(geo, k)] * (idx == i)
     return out
 
 
@@ -130,54 +152,66 @@ def _scatter_pairs(gm, ih, iv, geo):
 
 
 def _max_windows(x, geo):
-    """Max pooling of x (N, C, H, W): (out, pairs, idx), where either pairs holds the 2x2 path's
+    """Max pooling of x (N, C, *size): (out, pairs, idx), where either pairs holds the 2x2 path's
     choices (idx None, built on demand by _argmax_offsets) or idx the window offset of each maximum."""
-    if _is_2x2_tiling(geo):
-        out, pairs = _max_2x2(x, geo)
-        return out, pairs, None
+    if len(geo.size) == 2:
+        f = _k2.flat(geo)
+        if _is_2x2_tiling(f):
+            out, pairs = _max_2x2(x, f)
+            return out, pairs, None
     # pad with the dtype's lowest value: -inf for floats, iinfo.min for integers (-inf overflowed)
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    xp = _padded(x, geo, low)
-    best = _window(xp, geo, 0, 0).copy(order="K")  # keeps a C-major (conv output) layout
-    K = geo.kh * geo.kw
+    xp = _pad(x, geo, low)
+    offs = _offsets(geo)
+    best = xp[_offset_slices(geo, next(offs))].copy(order="K")  # keeps a C-major (conv output) layout
+    K = _prod(geo.kernel)
     idx = np.zeros(best.shape, dtype=np.int8 if K < 128 else np.int32)
-    for k in range(1, K):
-        v = _window(xp, geo, *divmod(k, geo.kw))
+    for k, off in enumerate(offs, 1):
+        v = xp[_offset_slices(geo, off)]
         m = v > best  # strict: an equal later value does not take the gradient (as PyTorch)
         np.maximum(best, v, out=best)
         # branch-free idx[m] = k: k exceeds every index stored so far
         np.maximum(idx, np.multiply(m, idx.dtype.type(k), dtype=idx.dtype), out=idx)
-    if geo.pt or geo.pl:
+    if any(lo for lo, _ in geo.pads):
         # a window whose maximum is the padding value (its elements all -inf, or the integer minimum)
         # kept offset 0, in the padding: its index pointed outside the input and its gradient was
         # lost; PyTorch's scan starts at the window's first element inside the input and keeps it
         none = best == low
         if none.any():
-            def first(n_out, s, p, d):
-                start = np.arange(n_out) * s - p
-                return np.where(start < 0, (-start + d - 1) // d, 0)
-            k0 = first(geo.OH, geo.sh, geo.pt, geo.dh)[:, None] * geo.kw + first(geo.OW, geo.sw, geo.pl, geo.dw)
+            k0 = 0
+            for o, s, (p, _), d, kd in zip(geo.out, geo.stride, geo.pads, geo.dilation, geo.kernel):
+                start = np.arange(o) * s - p
+                first = np.where(start < 0, (-start + d - 1) // d, 0)
+                k0 = np.multiply.outer(k0, kd) + first if np.ndim(k0) else k0 * kd + first
             np.copyto(idx, np.broadcast_to(k0, idx.shape).astype(idx.dtype), where=none)
     return best, None, idx
+
+
+def _prod(t):
+    p = 1
+    for v in t:
+        p *= v
+    return p
 
 
 def _check_choices(op, geo, pairs, idx):
     """The forward's record of each window's maximum must fit the geometry (the 2x2 kernels index by it)."""
     if pairs is not None:
+        geo = _k2.flat(geo)
         ok = type(pairs) is tuple and len(pairs) == 3 and _is_2x2_tiling(geo) and all(
             isinstance(a, np.ndarray) and a.dtype == np.bool_ for a in pairs[:2])
         R = geo.N * geo.C * geo.OH
         if not ok or pairs[0].size != R * 2 * geo.OW or pairs[1].size != R * geo.OW:
             raise ValueError(f"{op}: the 2x2 pooling choices do not fit the window geometry {tuple(geo)}")
     if idx is not None and (not isinstance(idx, np.ndarray) or idx.dtype.kind not in "iu"
-                            or idx.shape != (geo.N, geo.C, geo.OH, geo.OW)):
+                            or idx.shape != (geo.N, geo.C) + geo.out):
         raise ValueError(f"{op}: window offsets of shape {getattr(idx, 'shape', None)} do not fit the window "
-                         f"geometry (expected {(geo.N, geo.C, geo.OH, geo.OW)})")
+                         f"geometry (expected {(geo.N, geo.C) + geo.out})")
 
 
 def _argmax_offsets(pairs, idx, geo):
     """The window offset of each maximum, from whichever form _max_windows gave."""
-    return idx if idx is not None else _max_2x2_idx(*pairs, geo)
+    return idx if idx is not None else _max_2x2_idx(*pairs, _k2.flat(geo))
 
 
 class MaxPool2DWithIndices(Function):
@@ -198,6 +232,8 @@ class MaxPool2DWithIndices(Function):
     @staticmethod
     def forward(ctx, x, geo):
         check_geom("max_pool2d", geo, x)
+        if len(geo.size) != 2:
+            raise ValueError(f"max_pool2d: a 2-D window geometry is expected, got {geo!r:.200}")
         out, ctx.pairs, ctx.idx = _max_windows(x, geo)
         ctx.geo = geo
         ctx.save_for_backward(x)  # as PyTorch's node: the backward op takes it (its gradient there is 0)
@@ -217,8 +253,8 @@ class MaxPool2DWithIndices(Function):
         geo = e.args[1]
         # geo's bottom/right padding already covers ceil_mode's extra window, so the explicit pads with
         # ceil_mode=0 give the same windows; padding counts as -inf, as PyTorch
-        return c.add("MaxPool", [c.x(e)], c.out(e), kernel_shape=[geo.kh, geo.kw], strides=[geo.sh, geo.sw],
-                     dilations=[geo.dh, geo.dw], pads=[geo.pt, geo.pl, geo.pb, geo.pr])
+        return c.add("MaxPool", [c.x(e)], c.out(e), kernel_shape=list(geo.kernel), strides=list(geo.stride),
+                     dilations=list(geo.dilation), pads=[lo for lo, _ in geo.pads] + [hi for _, hi in geo.pads])
 
 
 class MaxPool2DWithIndicesBackward(Function):
@@ -232,10 +268,12 @@ class MaxPool2DWithIndicesBackward(Function):
     @staticmethod
     def forward(ctx, g, x, pairs, idx, geo):
         check_geom("max_pool2d_backward", geo, x, out=g)
+        if len(geo.size) != 2:
+            raise ValueError(f"max_pool2d_backward: a 2-D window geometry is expected, got {geo!r:.200}")
         _check_choices("max_pool2d_backward", geo, pairs, idx)
         ctx.pairs, ctx.idx, ctx.geo = pairs, idx, geo
         if pairs is not None:
-            return _max_2x2_scatter(g, *pairs, geo)
+            return _max_2x2_scatter(g, *pairs, _k2.flat(geo))
         return _scatter_windows(lambda k, out: np.multiply(g, idx == k, out=out), geo, g.dtype,
                                 _channel_major(g))
 
@@ -259,6 +297,8 @@ class MaxPoolDoubleBackward(Function):
     @staticmethod
     def forward(ctx, x, idx, geo):
         check_geom("max_pool_double_backward", geo, x)
+        if len(geo.size) != 2:
+            raise ValueError(f"max_pool_double_backward: a 2-D window geometry is expected, got {geo!r:.200}")
         _check_choices("max_pool_double_backward", geo, None, idx)
         ctx.idx, ctx.geo = idx, geo
         return _gather_windows(x, idx, geo)
@@ -274,71 +314,72 @@ class MaxPoolDoubleBackward(Function):
 
 # -- average pooling -------------------------------------------------------------------------------
 
-def _avg_divisor(geo, count_include_pad, divisor_override, dtype):
-    """The (OH, OW) divisor of each window, as PyTorch: the window clipped to the padded input
-    (count_include_pad) or to the input itself."""
+def avg_divisor(geo, count_include_pad, divisor_override, dtype):
+    """The (*out) divisor of each window, as PyTorch: the window clipped to the padded input
+    (count_include_pad) or to the input itself (the user's padding is each dimension's leading one)."""
     if divisor_override:
         return np.asarray(divisor_override, dtype=dtype)
-
-    def sizes(O, s, k, p, n):
-        start = np.arange(O) * s - p
+    div = np.ones((), dtype=np.int64)
+    for n, k, s, (p, _), o in zip(geo.size, geo.kernel, geo.stride, geo.pads, geo.out):
+        start = np.arange(o) * s - p
         end = np.minimum(start + k, n + p)
-        if count_include_pad:
-            return end - start
-        return np.minimum(end, n) - np.maximum(start, 0)
-    dh = sizes(geo.OH, geo.sh, geo.kh, geo.pt, geo.H)
-    dw = sizes(geo.OW, geo.sw, geo.kw, geo.pl, geo.W)
-    return (dh[:, None] * dw[None, :]).astype(dtype)
+        sz = end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0)
+        div = np.multiply.outer(div, sz)
+    return div.astype(dtype)
 
 
-class AvgPool2D(Function):
-    """out = sum over each window of xpad / divisor;  dx = AvgPool2DBackward(g): g / divisor spread
-    over each window"""
+class AvgPool(Function):
+    """out = sum over each window of xpad (zero padding) / divisor (one strided add per kernel offset);
+    dx = AvgPoolBackward(g): g / divisor spread over each window"""
     batching = "fold_into_n"
 
-    op_name = "avg_pool2d"
+    op_name = "avg_pool"
+
+    def name(self):
+        return f"AvgPool{len(self.geo.size)}DBackward0"
 
     @staticmethod
     def forward(ctx, x, geo, div):
-        check_geom("avg_pool2d", geo, x)
+        check_geom("avg_pool", geo, x)
         ctx.geo, ctx.div = geo, div
-        xp = _padded(x, geo)
-        out = _window(xp, geo, 0, 0).copy(order="C")  # PyTorch's contiguous layout, whatever x's
-        for k in range(1, geo.kh * geo.kw):
-            out += _window(xp, geo, *divmod(k, geo.kw))
+        xp = _pad(x, geo)
+        offs = _offsets(geo)
+        out = xp[_offset_slices(geo, next(offs))].copy(order="C")  # PyTorch's contiguous layout, whatever x's
+        for k in offs:
+            out += xp[_offset_slices(geo, k)]
         out /= div
         return out
 
     @staticmethod
     def backward(ctx, g):
-        return AvgPool2DBackward.apply(g, ctx.geo, ctx.div), None, None
+        return AvgPoolBackward.apply(g, ctx.geo, ctx.div), None, None
 
     @staticmethod
     def jvp(ctx, t, *_):
-        return AvgPool2D.apply(t, ctx.geo, ctx.div)  # linear
+        return AvgPool.apply(t, ctx.geo, ctx.div)  # linear: the op itself on the tangent
 
     @staticmethod
     def onnx(e, c):
         x, geo, div = e.args[:3]
         name = x.name
-        if geo.pt or geo.pb or geo.pl or geo.pr:  # zero padding, then whole windows; the divisor is minigrad's
-            name = c.add("Pad", [name, c.ints([0, 0, geo.pt, geo.pl, 0, 0, geo.pb, geo.pr]), c.scalar(0, x.dtype)],
-                         mode="constant")
-        mean = c.add("AveragePool", [name], kernel_shape=[geo.kh, geo.kw], strides=[geo.sh, geo.sw])
-        total = c.add("Mul", [mean, c.scalar(geo.kh * geo.kw, x.dtype)])
+        if any(lo or hi for lo, hi in geo.pads):  # zero padding, then whole windows; the divisor is minigrad's
+            pads = [0, 0] + [lo for lo, _ in geo.pads] + [0, 0] + [hi for _, hi in geo.pads]
+            name = c.add("Pad", [name, c.ints(pads), c.scalar(0, x.dtype)], mode="constant")
+        mean = c.add("AveragePool", [name], kernel_shape=list(geo.kernel), strides=list(geo.stride))
+        total = c.add("Mul", [mean, c.scalar(_prod(geo.kernel), x.dtype)])
         return c.add("Div", [total, c.operand(div, x.dtype)], c.out(e))
 
 
-class AvgPool2DBackward(Function):
-    """dx = g / divisor spread over each window (the adjoint of avg pooling);  dg = avg_pool(gg)"""
+class AvgPoolBackward(Function):
+    """dx = g / divisor spread over each window (the adjoint of average pooling);  dg = AvgPool(gg)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
     onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
-    op_name = "avg_pool2d_backward"
+    op_name = "avg_pool_backward"
 
     @staticmethod
     def forward(ctx, g, geo, div):
-        check_geom("avg_pool2d_backward", geo, out=g)
+        check_geom("avg_pool_backward", geo, out=g)
         ctx.geo, ctx.div = geo, div
         gd = g / div
 
@@ -348,8 +389,194 @@ class AvgPool2DBackward(Function):
 
     @staticmethod
     def backward(ctx, gg):
-        return AvgPool2D.apply(gg, ctx.geo, ctx.div), None, None
+        return AvgPool.apply(gg, ctx.geo, ctx.div), None, None
 
     @staticmethod
     def jvp(ctx, t, *_):
-        return AvgPool2DBackward.apply(t, ctx.geo, ctx.div)  # linear
+        return AvgPoolBackward.apply(t, ctx.geo, ctx.div)  # linear
+
+
+# -- max pooling with indices, adaptive max pooling, max unpooling ----------------------------
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _index_tensor(idx):
+    """The forward's index array as a Tensor, reshaped with Tensor ops: a tracer recording the
+    backward then sees the forward's own output (by identity), not a copy baked in as a constant."""
+    return idx if isinstance(idx, Tensor) else Tensor._make(idx)
+
+
+def _scatter_to(g, idx, in_shape):
+    """dx of in_shape (N, C, *size) with g (N, C, *out) added at the flat plane indices idx."""
+    N, C = in_shape[:2]
+    P = int(np.prod(idx.shape[2:]))  # explicit sizes: N or C may be 0
+    zeros = Tensor._make(np.zeros((N, C, int(np.prod(in_shape[2:]))), dtype=g.dtype))
+    return zeros.scatter_add(2, _index_tensor(idx).reshape(N, C, P), g.reshape(N, C, P)).reshape(*in_shape)
+
+
+def _gather_at(t, idx):
+    """t (N, C, *size) read at the flat plane indices idx (N, C, *out)."""
+    N, C = t.shape[:2]
+    S, P = int(np.prod(t.shape[2:])), int(np.prod(idx.shape[2:]))
+    return t.reshape(N, C, S).gather(2, _index_tensor(idx).reshape(N, C, P)).reshape(*idx.shape)
+
+
+def _pick_max(flat):
+    """PyTorch's choice in each window (..., K): the last NaN if any (each NaN replaces the running
+    maximum), else the first maximum; `none` marks windows whose maximum is the lowest value (all -inf
+    or padding), where PyTorch keeps its initial index, the window's first element in the input."""
+    k = flat.argmax(axis=-1)  # the first maximum (or the first NaN)
+    val = np.take_along_axis(flat, k[..., None], -1)[..., 0]
+    if flat.dtype.kind == "f":
+        isn = np.isnan(flat)
+        has_nan = isn.any(axis=-1)
+        if has_nan.any():
+            k = np.where(has_nan, flat.shape[-1] - 1 - isn[..., ::-1].argmax(axis=-1), k)
+        none = ~has_nan & (val == _lowest(flat.dtype))
+    else:
+        none = val == _lowest(flat.dtype)
+    return k, val, none
+
+
+def _scatter_masked(g, idx, valid, in_shape):
+    """dx: g added at the flat indices idx where valid (PyTorch's index of a window with no input
+    element points outside the input: that gradient has nowhere to go)."""
+    if valid is None:
+        return _scatter_to(g, idx, in_shape)
+    v = Tensor._make(valid.astype(g.dtype))
+    return _scatter_to(g * v, np.where(valid, idx, 0), in_shape)
+
+
+class MaxPoolNd(Function):
+    """out = max over each window (NaN propagates: the last NaN wins, else the first maximum, as
+    PyTorch), idx = its flat index in the input plane;  dx = g scattered (added) to idx"""
+    batching = "fold_into_n"
+
+    op_name = "max_pool"
+
+    def name(self):
+        return f"MaxPool{len(self.geo.size)}DWithIndicesBackward0"
+
+    @staticmethod
+    def forward(ctx, x, geo):
+        check_geom("max_pool", geo, x)
+        n = len(geo.size)
+        win = _windows(_padded(x, geo, _lowest(x.dtype)), geo)
+        flat = win.reshape(win.shape[:2 + n] + (int(np.prod(geo.kernel)),))  # explicit: N or C may be 0
+        k, out, none = _pick_max(flat)
+        # window offset -> input coordinate per dimension -> flat index in the (unpadded) plane;
+        # a window without a maximum above -inf takes PyTorch's initial index: its first element
+        # at or after 0 (which dilation may push past the input when the window is all padding)
+        offs = np.unravel_index(k, geo.kernel)
+        idx = np.zeros(k.shape, np.int64)
+        valid = np.ones(k.shape, bool)
+        for d in range(n):
+            o = np.arange(geo.out[d]).reshape((-1,) + (1,) * (n - 1 - d))
+            start = o * geo.stride[d] - geo.pads[d][0]
+            first = np.where(start < 0, start + (-start + geo.dilation[d] - 1) // geo.dilation[d] * geo.dilation[d],
+                             start)
+            coord = np.where(none, first, start + offs[d] * geo.dilation[d])
+            valid &= (coord >= 0) & (coord < geo.size[d])
+            idx = idx * geo.size[d] + coord
+        ctx.geo, ctx.idx, ctx.in_shape = geo, idx, x.shape
+        ctx.valid = None if valid.all() else valid
+        ctx.mark_non_differentiable(idx)
+        return out, idx
+
+    @staticmethod
+    def backward(ctx, g, _):
+        return _scatter_masked(g, ctx.idx, ctx.valid, ctx.in_shape), None
+
+    @staticmethod
+    def jvp(ctx, t, _geo):
+        if ctx.valid is None:
+            return _gather_at(t, ctx.idx), None
+        return _gather_at(t, np.where(ctx.valid, ctx.idx, 0)) * Tensor._make(ctx.valid.astype(t.dtype)), None
+
+    @staticmethod
+    def onnx(e, c):
+        geo = e.args[1]
+        outs = [c.out(e), c.tmp()]
+        c.add("MaxPool", [c.x(e)], outs, kernel_shape=list(geo.kernel), strides=list(geo.stride),
+              dilations=list(geo.dilation), pads=[lo for lo, _ in geo.pads] + [hi for _, hi in geo.pads])
+        if len(e.outvars) > 1:  # ONNX's index runs over the whole tensor; minigrad's within each plane
+            plane = c.const(np.asarray(int(np.prod(geo.size)), np.int64))
+            c.add("Mod", [outs[1], plane], c.out(e, 1))
+        return outs[0]
+
+
+def adaptive_bins(n, m):
+    """PyTorch's adaptive bins: bin i of m over n covers [floor(i n / m), ceil((i + 1) n / m))."""
+    return [((i * n) // m, -(-((i + 1) * n) // m)) for i in range(m)]
+
+
+class AdaptiveMaxPoolNd(Function):
+    """out = max over each adaptive bin (the last NaN, else the first maximum wins), idx = its flat index in
+    the input plane;  dx = g scattered (added) to idx"""
+    batching = "fold_into_n"
+    onnx = NoRule("unpooling, adaptive max pooling and interpolation: not mapped yet")
+
+    op_name = "adaptive_max_pool"
+
+    def name(self):
+        return f"AdaptiveMaxPool{len(self.out_size)}DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, out_size):
+        n = len(out_size)
+        size = x.shape[2:]
+        bins = [adaptive_bins(s, m) for s, m in zip(size, out_size)]
+        out = np.empty(x.shape[:2] + tuple(out_size), x.dtype)
+        idx = np.empty(out.shape, np.int64)
+        for pos in itertools.product(*(range(m) for m in out_size)):
+            b = [bins[d][pos[d]] for d in range(n)]
+            win = x[(Ellipsis,) + tuple(slice(s, e) for s, e in b)]
+            flat = win.reshape(win.shape[:2] + (int(np.prod(win.shape[2:])),))
+            k, out[(Ellipsis,) + pos], _ = _pick_max(flat)  # all -inf: the first element, as PyTorch
+            offs = np.unravel_index(k, tuple(e - s for s, e in b))
+            i = np.zeros(k.shape, np.int64)
+            for d in range(n):
+                i = i * size[d] + b[d][0] + offs[d]
+            idx[(Ellipsis,) + pos] = i
+        ctx.out_size, ctx.idx, ctx.in_shape = tuple(out_size), idx, x.shape
+        ctx.mark_non_differentiable(idx)
+        return out, idx
+
+    @staticmethod
+    def backward(ctx, g, _):
+        return _scatter_to(g, ctx.idx, ctx.in_shape), None
+
+    @staticmethod
+    def jvp(ctx, t, _size):
+        return _gather_at(t, ctx.idx), None
+
+
+class MaxUnpoolNd(Function):
+    """out = zeros of (N, C, *size) with out[n, c, idx[n, c, p]] = x[n, c, p] (the partial inverse of
+    max pooling);  dx = g gathered at idx"""
+    batching = "fold_into_n"
+    onnx = NoRule("unpooling, adaptive max pooling and interpolation: not mapped yet")
+
+    op_name = "max_unpool"
+
+    def name(self):
+        return f"MaxUnpool{len(self.size)}DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, idx, size):
+        N, C = x.shape[:2]
+        out = np.zeros((N, C, int(np.prod(size))), x.dtype)
+        P = int(np.prod(x.shape[2:]))
+        np.put_along_axis(out, idx.reshape(N, C, P), x.reshape(N, C, P), 2)
+        ctx.idx, ctx.size = idx, tuple(size)
+        return out.reshape((N, C) + tuple(size))
+
+    @staticmethod
+    def backward(ctx, g):
+        return _gather_at(g, ctx.idx), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return MaxUnpoolNd.apply(t, ctx.idx, ctx.size)

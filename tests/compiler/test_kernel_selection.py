@@ -17,7 +17,7 @@ import minigrad.nn.functional as F
 from minigrad import kernels
 from minigrad.kernels import select
 from minigrad.kernels.fused import CacheWarning
-from minigrad.ops import conv as C
+from minigrad.ops import _conv2d as C
 
 from helpers import assert_results_close, conv3x3_case
 

@@ -324,7 +324,7 @@ def test_conv_and_pool_errors_name_the_op_and_shapes():
         F.conv_transpose1d(mg.zeros(1, 4, 4), mg.zeros(4, 2, 2), mg.zeros(3), groups=2)
     with pytest.raises(RuntimeError, match="max_pool3d: input of spatial size"):
         F.max_pool3d(mg.zeros(1, 1, 1, 4, 4), 2)
-    with pytest.raises(RuntimeError, match="avg_pool1d: pad should be at most half of effective kernel size"):
+    with pytest.raises(RuntimeError, match="avg_pool1d: pad should be at most half of kernel size"):
         F.avg_pool1d(mg.zeros(1, 1, 8), 2, padding=2)
     with pytest.raises(NotImplementedError, match=r"interpolate: Got 3D input, but bilinear mode needs 4D input"):
         F.interpolate(mg.zeros(1, 1, 4), scale_factor=2, mode="bilinear")
@@ -515,3 +515,28 @@ def test_nearest_1d_3d_scale_near_one_values_as_torch_gradient_is_the_adjoint():
     F.interpolate(t, scale_factor=1.0001).sum().backward()
     assert t.grad.numpy().ravel().tolist() == [2, 1, 1, 1, 0]
     assert mg.autograd.gradcheck(lambda a: F.interpolate(a, scale_factor=1.0001), (mg.tensor(x, requires_grad=True),))
+
+
+@pytest.mark.parametrize("call", [
+    lambda F_, x2, x1, x3: F_.max_pool1d(x1, 3, padding=2, dilation=2),   # pad > kernel/2 whatever the dilation
+    lambda F_, x2, x1, x3: F_.max_pool3d(x3, 3, padding=2, dilation=2),
+    lambda F_, x2, x1, x3: F_.max_pool2d(x2, 3, padding=2, dilation=2),
+    lambda F_, x2, x1, x3: F_.max_pool2d(x2, 5, stride=2, padding=2, ceil_mode=True),  # kernel overhangs: allowed
+    lambda F_, x2, x1, x3: F_.avg_pool2d(x2, 4, stride=3, padding=2, ceil_mode=True),
+    lambda F_, x2, x1, x3: F_.avg_pool2d(x2, 2, divisor_override=0),
+    lambda F_, x2, x1, x3: F_.conv2d(x2, x2[:1, :1, :2, :2], stride=0),
+    lambda F_, x2, x1, x3: F_.conv2d(x2, x2[:1, :1, :2, :2], padding=-1),
+])
+def test_one_family_one_set_of_argument_rules_as_torch(call):
+    """1-, 2- and 3-d pools and convolutions share one argument check and one geometry: each corner
+    raises (RuntimeError) or gives the same values as PyTorch, whatever the number of dimensions."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in ((1, 1, 4, 4), (1, 1, 8), (1, 1, 8, 8, 8))]
+    try:
+        want = call(torch.nn.functional, *map(torch.tensor, arrays)).numpy()
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            call(F, *map(mg.tensor, arrays))
+        return
+    np.testing.assert_allclose(call(F, *map(mg.tensor, arrays)).numpy(), want, rtol=1e-12)

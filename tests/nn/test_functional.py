@@ -600,7 +600,7 @@ def test_conv2d_stride1_input_grad_flat_grid(kw):
     geo = out.grad_fn.geo
     G = kw.get("groups", 1)
     K = w[0].size
-    L = geo.N * geo.OH * geo.OW
+    L = geo.N * geo.out[0] * geo.out[1]
     w3 = w.reshape(G, 6 // G, K).transpose(0, 2, 1)
     g2 = y.transpose(1, 0, 2, 3).reshape(G, 6 // G, L)
     ref = conv._col2im(np.matmul(w3, g2).reshape(G * K, L), geo)

@@ -9,7 +9,7 @@ import pytest
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import kernels
-from minigrad.ops import conv as C
+from minigrad.ops import _conv2d as C
 
 from helpers import assert_results_close, conv3x3_case
 

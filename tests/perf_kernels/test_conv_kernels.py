@@ -12,7 +12,7 @@ import pytest
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import kernels
-from minigrad.ops import conv as C
+from minigrad.ops import _conv2d as C
 
 
 def _reference_dx(g, w, geo, groups):

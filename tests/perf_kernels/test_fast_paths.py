@@ -103,7 +103,7 @@ def test_matmul_split_k_sums_the_chunks_to_the_product(B, M, K, N, chunks, dtype
     """The Winograd weight gradient's a @ b over chunks of the inner dimension: the product (up to
     the order of the sums), in as many chunks as the size rule gives (7x5 over 20001 and 40x30 over
     1000 are small enough for one call; 64x32's result too big to be worth chunking)."""
-    from minigrad.ops import conv as C
+    from minigrad.ops import _conv2d as C
     rng = np.random.default_rng(K)
     a = rng.standard_normal((B, M, K)).astype(dtype)
     b = rng.standard_normal((B, N, K)).astype(dtype).transpose(0, 2, 1)  # the transposed V it gets

@@ -9,7 +9,7 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import kernels
 from minigrad.kernels import buffers
-from minigrad.ops import conv as C
+from minigrad.ops import _conv2d as C
 from minigrad.ops import pooling as P
 
 

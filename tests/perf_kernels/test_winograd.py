@@ -1,4 +1,4 @@
-"""conv2d's Winograd F(2x2, 3x3) path (minigrad/kernels/winograd.py, ops/conv.py's _wino_*):
+"""conv2d's Winograd F(2x2, 3x3) path (minigrad/kernels/winograd.py, ops/_conv2d.py's _wino_*):
 the four numba transforms against their matrix definitions in NumPy and against each other as
 adjoints; conv2d's forward and three gradients on the Winograd path against the im2col path, over
 odd sizes, every padding, both memory layouts and both float dtypes; gradcheck and gradgradcheck
@@ -10,7 +10,7 @@ import pytest
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import kernels
-from minigrad.ops import conv as C
+from minigrad.ops import _conv2d as C
 
 from helpers import assert_results_close, conv3x3_case
 
@@ -125,7 +125,7 @@ def test_adjoint_transforms_are_transposes(N, Ci, O, H, W, pt, pl, OH, OW, chann
 
 
 def _copy(a):
-    """a in a planes array (the strided layout the kernels are handed in ops/conv.py)."""
+    """a in a planes array (the strided layout the kernels are handed in ops/_conv2d.py)."""
     p = _planes(a.shape[1], a.shape[2], a.dtype)
     p[...] = a
     return p

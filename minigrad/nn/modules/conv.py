@@ -8,8 +8,7 @@ from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from ...ops.conv import _same_padding
-from ...ops.conv_nd import _ntuple
+from ...ops.conv import _ntuple, _same_padding
 from ._utils import _check_cpu, _empty
 from .module import Module
 

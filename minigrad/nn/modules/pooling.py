@@ -6,7 +6,7 @@ from typing import Any
 
 from ...tensor import Tensor
 from .. import functional as F
-from ...ops.conv_nd import _ntuple
+from ...ops.conv import _ntuple
 from .module import Module
 
 

@@ -343,7 +343,7 @@ def _addmm_backward(g, x, w):
     return AddmmBackward.apply(g, x, w, (True, True, True))
 
 
-def _conv_geo(x, w, stride=(1, 1), pads=(1, 1, 1, 1)):
+def _conv_geo(x, w, stride=(1, 1), pads=((1, 1), (1, 1))):
     from minigrad.ops.conv import _make_geom
     return _make_geom("conv2d", x.shape, w.shape[2:], stride, (1, 1), pads)
 
@@ -387,7 +387,7 @@ def _norm_backward(g, x, w, layer=True):
 def _maxpool_backward(g, x):
     from minigrad.ops.conv import _make_geom
     from minigrad.ops.pooling import MaxPool2DWithIndicesBackward, _max_windows
-    geo = _make_geom("max_pool2d", x.shape, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0))
+    geo = _make_geom("max_pool2d", x.shape, (2, 2), (2, 2), (1, 1), ((0, 0), (0, 0)))
     _, pairs, idx = _max_windows(x.numpy(), geo)
     return MaxPool2DWithIndicesBackward.apply(g, x, pairs, idx, geo)
 
@@ -551,7 +551,7 @@ def _np_avg_pool1d(x, k):
 
 
 # N-d convolution / transposed convolution, 1-d and 3-d pooling, unpooling, adaptive max pooling and
-# interpolate (minigrad/ops/conv_nd.py, pooling_nd.py, resize.py). The 1-d pools' grad_fn is None:
+# interpolate (minigrad/ops/conv.py, pooling.py, resize.py). The 1-d pools' grad_fn is None:
 # PyTorch's is a Squeeze (it runs them as 2-d pools); ours is the n-d op's node.
 conv_pool_ops = [
     fcase("conv1d", "", [(2, 4, 7), (6, 2, 3), (6,)],
