@@ -1121,8 +1121,32 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     Shape:
         input (*, *normalized_shape); weight, bias: normalized_shape.
     """
-    axes = _trailing_axes("layer_norm", input, normalized_shape, ShapeError, weight=weight, bias=bias)
+    axes = _ln_axes(input, normalized_shape, weight, bias)
+    if axes is None:  # the general checks (and their errors)
+        axes = _trailing_axes("layer_norm", input, normalized_shape, ShapeError, weight=weight, bias=bias)
     return NativeLayerNorm.apply(input, weight, bias, axes, float(eps), None)
+
+
+_LN_AXES = {}
+
+
+def _ln_axes(input, normalized_shape, weight, bias):
+    """layer_norm's axes for the common call (nn.LayerNorm's: normalized_shape a tuple of ints that
+    input's shape ends with, weight and bias None or of that shape), without _trailing_axes'
+    normalising and kwargs (a generated token runs nine layer norms); None: anything else."""
+    if type(normalized_shape) is not tuple:
+        return None
+    k = len(normalized_shape)
+    shape = tuple(input.shape)  # (a plain tuple: Size's slicing is Python code)
+    n = len(shape)
+    if (not 0 < k <= n or shape[n - k:] != normalized_shape
+            or weight is not None and weight.shape != normalized_shape
+            or bias is not None and bias.shape != normalized_shape):
+        return None
+    axes = _LN_AXES.get((n, k))
+    if axes is None:
+        axes = _LN_AXES[(n, k)] = tuple(range(n - k, n))
+    return axes
 
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:

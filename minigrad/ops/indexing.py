@@ -123,6 +123,14 @@ class GetItem(Function):
         return _slice_onnx(e, c, items)
 
 
+def _basic_getitem(x, index):
+    """x[index] for a basic index, always a view (NumPy gives a scalar copy for a full integer index)."""
+    out = x[index]
+    if not isinstance(out, np.ndarray):
+        out = x[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
+    return out
+
+
 class BasicGetItem(GetItem):
     """out = x[index] for ints/slices/None/Ellipsis: a view of x"""
     _is_view = True
@@ -131,10 +139,9 @@ class BasicGetItem(GetItem):
     @staticmethod
     def forward(ctx, x, index):
         ctx.shape, ctx.index = x.shape, index
-        out = x[index]
-        if type(out) is not np.ndarray:  # NumPy gives a scalar copy for a full integer index
-            out = x[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
-        return out
+        return _basic_getitem(x, index)
+
+    _fast = staticmethod(_basic_getitem)  # no graph recorded: the view without a ctx
 
 
 class Slice(BasicGetItem):
@@ -413,7 +420,8 @@ def masked_fill(input, mask, value):
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill: expected a bool mask, got {m.dtype}")
     try:
-        np.broadcast_shapes(m.shape, input.shape)
+        if m.shape != input.shape:  # (a mask of the tensor's own shape, the common case, broadcasts)
+            np.broadcast_shapes(m.shape, input.shape)
     except ValueError:
         raise ShapeError(f"masked_fill: mask of shape {m.shape} cannot be broadcast to the tensor's "
                          f"shape {input.shape}") from None
