@@ -1372,6 +1372,15 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     """softmax(Q K^T * scale + mask) V, with a boolean (True = keep) or additive float mask, the causal
     mask when is_causal, and dropout on the attention weights (training use); a query masked entirely
     gets 0, as PyTorch."""
+    if (attn_mask is None and dropout_p == 0 and type(query) is Tensor and type(key) is Tensor
+            and type(value) is Tensor):
+        # the common call (a Transformer's, a generated token's): _sdpa_check's checks on the arrays
+        q, k, v = query._data, key._data, value._data
+        if (q.ndim >= 2 and k.ndim >= 2 and v.ndim >= 2 and q.dtype == k.dtype == v.dtype
+                and k.shape[-2] == v.shape[-2] and k.shape[-2] and
+                (not enable_gqa or q.ndim < 3 or k.ndim < 3 or k.shape[-3] == q.shape[-3])):
+            s = (1.0 / math.sqrt(q.shape[-1])) if scale is None else scale
+            return ScaledDotProductAttention.apply(query, key, value, None, float(s), bool(is_causal))
     attn_mask = _sdpa_check(query, key, value, attn_mask)
     S = key.shape[-2]
     if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
