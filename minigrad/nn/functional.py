@@ -1192,7 +1192,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if weight.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got {tuple(weight.shape)}")
     V = weight.shape[0]
-    if idx.size and (idx.min() < 0 or idx.max() >= V):
+    if idx.size and (np.minimum.reduce(idx, axis=None) < 0 or np.maximum.reduce(idx, axis=None) >= V):
         bad = idx[(idx < 0) | (idx >= V)].flat[0]
         raise IndexError(f"embedding: index {int(bad)} is out of range for a table of {V} rows "
                          f"(weight {tuple(weight.shape)})")

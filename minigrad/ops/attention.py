@@ -28,7 +28,7 @@ __all__ = []  # the public wrapper is nn.functional.scaled_dot_product_attention
 
 def _scores(q, k, mask, scale, causal):
     """Z (a new array) with the mask applied; NumPy."""
-    z = np.matmul(q, np.swapaxes(k, -1, -2))
+    z = np.matmul(q, k.swapaxes(-1, -2))  # (the method: np.swapaxes is a Python wrapper)
     z *= z.dtype.type(scale)
     if causal:
         L, S = z.shape[-2:]

@@ -205,22 +205,41 @@ def _split_ints(idx):
     return tuple(first), tuple(second)
 
 
+def _basic_class(index):
+    """Select or Slice for an index of Python ints, slices, None and Ellipsis only (x[:, -1, :], the
+    per-token indexing of generation), classified in one pass over exact types; None: anything
+    else (getitem's general path)."""
+    items = index if type(index) is tuple else (index,)
+    cls = Slice
+    for i in items:
+        t = type(i)
+        if t is int:
+            cls = Select
+        elif t is not slice and i is not None and i is not Ellipsis:
+            return None
+    return cls
+
+
 def getitem(x, index):
-    idx = _np_index(index)
-    split = _split_ints(idx)
-    if split is not None:  # two recorded ops: BasicGetItem (a view), then GetItem
-        try:
-            return getitem(getitem(x, split[0]), split[1])
-        except IndexError as e:  # name the user's tensor, not the intermediate view
-            msg = str(e).removeprefix("getitem: ").split(" (input shapes")[0]
-            raise IndexError(f"getitem: {msg} (tensor of shape {x.shape}, index {index!r})") from None
-    basic = _is_basic(idx)
-    if not basic:
-        cls = Index
-    elif any(isinstance(i, (int, np.integer)) for i in (idx if isinstance(idx, tuple) else (idx,))):
-        cls = Select
+    cls = _basic_class(index)
+    if cls is not None:
+        idx, basic = index, True
     else:
-        cls = Slice
+        idx = _np_index(index)
+        split = _split_ints(idx)
+        if split is not None:  # two recorded ops: BasicGetItem (a view), then GetItem
+            try:
+                return getitem(getitem(x, split[0]), split[1])
+            except IndexError as e:  # name the user's tensor, not the intermediate view
+                msg = str(e).removeprefix("getitem: ").split(" (input shapes")[0]
+                raise IndexError(f"getitem: {msg} (tensor of shape {x.shape}, index {index!r})") from None
+        basic = _is_basic(idx)
+        if not basic:
+            cls = Index
+        elif any(isinstance(i, (int, np.integer)) for i in (idx if isinstance(idx, tuple) else (idx,))):
+            cls = Select
+        else:
+            cls = Slice
     try:
         out = cls.apply(x, idx)
     except IndexError as e:
