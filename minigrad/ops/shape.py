@@ -77,12 +77,14 @@ class Unsqueeze(View):
 def reshape(input, *args, shape=None):
     """reshape(x, 2, 3), reshape(x, (2, 3)) or reshape(x, shape=(2, 3)), as PyTorch."""
     if shape is None:
-        shape = args[0] if len(args) == 1 and type(args[0]) is tuple else _sizes(args)
+        shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
     else:
         shape = tuple(shape)
-    # a plain Tensor's shape is its array's (a BatchedTensor's is its logical one, through .shape)
-    cur = input._data.shape if type(input) is Tensor else input.shape
-    return View.apply(input, shape if shape == cur else _infer_shape(shape, input))
+    if type(input) is Tensor:  # a plain Tensor's shape is its array's (a BatchedTensor's: .shape)
+        a = input._data
+        if shape == a.shape or -1 not in shape and math.prod(shape) == a.size:
+            return View.apply(input, shape)  # (nothing to infer, the element count checked)
+    return View.apply(input, shape if shape == input.shape else _infer_shape(shape, input))
 
 
 def _infer_shape(shape, x):
