@@ -5,6 +5,7 @@ import math
 import numpy as np
 from .._errors import IndexRangeError
 
+from ..autograd import function as _function
 from ..autograd.function import Function, NoRule
 from .._memory_format import _c_order
 from ..tensor import Tensor
@@ -582,6 +583,18 @@ def split(tensor, split_size_or_sections, dim=0):
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
                                f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    if len(sizes) > 1 and type(tensor) is Tensor and tensor.requires_grad and _function._state.enabled:
+        # recorded: one node whose backward is one concatenation (PyTorch's SplitBackward); each
+        # piece's own slice node would scatter its gradient into a zero array of the input's size,
+        # and the engine would sum those (a Transformer's qkv split: three of them per layer)
+        from .recurrent import SplitWithSizes
+        outs = SplitWithSizes.apply(tensor, tuple(sizes), d)
+        if tensor._base is None:  # in-place ops on a piece write through the input, as narrow's views
+            lead, start = (slice(None),) * d, 0
+            for o, s in zip(outs, sizes):
+                o._view_idx = lead + (slice(start, start + s),)
+                start += s
+        return tuple(outs)
     from .indexing import basic_slice
     lead = (slice(None),) * d  # narrow's views, without its per-piece checks (the sizes sum to n)
     out, start = [], 0
