@@ -431,7 +431,7 @@ def index_select(input, dim, index):
 
 @batched_by_loop
 def masked_fill(input, mask, value):
-    from .elementwise import where
+    from .elementwise import Where, where
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s)")
@@ -446,7 +446,9 @@ def masked_fill(input, mask, value):
                          f"shape {input.shape}") from None
     if not isinstance(value, Tensor):
         value = Tensor._make(np.asarray(value, dtype=input.dtype))
-    return where(Tensor._make(m), value, input).contiguous()  # PyTorch's out-of-place masked_fill: a contiguous clone
+        if type(input) is Tensor:  # value has input's dtype: where's checks and promotion have nothing to do
+            return Where.apply(Tensor._make(m), value, input).contiguous()
+    return where(Tensor._make(m), value, input).contiguous()  # PyTorch's out-of-place masked_fill: a contiguous clone  # PyTorch's out-of-place masked_fill: a contiguous clone
 
 
 @batched_by_loop

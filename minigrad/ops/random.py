@@ -143,8 +143,12 @@ class Multinomial(Function):
                 out[r] = np.minimum(np.searchsorted(cdf[r], u[r], side="right"), C - 1)
             # never a zero-weight category: side="right" skips flat steps of the cdf
         else:
-            with np.errstate(divide="ignore"):
-                keys = rows / rng.exponential(size=(R, C))
+            e = rng.exponential(size=(R, C))
+            if e.size and np.minimum.reduce(e, axis=None) > 0:
+                keys = rows / e  # (no errstate context: it costs more than a row's division)
+            else:
+                with np.errstate(divide="ignore"):
+                    keys = rows / e
             out = (-keys).argsort(axis=1, kind="stable")[:, :num_samples].astype(np.int64)
         return out.reshape(p.shape[:-1] + (num_samples,))
 
