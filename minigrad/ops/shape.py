@@ -415,6 +415,9 @@ class Cat(Function):
         ctx.bounds = list(itertools.accumulate([x.shape[dim] for x in xs], initial=0))
         return _c_order(np.concatenate(xs, axis=dim))
 
+    # no graph recorded (a KV cache's cat per token under no_grad): no ctx, no bounds
+    _fast = staticmethod(lambda dim, *xs: _c_order(np.concatenate(xs, axis=dim)))
+
     @staticmethod
     def backward(ctx, g):
         d, b = ctx.dim, ctx.bounds
