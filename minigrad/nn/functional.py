@@ -1084,8 +1084,32 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     Shape:
         input (*, *normalized_shape); weight, bias: normalized_shape.
     """
-    axes = _trailing_axes("layer_norm", input, normalized_shape, ShapeError, weight=weight, bias=bias)
+    axes = _ln_axes(input, normalized_shape, weight, bias)
+    if axes is None:  # the general checks (and their errors)
+        axes = _trailing_axes("layer_norm", input, normalized_shape, ShapeError, weight=weight, bias=bias)
     return NativeLayerNorm.apply(input, weight, bias, axes, float(eps), None)
+
+
+_LN_AXES = {}
+
+
+def _ln_axes(input, normalized_shape, weight, bias):
+    """layer_norm's axes for the common call (nn.LayerNorm's: normalized_shape a tuple of ints that
+    input's shape ends with, weight and bias None or of that shape), without _trailing_axes'
+    normalising and kwargs (a generated token runs nine layer norms); None: anything else."""
+    if type(normalized_shape) is not tuple:
+        return None
+    k = len(normalized_shape)
+    shape = tuple(input.shape)  # (a plain tuple: Size's slicing is Python code)
+    n = len(shape)
+    if (not 0 < k <= n or shape[n - k:] != normalized_shape
+            or weight is not None and weight.shape != normalized_shape
+            or bias is not None and bias.shape != normalized_shape):
+        return None
+    axes = _LN_AXES.get((n, k))
+    if axes is None:
+        axes = _LN_AXES[(n, k)] = tuple(range(n - k, n))
+    return axes
 
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
@@ -1131,7 +1155,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if weight.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got {tuple(weight.shape)}")
     V = weight.shape[0]
-    if idx.size and (idx.min() < 0 or idx.max() >= V):
+    if idx.size and (np.minimum.reduce(idx, axis=None) < 0 or np.maximum.reduce(idx, axis=None) >= V):
         bad = idx[(idx < 0) | (idx >= V)].flat[0]
         raise IndexError(f"embedding: index {int(bad)} is out of range for a table of {V} rows "
                          f"(weight {tuple(weight.shape)})")
@@ -1311,6 +1335,15 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     """softmax(Q K^T * scale + mask) V, with a boolean (True = keep) or additive float mask, the causal
     mask when is_causal, and dropout on the attention weights (training use); a query masked entirely
     gets 0, as PyTorch."""
+    if (attn_mask is None and dropout_p == 0 and type(query) is Tensor and type(key) is Tensor
+            and type(value) is Tensor):
+        # the common call (a Transformer's, a generated token's): _sdpa_check's checks on the arrays
+        q, k, v = query._data, key._data, value._data
+        if (q.ndim >= 2 and k.ndim >= 2 and v.ndim >= 2 and q.dtype == k.dtype == v.dtype
+                and k.shape[-2] == v.shape[-2] and k.shape[-2] and
+                (not enable_gqa or q.ndim < 3 or k.ndim < 3 or k.shape[-3] == q.shape[-3])):
+            s = (1.0 / math.sqrt(q.shape[-1])) if scale is None else scale
+            return ScaledDotProductAttention.apply(query, key, value, None, float(s), bool(is_causal))
     attn_mask = _sdpa_check(query, key, value, attn_mask)
     S = key.shape[-2]
     if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:

@@ -28,7 +28,7 @@ __all__ = []  # the public wrapper is nn.functional.scaled_dot_product_attention
 
 def _scores(q, k, mask, scale, causal):
     """Z (a new array) with the mask applied; NumPy."""
-    z = np.matmul(q, np.swapaxes(k, -1, -2))
+    z = np.matmul(q, k.swapaxes(-1, -2))  # (the method: np.swapaxes is a Python wrapper)
     z *= z.dtype.type(scale)
     if causal:
         L, S = z.shape[-2:]
@@ -47,18 +47,24 @@ def _scores(q, k, mask, scale, causal):
 def _softmax_(z):
     """softmax over the last axis in place (exp(z - max) / sum, as Softmax's forward), rows all -inf
     giving 0; returns z."""
-    m = z.max(axis=-1, keepdims=True)
-    dead = m == -np.inf
-    any_dead = dead.any()
+    # the ufuncs' reduce directly (what ndarray.max/sum call, the same bits, without their Python
+    # wrappers: generation runs this per token on a (B, H, 1, S) array, where the calls are the cost);
+    # whether any row is all -inf from one fmin over the row maxima (fmin skips nan)
+    m = _max(z, axis=-1, keepdims=True)
+    any_dead = m.size != 0 and _fmin(m, axis=None) == -np.inf
     if any_dead:
+        dead = m == -np.inf
         m[dead] = 0
-    z -= m
+    np.subtract(z, m, out=z)
     np.exp(z, out=z)
-    tot = z.sum(axis=-1, keepdims=True)
+    tot = _sum(z, axis=-1, keepdims=True)
     if any_dead:
         tot[dead] = 1
-    z /= tot
+    np.true_divide(z, tot, out=z)
     return z
+
+
+_max, _sum, _fmin = np.maximum.reduce, np.add.reduce, np.fmin.reduce
 
 
 def _numpy_backward():

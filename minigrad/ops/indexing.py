@@ -123,6 +123,14 @@ class GetItem(Function):
         return _slice_onnx(e, c, items)
 
 
+def _basic_getitem(x, index):
+    """x[index] for a basic index, always a view (NumPy gives a scalar copy for a full integer index)."""
+    out = x[index]
+    if not isinstance(out, np.ndarray):
+        out = x[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
+    return out
+
+
 class BasicGetItem(GetItem):
     """out = x[index] for ints/slices/None/Ellipsis: a view of x"""
     _is_view = True
@@ -131,10 +139,9 @@ class BasicGetItem(GetItem):
     @staticmethod
     def forward(ctx, x, index):
         ctx.shape, ctx.index = x.shape, index
-        out = x[index]
-        if type(out) is not np.ndarray:  # NumPy gives a scalar copy for a full integer index
-            out = x[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
-        return out
+        return _basic_getitem(x, index)
+
+    _fast = staticmethod(_basic_getitem)  # no graph recorded: the view without a ctx
 
 
 class Slice(BasicGetItem):
@@ -198,22 +205,41 @@ def _split_ints(idx):
     return tuple(first), tuple(second)
 
 
+def _basic_class(index):
+    """Select or Slice for an index of Python ints, slices, None and Ellipsis only (x[:, -1, :], the
+    per-token indexing of generation), classified in one pass over exact types; None: anything
+    else (getitem's general path)."""
+    items = index if type(index) is tuple else (index,)
+    cls = Slice
+    for i in items:
+        t = type(i)
+        if t is int:
+            cls = Select
+        elif t is not slice and i is not None and i is not Ellipsis:
+            return None
+    return cls
+
+
 def getitem(x, index):
-    idx = _np_index(index)
-    split = _split_ints(idx)
-    if split is not None:  # two recorded ops: BasicGetItem (a view), then GetItem
-        try:
-            return getitem(getitem(x, split[0]), split[1])
-        except IndexError as e:  # name the user's tensor, not the intermediate view
-            msg = str(e).removeprefix("getitem: ").split(" (input shapes")[0]
-            raise IndexError(f"getitem: {msg} (tensor of shape {x.shape}, index {index!r})") from None
-    basic = _is_basic(idx)
-    if not basic:
-        cls = Index
-    elif any(isinstance(i, (int, np.integer)) for i in (idx if isinstance(idx, tuple) else (idx,))):
-        cls = Select
+    cls = _basic_class(index)
+    if cls is not None:
+        idx, basic = index, True
     else:
-        cls = Slice
+        idx = _np_index(index)
+        split = _split_ints(idx)
+        if split is not None:  # two recorded ops: BasicGetItem (a view), then GetItem
+            try:
+                return getitem(getitem(x, split[0]), split[1])
+            except IndexError as e:  # name the user's tensor, not the intermediate view
+                msg = str(e).removeprefix("getitem: ").split(" (input shapes")[0]
+                raise IndexError(f"getitem: {msg} (tensor of shape {x.shape}, index {index!r})") from None
+        basic = _is_basic(idx)
+        if not basic:
+            cls = Index
+        elif any(isinstance(i, (int, np.integer)) for i in (idx if isinstance(idx, tuple) else (idx,))):
+            cls = Select
+        else:
+            cls = Slice
     try:
         out = cls.apply(x, idx)
     except IndexError as e:
@@ -405,7 +431,7 @@ def index_select(input, dim, index):
 
 @batched_by_loop
 def masked_fill(input, mask, value):
-    from .elementwise import where
+    from .elementwise import Where, where
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s)")
@@ -413,13 +439,16 @@ def masked_fill(input, mask, value):
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill: expected a bool mask, got {m.dtype}")
     try:
-        np.broadcast_shapes(m.shape, input.shape)
+        if m.shape != input.shape:  # (a mask of the tensor's own shape, the common case, broadcasts)
+            np.broadcast_shapes(m.shape, input.shape)
     except ValueError:
         raise ShapeError(f"masked_fill: mask of shape {m.shape} cannot be broadcast to the tensor's "
                          f"shape {input.shape}") from None
     if not isinstance(value, Tensor):
         value = Tensor._make(np.asarray(value, dtype=input.dtype))
-    return where(Tensor._make(m), value, input).contiguous()  # PyTorch's out-of-place masked_fill: a contiguous clone
+        if type(input) is Tensor:  # value has input's dtype: where's checks and promotion have nothing to do
+            return Where.apply(Tensor._make(m), value, input).contiguous()
+    return where(Tensor._make(m), value, input).contiguous()  # PyTorch's out-of-place masked_fill: a contiguous clone  # PyTorch's out-of-place masked_fill: a contiguous clone
 
 
 @batched_by_loop

@@ -143,9 +143,13 @@ class Multinomial(Function):
                 out[r] = np.minimum(np.searchsorted(cdf[r], u[r], side="right"), C - 1)
             # never a zero-weight category: side="right" skips flat steps of the cdf
         else:
-            with np.errstate(divide="ignore"):
-                keys = rows / rng.exponential(size=(R, C))
-            out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples].astype(np.int64)
+            e = rng.exponential(size=(R, C))
+            if e.size and np.minimum.reduce(e, axis=None) > 0:
+                keys = rows / e  # (no errstate context: it costs more than a row's division)
+            else:
+                with np.errstate(divide="ignore"):
+                    keys = rows / e
+            out = (-keys).argsort(axis=1, kind="stable")[:, :num_samples].astype(np.int64)
         return out.reshape(p.shape[:-1] + (num_samples,))
 
     @staticmethod
@@ -189,10 +193,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without replacement "
                            f"(num_samples={num_samples}, {C} categories)")
     p = input._data
-    if p.size:
-        if not np.all(np.isfinite(p)) or np.any(p < 0):
+    if p.size:  # (the ufuncs' reduce, not np.all / np.any / sum: their wrappers cost more than a row)
+        if not _all(np.isfinite(p), axis=None) or _any(p < 0, axis=None):
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-        if np.any(p.reshape(-1, C).sum(axis=1) <= 0):
+        if _any(np.add.reduce(p.reshape(-1, C), axis=1) <= 0, axis=None):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     if out is not None and out.dtype != np.int64:
         raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype}")
@@ -201,6 +205,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         return res
     from .inplace import into     # written in place; out must have the result's shape (no resize_ here)
     return into(out, _same, res, name="multinomial")
+
+
+_all, _any = np.logical_and.reduce, np.logical_or.reduce
 
 
 def _same(x):

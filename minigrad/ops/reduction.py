@@ -532,8 +532,10 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        e = np.exp(x - np.amax(x, axis=dim, keepdims=True))
-        out = _c_order(e / np.sum(e, axis=dim, keepdims=True))
+        # the ufuncs' reduce: np.amax / np.sum's arithmetic without their Python wrappers (the same
+        # bits; generation's per-token softmax over one row is all call overhead)
+        e = np.exp(x - np.maximum.reduce(x, axis=dim, keepdims=True))
+        out = _c_order(e / np.add.reduce(e, axis=dim, keepdims=True))
         ctx.save_for_backward(out)
         ctx.dim = dim
         return out

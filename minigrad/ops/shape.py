@@ -5,6 +5,7 @@ import math
 import numpy as np
 from .._errors import IndexRangeError
 
+from ..autograd import function as _function
 from ..autograd.function import Function, NoRule
 from .._memory_format import _c_order
 from ..tensor import Tensor
@@ -37,6 +38,9 @@ class View(Function):
     op_name = "reshape"  # the primitive a tracer records, shared by Squeeze/Unsqueeze (PyTorch names the nodes)
     _is_view = True
     batching = "view"
+
+    # no graph recorded (generation under no_grad): the view without a ctx (kept by backward only)
+    _fast = staticmethod(np.ndarray.reshape)
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -73,12 +77,23 @@ class Unsqueeze(View):
 
 def reshape(input, *args, shape=None):
     """reshape(x, 2, 3), reshape(x, (2, 3)) or reshape(x, shape=(2, 3)), as PyTorch."""
-    shape = _sizes(args) if shape is None else tuple(shape)
+    if shape is None:
+        shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+    else:
+        shape = tuple(shape)
+    if type(input) is Tensor:  # a plain Tensor's shape is its array's (a BatchedTensor's: .shape)
+        a = input._data
+        if shape == a.shape or -1 not in shape and math.prod(shape) == a.size:
+            return View.apply(input, shape)  # (nothing to infer, the element count checked)
     return View.apply(input, shape if shape == input.shape else _infer_shape(shape, input))
 
 
 def _infer_shape(shape, x):
     n = x.numel()
+    if -1 not in shape:  # nothing to infer: only the element count to check
+        if math.prod(shape) != n:
+            raise RuntimeError(f"reshape: shape {list(shape)} is invalid for input of size {n} (shape {x.shape})")
+        return shape
     if shape.count(-1) > 1:
         raise RuntimeError(f"reshape: only one dimension can be inferred (shape {list(shape)})")
     known = math.prod([s for s in shape if s != -1])
@@ -144,6 +159,8 @@ class Permute(Function):
     _is_view = True
     batching = "permute"
 
+    _fast = staticmethod(np.ndarray.transpose)  # no graph recorded: the view without a ctx
+
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
@@ -185,6 +202,12 @@ def permute(input, *args, dims=None):
 
 
 def transpose(input, dim0, dim1):
+    n = input.ndim
+    if n >= 2 and type(dim0) is int and type(dim1) is int and -n <= dim0 < n and -n <= dim1 < n:
+        dims = list(range(n))  # the common call (x.transpose(1, 2)) without _dim's checks
+        a, b = dim0 % n, dim1 % n
+        dims[a], dims[b] = b, a
+        return Transpose.apply(input, tuple(dims))
     if input.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
         return Transpose.apply(input, tuple(range(input.ndim)))
     dims = list(range(input.ndim))
@@ -389,8 +412,11 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, dim, *xs):
         ctx.dim = dim
-        ctx.bounds = list(itertools.accumulate((x.shape[dim] for x in xs), initial=0))
+        ctx.bounds = list(itertools.accumulate([x.shape[dim] for x in xs], initial=0))
         return _c_order(np.concatenate(xs, axis=dim))
+
+    # no graph recorded (a KV cache's cat per token under no_grad): no ctx, no bounds
+    _fast = staticmethod(lambda dim, *xs: _c_order(np.concatenate(xs, axis=dim)))
 
     @staticmethod
     def backward(ctx, g):
@@ -415,6 +441,9 @@ def cat(tensors, dim=0, *, axis=None):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("cat(): expected a non-empty list of Tensors")
+    fast = _cat_fast(tensors, dim)
+    if fast is not None:
+        return Cat.apply(fast, *tensors)
     for i, x in enumerate(tensors):
         if x.ndim == 0:
             raise RuntimeError(f"cat: zero-dimensional tensor (at position {i}) cannot be concatenated; "
@@ -441,6 +470,31 @@ def cat(tensors, dim=0, *, axis=None):
 
 
 concat = concatenate = cat
+
+
+def _cat_fast(tensors, dim):
+    """cat's checks for the common call (a KV cache's cat([cache, new], dim) per token): plain Tensors
+    (not a vmap BatchedTensor, whose logical shape is not its array's) of one dtype and rank >= 1,
+    equal shapes except along an int dim in range, none the legacy 1-D empty one. The normalised
+    dim, or None: the general path (which also raises the errors)."""
+    x = tensors[0]
+    if type(x) is not Tensor or type(dim) is not int:
+        return None
+    a = x._data
+    ref, dt = a.shape, a.dtype
+    n = len(ref)
+    if not -n <= dim < n or ref == (0,):
+        return None
+    d = dim % n
+    head, tail = ref[:d], ref[d + 1:]
+    for x in tensors:
+        if type(x) is not Tensor:
+            return None
+        a = x._data
+        s = a.shape
+        if a.dtype != dt or len(s) != n or s[:d] != head or s[d + 1:] != tail or s == (0,):
+            return None
+    return d
 
 
 def stack(tensors, dim=0, *, axis=None):
@@ -532,9 +586,23 @@ def split(tensor, split_size_or_sections, dim=0):
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
                                f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    if len(sizes) > 1 and type(tensor) is Tensor and tensor.requires_grad and _function._state.enabled:
+        # recorded: one node whose backward is one concatenation (PyTorch's SplitBackward); each
+        # piece's own slice node would scatter its gradient into a zero array of the input's size,
+        # and the engine would sum those (a Transformer's qkv split: three of them per layer)
+        from .recurrent import SplitWithSizes
+        outs = SplitWithSizes.apply(tensor, tuple(sizes), d)
+        if tensor._base is None:  # in-place ops on a piece write through the input, as narrow's views
+            lead, start = (slice(None),) * d, 0
+            for o, s in zip(outs, sizes):
+                o._view_idx = lead + (slice(start, start + s),)
+                start += s
+        return tuple(outs)
+    from .indexing import basic_slice
+    lead = (slice(None),) * d  # narrow's views, without its per-piece checks (the sizes sum to n)
     out, start = [], 0
     for s in sizes:
-        out.append(narrow(tensor, d, start, s))
+        out.append(basic_slice(tensor, lead + (slice(start, start + s),)))
         start += s
     return tuple(out)
 

@@ -42,6 +42,20 @@ def _argsort(a, axis, descending):
     return (n - 1) - rev
 
 
+def _topk_order(a, k, axis, largest):
+    """The first k of _argsort(a, axis, largest) (a new C-contiguous array), taken before the
+    descending case's index arithmetic and with slices instead of np.flip / np.take (their Python
+    wrappers are most of a small topk: generation's top-k over one row per token)."""
+    lead = (slice(None),) * axis
+    if not largest:
+        return a.argsort(axis=axis, kind="stable")[lead + (slice(0, k),)].copy()
+    n = a.shape[axis]
+    # _argsort's descending order: (n - 1) - flip(argsort(flip(a))); its first k are the last k of
+    # argsort(flip(a)), reversed
+    rev = a[lead + (slice(None, None, -1),)].argsort(axis=axis, kind="stable")
+    return (n - 1) - rev[lead + (slice(n - 1, n - 1 - k if n - 1 - k >= 0 else None, -1),)]
+
+
 def _kept_index(idx, dim, keepdim):
     """The forward's index array (kept on ctx) as a Tensor with dim kept. Reshaped with an op, never
     NumPy: under mg.graph.trace the array is a value of the graph, so the traced backward picks the
@@ -142,7 +156,7 @@ class Topk(Function):
 
     @staticmethod
     def forward(ctx, x, k, dim, largest, sorted_):
-        return _take_sorted(ctx, x, dim, lambda: np.take(_argsort(x, dim, largest), np.arange(k), axis=dim))
+        return _take_sorted(ctx, x, dim, lambda: _topk_order(x, k, dim, largest))
 
     @staticmethod
     def backward(ctx, g, _):
