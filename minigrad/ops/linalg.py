@@ -241,7 +241,15 @@ class AddmmBackward(Function):
 
 def linear(x, weight, bias=None):
     """x @ weight.T + bias (torch.nn.functional.linear), as one fused node."""
-    # plain tuples (every layer of every step passes here: x.shape makes a Size)
+    if isinstance(x, Tensor) and isinstance(weight, Tensor):  # the common layer, checked on the arrays
+        xd, wd = x._data, weight._data
+        dt = wd.dtype
+        if (type(xd) is np.ndarray and type(wd) is np.ndarray and wd.ndim == 2 and xd.ndim
+                and xd.shape[-1] == wd.shape[1] and xd.dtype is dt and dt.kind == "f"
+                and (bias is None or (isinstance(bias, Tensor) and type(bias._data) is np.ndarray
+                                      and bias._data.dtype is dt))):
+            return Addmm._call(x, weight, bias)
+    # anything else, with its errors (plain tuples: x.shape makes a Size)
     xs = _shape_of(x) if isinstance(x, Tensor) else x.shape
     ws = _shape_of(weight) if isinstance(weight, Tensor) else weight.shape
     if not xs or len(ws) not in (1, 2) or xs[-1] != ws[-1]:

@@ -73,12 +73,16 @@ def _forward_kernel(ctx, x, w, b, axes, eps, stats, layout):
 def _rows_ok(x, axes, *params):
     """With numba: x a non-empty C-contiguous float array normalised over its trailing `axes` (layer
     norm's), its parameters None or contiguous arrays of x's dtype and of those dims' shape."""
-    k = len(axes)
-    if (x.size == 0 or x.dtype.kind != "f" or not k or not x.flags.c_contiguous
-            or tuple(a % x.ndim for a in axes) != tuple(range(x.ndim - k, x.ndim)) or not kernels.available()):
+    k, n, dt = len(axes), x.ndim, x.dtype
+    if not k or x.size == 0 or dt.kind != "f" or not x.flags.c_contiguous or not kernels.available():
         return False
-    return all(p is None or (p.dtype == x.dtype and p.shape == x.shape[x.ndim - k:] and p.flags.c_contiguous)
-               for p in params)
+    if (axes[0] % n != n - 1) if k == 1 else (tuple(a % n for a in axes) != tuple(range(n - k, n))):
+        return False
+    tail = x.shape[n - k:]
+    for p in params:  # (a loop, not all() of a generator: this runs per layer norm call)
+        if p is not None and (p.dtype != dt or p.shape != tail or not p.flags.c_contiguous):
+            return False
+    return True
 
 
 def _rows(a, k):

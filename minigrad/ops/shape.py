@@ -40,7 +40,7 @@ class View(Function):
     batching = "view"
 
     # no graph recorded (generation under no_grad): the view without a ctx (kept by backward only)
-    _fast = staticmethod(np.ndarray.reshape)
+    _fast = staticmethod(lambda x, shape: x.reshape(shape))  # (a method call: a NumPy scalar has it too)
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -159,7 +159,7 @@ class Permute(Function):
     _is_view = True
     batching = "permute"
 
-    _fast = staticmethod(np.ndarray.transpose)  # no graph recorded: the view without a ctx
+    _fast = staticmethod(lambda x, dims: x.transpose(dims))  # no graph recorded: the view without a ctx
 
     @staticmethod
     def forward(ctx, x, dims):
