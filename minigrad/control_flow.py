@@ -515,9 +515,11 @@ class _Body:
         self.consts = tuple(a for _, a in graph.consts)  # a result sharing them is copied (see _own)
 
     def __call__(self, vals):
-        if self._fn is None:
+        if self._fn is None:  # dead equations dropped first (a reverse body's recomputed forward whose
+            # results the saved activations replace): the graph printed and replayed stays as traced
             from .compiler.codegen import generate
-            src, glb, _ = generate(self.graph, None)
+            from .compiler.passes.dce import eliminate_dead_code
+            src, glb, _ = generate(eliminate_dead_code(self.graph), None)
             exec(compile(src, f"<minigrad control-flow body {id(self):x}>", "exec"), glb)  # noqa: S102
             self._fn = glb["compiled"]
         return self._fn(vals, [], {}, [])
