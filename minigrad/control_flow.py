@@ -1099,8 +1099,13 @@ def _cond_onnx(e, c):
 
 def _scan_onnx(e, c):
     s, rest = e.args[0], e.args[1:]
-    if e.side:
-        raise c.unmapped("a scan traced with gradients (export an inference graph)")
+    # traced with gradients, a scan saves its carries and residuals for its reverse (side outputs):
+    # the forward exports (nothing reads them); the reverse scan reading them does not
+    from .graph.ir import Var
+    saved = c.__dict__.setdefault("scan_saved", set())
+    if any(isinstance(a, Var) and a.name in saved for a in rest):
+        raise c.unmapped("the gradient of a scan (export an inference graph)")
+    saved.update(v.name for _, v in e.side)
     if s.length == 0:
         raise c.unmapped("a scan of length 0")
     nc, nx = s.n_carry, s.n_xs

@@ -8,7 +8,9 @@ The recurrent modules (nn/modules/rnn.py) split the work of a layer in two:
   2. the recurrence, one node per time step (`RNNStep`, `LSTMStep`, `GRUStep`): the hidden
      projection h @ W_hh^T of all gates in one GEMM, the gate nonlinearities and the cell update.
 
-The graph unrolls over time, so the backward through time is the engine's ordinary backward.
+Eagerly the graph unrolls over time, so the backward through time is the engine's ordinary backward.
+Traced (mg.graph.trace, mg.jit) the modules run the step as the body of one mg.scan per layer and
+direction (the contract below), whose reverse reads the activations each step saved.
 
 CONTRACT of one time step (what a compiler `scan` primitive would carry; every array 2-D, rows =
 the batch of the step; B_t <= B_{t-1} for packed sequences, the caller slicing the carry):
@@ -46,7 +48,10 @@ gi), so they agree to the last bit (mg.jit replays the Tensor path; tests/graph 
 The other rules: jvp in Tensor ops (on recomputed gates); vmap folds the vmap batch into the
 step's rows when the weights are shared, and runs the step's composite (`_composite`, a batched
 GEMM) for per-sample weights (vmap over grad); ONNX writes the step as its composite (MatMul, Slice,
-Sigmoid, Tanh, Mul, Add), so a module exports unrolled; fusion: none (not elementwise).
+Sigmoid, Tanh, Mul, Add), inside the Loop of a traced module's scan; fusion: none (not elementwise).
+Under a trace with no create_graph (mg.jit's training steps, a scan's reverse body) a step's backward
+is one op (`RNNStepBackward`, `LSTMStepBackward`, `GRUStepBackward`): eager's NumPy VJP on the
+activations the forward saved (side outputs of its equation), not the Tensor path's recomputation.
 
 Public here: PyTorch's functional cells (torch.rnn_tanh_cell, rnn_relu_cell, lstm_cell, gru_cell:
 the input projection, then the step) and split_with_sizes; the modules are nn/modules/rnn.py's.

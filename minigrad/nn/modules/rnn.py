@@ -4,7 +4,10 @@ Parameters (names, shapes, registration order, initialisation) and gate order ar
 PyTorch state_dict loads and gives the same outputs. A layer runs as: the input projection of all
 time steps in one GEMM, then one fused node per time step (ops/recurrent.py, whose docstring holds
 the per-step contract). Padded and packed input take the same path: a padded batch is a packed one
-whose batch size never drops.
+whose batch size never drops. Under mg.graph.trace / mg.jit the time loop of a layer and direction
+is one mg.scan over that step (_scan_layer): a graph whose size does not depend on the sequence
+length, with eager's values and gradients bit for bit; packed sequences of different lengths
+(a step's batch shrinks, a scan's carry cannot) still unroll.
 """
 from __future__ import annotations
 
@@ -298,7 +301,7 @@ class RNNBase(Module):
                 return GRUStep.apply(gi, h, w_hh, b_hh), None
             return RNNStep.apply(gi, h, w_hh, b_hh, "tanh" if mode == "RNN_TANH" else "relu"), None
 
-        if T > 1 and batch_sizes[-1] == batch_sizes[0] and _tracing_here():
+        if batch_sizes[-1] == batch_sizes[0] and _tracing_here():  # traced: one scan over time
             return _scan_layer(step, gi_all, T, h0, c0, reverse)
         gis = split_steps(gi_all, batch_sizes)
         outs = [None] * T
@@ -343,8 +346,10 @@ def _scan_layer(step, gi_all: Tensor, T: int, h0: Tensor, c0: Tensor | None,
     the same batch (padded input, or packed sequences of equal lengths)."""
     gi = gi_all.reshape(T, gi_all.shape[0] // T, gi_all.shape[1])
     if c0 is None:
-        h, ys = scan(lambda h, g: (lambda o: (o, o))(step(g, h, None)[0]), h0, gi, reverse=reverse)
-        c = None
+        def body(h, g):
+            h = step(g, h, None)[0]
+            return h, h
+        (h, ys), c = scan(body, h0, gi, reverse=reverse), None
     else:
         def body(carry, g):
             h, c = step(g, carry[0], carry[1])
