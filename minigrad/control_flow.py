@@ -863,8 +863,13 @@ class Scan(_ControlFlow):
         # (not with create_graph: the Tensor-op backward recomputes what it differentiates again)
         res = [] if _grad_state.enabled else [Tensor._make(a) for a in getattr(ctx, "residuals", ())]
 
-        def vjp(carry, x):  # the free values ride in the carry unchanged (no closure over them)
-            cc, cf, fr = carry
+        # the free values: with create_graph they ride in the carry unchanged, so the reverse scan is
+        # differentiable with respect to them; else read from the closure (traced: inputs of the
+        # reverse scan), so the reverse scan does not return a copy of each (its final carry)
+        ride = bool(_grad_state.enabled)
+
+        def vjp(carry, x):
+            cc, cf, fr = carry if ride else carry + (free,)
             c_t, x_t, cy, r_t = x
             cts_step = list(cc) + [None] * (len(s.y_meta) + len(r_t))
             for k, c in zip(yf, cy):
@@ -874,10 +879,11 @@ class Scan(_ControlFlow):
             gc = [g if g is not None else cc[k] for k, g in enumerate(gs[:nc])]
             gx = [gs[nc + k] for k in xf]
             gf = [g for g, need in zip(gs[nc + nx:], fneed) if need]
-            return (gc, [a + g for a, g in zip(cf, gf)], fr), gx
-        (g_init, g_free, _), g_xs = scan(vjp, (ct_c, [_zeros_like(f) for f in ffree], list(free)),
-                                         (carries, list(xs), [ct_y[k] for k in yf], res),
-                                         length=s.length, reverse=not s.reverse)
+            return (gc, [a + g for a, g in zip(cf, gf)]) + ((fr,) if ride else ()), gx
+        init_ct = (ct_c, [_zeros_like(f) for f in ffree]) + ((list(free),) if ride else ())
+        out, g_xs = scan(vjp, init_ct, (carries, list(xs), [ct_y[k] for k in yf], res),
+                         length=s.length, reverse=not s.reverse)
+        g_init, g_free = out[0], out[1]
         grads = [g if _is_float(t) else None for g, t in zip(g_init, init)]
         gx = [None] * nx
         for k, g in zip(xf, g_xs):
