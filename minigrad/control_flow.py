@@ -382,7 +382,8 @@ def _body_tracer_cls():
             self.free = []       # [(outer object: Tensor or Generator, outer Var, inner Var)]
             self.free_of = {}    # outer var name -> inner Var
             self.rng = {}        # id(generator) -> (generator, state before the body drew from it)
-            self.residuals = None  # [(eqn index, ctx path, Var)] when tracing a scan body for its VJP
+            self.residuals = None  # [(eqn, ctx path, Var)] when tracing a scan body for its VJP
+            self.inputs = set()    # the names of the body's placeholders' vars
 
         def graph_break(self, message):
             self.parent.graph_break(message)
@@ -443,13 +444,15 @@ def _body_tracer_cls():
                 g = args[cls._generator_arg] or default_generator
                 self.rng.setdefault(id(g), (g, g.get_state()))
             out = super().apply(cls, args)
-            if self.residuals is not None:
+            if self.residuals is not None and (cls.__module__ or "").startswith("minigrad."):  # (a user's
+                # Function keeps what its backward reads its own way: recomputed in the reverse)
                 outs = out if type(out) is tuple else (out,)
                 ctx = next((o.grad_fn for o in outs if isinstance(o, Tensor) and isinstance(o.grad_fn, cls)), None)
                 if ctx is not None:
                     for path, arr in _ctx_arrays(ctx):
                         v = self.amap.get(id(arr))
-                        if v is not None:
+                        if v is not None and v.name not in self.inputs and not any(
+                                f.name == v.name for f in self.free_of.values()):  # (an input: the replay has it)
                             self.residuals.append((self.eqns[-1], path, v))
             return out
 
@@ -540,6 +543,7 @@ def _trace_body(what, fn, leaves, post, residuals=None):
     if residuals:
         sub.residuals = []
     ph, invars = [], []
+    sub.inputs = set()
     for t in leaves:
         if isinstance(t, tuple):  # (shape, dtype): a slice of no data (a 0-length scan)
             p = Tensor._make(np.zeros(t[0], t[1]))
@@ -551,6 +555,7 @@ def _trace_body(what, fn, leaves, post, residuals=None):
         sub.bind(p, v)
         ph.append(p)
         invars.append(v)
+        sub.inputs.add(v.name)
     lv = parent.level
     lv.tracer = _grad_state.tracer = sub
     try:
