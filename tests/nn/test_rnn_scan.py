@@ -200,3 +200,13 @@ def test_onnx_export_of_a_traced_lstm_is_a_loop(tmp_path):
         want = f(x, h0, c0)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_jit_explain_shows_the_scan_and_lengths_retrace():
+    m = _model("GRU", num_layers=2)
+    jitted = mg.jit(lambda x: m(x)[0])
+    for T in (3, 6):   # a new length is a new trace (a shape guard), one scan per layer each time
+        x = _inputs(m, T=T)[0]
+        _same([jitted(x)], [m(x)[0]])
+    report = str(mg.jit.explain(lambda x: m(x)[0], _inputs(m, T=6)[0]))
+    assert report.count("scan[") == 2 and "length=6" in report and "gru_step" in report
