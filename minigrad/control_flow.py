@@ -382,6 +382,8 @@ def _body_tracer_cls():
             self.free = []       # [(outer object: Tensor or Generator, outer Var, inner Var)]
             self.free_of = {}    # outer var name -> inner Var
             self.rng = {}        # id(generator) -> (generator, state before the body drew from it)
+            self.residuals = None  # [(eqn, ctx path, Var)] when tracing a scan body for its VJP
+            self.inputs = set()    # the names of the body's placeholders' vars
 
         def graph_break(self, message):
             self.parent.graph_break(message)
@@ -441,7 +443,18 @@ def _body_tracer_cls():
                 from .random import default_generator
                 g = args[cls._generator_arg] or default_generator
                 self.rng.setdefault(id(g), (g, g.get_state()))
-            return super().apply(cls, args)
+            out = super().apply(cls, args)
+            if self.residuals is not None and (cls.__module__ or "").startswith("minigrad."):  # (a user's
+                # Function keeps what its backward reads its own way: recomputed in the reverse)
+                outs = out if type(out) is tuple else (out,)
+                ctx = next((o.grad_fn for o in outs if isinstance(o, Tensor) and isinstance(o.grad_fn, cls)), None)
+                if ctx is not None:
+                    for path, arr in _ctx_arrays(ctx):
+                        v = self.amap.get(id(arr))
+                        if v is not None and v.name not in self.inputs and not any(
+                                f.name == v.name for f in self.free_of.values()):  # (an input: the replay has it)
+                            self.residuals.append((self.eqns[-1], path, v))
+            return out
 
         def assign(self, x, res, name):
             self.graph_break(f"{self.what} writes in place ({name}) into a tensor of shape {tuple(x.shape)} "
@@ -462,41 +475,104 @@ def _user_frame():
     return user_frame()
 
 
+def _ctx_arrays(ctx):
+    """[(path, array)]: the arrays an op's forward left on its ctx for backward (public attributes,
+    in tuples, lists and dicts), in a fixed order: what a traced scan saves per step (residuals) so
+    its reverse body reads them instead of recomputing them."""
+    found = []
+
+    def go(val, path, depth):
+        if isinstance(val, np.ndarray):
+            if val.dtype != object:
+                found.append((path, val))
+        elif depth < 3 and type(val) in (tuple, list):
+            for i, x in enumerate(val):
+                go(x, path + (i,), depth + 1)
+        elif depth < 3 and type(val) is dict:
+            for k, x in val.items():
+                go(x, path + (k,), depth + 1)
+    for name, val in list(getattr(ctx, "__dict__", {}).items()):
+        if not name.startswith("_"):
+            go(val, ("attr", name), 0)
+    return found
+
+
+def _set_ctx_path(ctx, path, arr):
+    """Put arr at path (from _ctx_arrays) on ctx; False when ctx holds no array like it there."""
+    name, rest = path[1], path[2:]
+
+    def put(val, rest):
+        if not rest:
+            ok = isinstance(val, np.ndarray) and val.shape == arr.shape and val.dtype == arr.dtype
+            return (arr if ok else val), ok
+        k = rest[0]
+        if type(val) in (tuple, list) and type(k) is int and k < len(val):
+            new, ok = put(val[k], rest[1:])
+            items = list(val)
+            items[k] = new
+            return (tuple(items) if type(val) is tuple else items), ok
+        if type(val) is dict and k in val:
+            new, ok = put(val[k], rest[1:])
+            return {**val, k: new}, ok
+        return val, False
+    if name not in getattr(ctx, "__dict__", {}):
+        return False
+    new, ok = put(ctx.__dict__[name], rest)
+    if ok:
+        setattr(ctx, name, new)
+    return ok
+
+
 _BT = []
 
 
-def _trace_body(what, fn, leaves, post):
+def _trace_body(what, fn, leaves, post, residuals=None):
     """Trace fn on placeholders like `leaves` into a sub-graph. post(out) -> (flat outputs,
     spec, ...) checks and flattens fn's result. Returns (graph, free [(obj, outer Var, inner
-    Var)], post's result)."""
+    Var)], post's result) -- and residuals after them when `residuals` is given (a bool).
+
+    residuals=True (a scan body whose gradient may be taken): traced with gradients on (a placeholder
+    requires grad where its leaf does), so each op's forward leaves what its backward reads on its
+    ctx; those arrays become extra outputs of the sub-graph, after fn's, and the returned
+    residuals lists them: [(eqn, ctx path)] (see Scan)."""
     from .graph.ir import Graph
     if not _BT:
         _BT.append(_body_tracer_cls())
     parent = _grad_state.tracer
     sub = _BT[0](parent, what)
+    if residuals:
+        sub.residuals = []
     ph, invars = [], []
+    sub.inputs = set()
     for t in leaves:
         if isinstance(t, tuple):  # (shape, dtype): a slice of no data (a 0-length scan)
             p = Tensor._make(np.zeros(t[0], t[1]))
         else:
             p = Tensor._make(np.array(t._data, copy=True))
+            if residuals and t.requires_grad and _is_float(p):
+                p.requires_grad_()
         v = sub.new_var(p._data)
         sub.bind(p, v)
         ph.append(p)
         invars.append(v)
+        sub.inputs.add(v.name)
     lv = parent.level
     lv.tracer = _grad_state.tracer = sub
     try:
-        with no_grad():
+        with (enable_grad() if residuals else no_grad()):
             res = post(fn(ph))
             outvars = [sub.var_of(t) for t in res[0]]
     finally:
         lv.tracer = _grad_state.tracer = parent
         for g, state in sub.rng.values():
             g.set_state(state)
+    saved = []
+    if residuals:
+        saved = [(j, path) for j, path, _ in sub.residuals]
+        outvars = outvars + [v for _, _, v in sub.residuals]
     g = Graph(invars + [v for _, _, v in sub.free], [], sub.consts, sub.eqns, outvars,
               ("tuple", [("t", i) for i in range(len(outvars))]))
-    return g, sub.free, res
+    return (g, sub.free, res) if residuals is None else (g, sub.free, res, saved)
 
 
 def _flat_checked(fname, what):
@@ -506,11 +582,32 @@ def _flat_checked(fname, what):
     return post
 
 
+def _without_dead(graph):
+    """graph without the equations nobody reads: a reverse scan body's replayed forward ops whose
+    results (and saved activations) the residuals of the forward scan replace. As the compiler's
+    dce pass, effects, random draws, dict sinks and users' Functions stay; an op's side outputs
+    (what it left for its backward) count as results, read or not."""
+    from .compiler.passes._util import copy_graph, has_generator
+    live = {v.name for v in graph.outvars if hasattr(v, "name")}
+    kept = []
+    for e in reversed(graph.eqns):
+        fixed = (e.effect or e.fn is None or has_generator(e) or any(type(a) is dict for a in e.args)
+                 or any(p[0] == "arg" for p, _ in e.side)
+                 or not (getattr(e.fn, "__module__", "") or "").startswith("minigrad."))
+        if fixed or any(v.name in live for v in list(e.outvars) + [v for _, v in e.side]):
+            kept.append(e)
+            live.update(v.name for v in e.invars)
+    if len(kept) == len(graph.eqns):
+        return graph
+    kept.reverse()
+    return copy_graph(graph, eqns=kept, consts=[(v, a) for v, a in graph.consts if v.name in live])
+
+
 class _Body:
     """A sub-graph and how to run it on arrays (compiled to Python once, as mg.jit compiles)."""
 
     def __init__(self, graph):
-        self.graph = graph
+        self.graph = _without_dead(graph)
         self._fn = None
         self.consts = tuple(a for _, a in graph.consts)  # a result sharing them is copied (see _own)
 
@@ -571,9 +668,15 @@ def _is_float(t):
     return isinstance(t, Tensor) and np.dtype(t.dtype).kind == "f"
 
 
-def _replay(graph, ins, fname):
+def _replay(graph, ins, fname, saved=()):
     """The sub-graph's equations applied to Tensors (Function.apply each): recorded by autograd,
-    so a VJP can differentiate one step of a body."""
+    so a VJP can differentiate one step of a body. saved: [(eqn index, ctx path, array)]: the
+    arrays the forward scan saved for that equation's backward (the same values: same op, same
+    inputs), put on its ctx, so the backward reads them and not this replay's (under a trace the
+    replayed forward is then dead code when nothing else reads its results)."""
+    put = {}
+    for j, path, arr in saved:
+        put.setdefault(j, []).append((path, arr))
     env = {v.name: t for v, t in zip(graph.invars, ins)}
     for v, arr in graph.consts:
         env[v.name] = Tensor._make(arr)
@@ -586,8 +689,8 @@ def _replay(graph, ins, fname):
         if type(a) is list:
             return [res(x) for x in a]
         return a
-    for e in graph.eqns:
-        if e.fn is None or e.side or any(type(a) is dict for a in e.args):
+    for j, e in enumerate(graph.eqns):
+        if e.fn is None or any(p[0] == "arg" for p, _ in e.side) or any(type(a) is dict for a in e.args):
             raise NotImplementedError(f"{fname}: the gradient of a traced body holding {e.prim} (traced at "
                                       f"{e.source}) is not supported")
         if getattr(e.fn, "_random", False):
@@ -595,19 +698,26 @@ def _replay(graph, ins, fname):
                                       f"({e.prim}, traced at {e.source}) is not supported: the recomputed "
                                       f"step would draw again")
         out = e.fn.apply(*[res(a) for a in e.args])
-        for v, o in zip(e.outvars, out if type(out) is tuple else (out,)):
+        outs = out if type(out) is tuple else (out,)
+        if j in put:
+            ctx = next((o.grad_fn for o in outs if isinstance(o, Tensor) and isinstance(o.grad_fn, e.fn)), None)
+            if ctx is not None:
+                for path, arr in put[j]:
+                    _set_ctx_path(ctx, path, arr)
+        for v, o in zip(e.outvars, outs):
             env[v.name] = o
-    return [env[v.name] for v in graph.outvars]
+    return [env.get(v.name) for v in graph.outvars]  # (None: a residual the replay keeps on a ctx)
 
 
-def _step_vjp(fname, graph, ins, cts):
+def _step_vjp(fname, graph, ins, cts, saved=()):
     """Gradients of the body's outputs (cotangents cts) with respect to its inputs `ins`, one
-    step recomputed: a list with a tensor per input (zeros where no gradient flows; None for a
+    step recomputed (saved: [(eqn index, ctx path, array)], residuals put on the replayed ops'
+    ctx, see _replay): a list with a tensor per input (zeros where no gradient flows; None for a
     non-float input)."""
     higher = _grad_state.enabled  # a backward with create_graph: the step's VJP is recorded too
     with enable_grad():
         leaves = [t.detach().requires_grad_() if _is_float(t) else t for t in ins]
-        outs = _replay(graph, leaves, fname)
+        outs = _replay(graph, leaves, fname, saved)
         pairs = [(o, c) for o, c in zip(outs, cts) if _is_float(o) and o.requires_grad and c is not None]
         wrt = [t for t in leaves if _is_float(t)]
         from .autograd import grad
@@ -707,19 +817,24 @@ class Scan(_ControlFlow):
         s = body
         nc, nx = s.n_carry, s.n_xs
         c, xs, free = list(vals[:nc]), vals[nc:nc + nx], list(vals[nc + nx:])
+        ny = len(s.y_meta)
         ys = [np.empty((s.length,) + m[0], m[1]) for m in s.y_meta]
         save = any(ctx.needs_input_grad)
         carries = [np.empty((s.length,) + np.shape(a), np.asarray(a).dtype) for a in c] if save else None
+        res = [np.empty((s.length,) + m[0], m[1]) for m in s.res_meta] if save else ()
         for i in (reversed(range(s.length)) if s.reverse else range(s.length)):
             if save:
                 for k, a in enumerate(c):
                     carries[k][i] = a
             outs = s.body(c + [x[i] for x in xs] + free)
             c = outs[:nc]
-            for k, y in enumerate(outs[nc:]):
-                ys[k][i] = y
+            for k in range(ny):
+                ys[k][i] = outs[nc + k]
+            for k, r in enumerate(res):
+                r[i] = outs[nc + ny + k]
         if save:
             ctx.carries = carries
+            ctx.residuals = res  # what the body's ops saved for backward, per step (see _trace_body)
             ctx.save_for_backward(*vals)
             ctx.spec = s
         return _result(_own(c, vals + s.body.consts) + ys)
@@ -749,20 +864,31 @@ class Scan(_ControlFlow):
         yf = [k for k, m in enumerate(s.y_meta) if np.dtype(m[1]).kind == "f"]
         xf = [k for k, x in enumerate(xs) if _is_float(x)]
 
-        def vjp(carry, x):  # the free values ride in the carry unchanged (no closure over them)
-            cc, cf, fr = carry
-            c_t, x_t, cy = x
-            cts_step = list(cc) + [None] * len(s.y_meta)
+        # the residuals the forward saved, read by the step's backward instead of recomputing them
+        # (not with create_graph: the Tensor-op backward recomputes what it differentiates again)
+        res = [] if _grad_state.enabled else [Tensor._make(a) for a in getattr(ctx, "residuals", ())]
+
+        # the free values: with create_graph they ride in the carry unchanged, so the reverse scan is
+        # differentiable with respect to them; else read from the closure (traced: inputs of the
+        # reverse scan), so the reverse scan does not return a copy of each (its final carry)
+        ride = bool(_grad_state.enabled)
+
+        def vjp(carry, x):
+            cc, cf, fr = carry if ride else carry + (free,)
+            c_t, x_t, cy, r_t = x
+            cts_step = list(cc) + [None] * (len(s.y_meta) + len(r_t))
             for k, c in zip(yf, cy):
                 cts_step[nc + k] = c
-            gs = _step_vjp("mg.scan", s.body.graph, list(c_t) + list(x_t) + list(fr), cts_step)
+            saved = [(j, path, r._data) for (j, path), r in zip(s.res, r_t)]
+            gs = _step_vjp("mg.scan", s.body.graph, list(c_t) + list(x_t) + list(fr), cts_step, saved)
             gc = [g if g is not None else cc[k] for k, g in enumerate(gs[:nc])]
             gx = [gs[nc + k] for k in xf]
             gf = [g for g, need in zip(gs[nc + nx:], fneed) if need]
-            return (gc, [a + g for a, g in zip(cf, gf)], fr), gx
-        (g_init, g_free, _), g_xs = scan(vjp, (ct_c, [_zeros_like(f) for f in ffree], list(free)),
-                                         (carries, list(xs), [ct_y[k] for k in yf]),
-                                         length=s.length, reverse=not s.reverse)
+            return (gc, [a + g for a, g in zip(cf, gf)]) + ((fr,) if ride else ()), gx
+        init_ct = (ct_c, [_zeros_like(f) for f in ffree]) + ((list(free),) if ride else ())
+        out, g_xs = scan(vjp, init_ct, (carries, list(xs), [ct_y[k] for k in yf], res),
+                         length=s.length, reverse=not s.reverse)
+        g_init, g_free = out[0], out[1]
         grads = [g if _is_float(t) else None for g, t in zip(g_init, init)]
         gx = [None] * nx
         for k, g in zip(xf, g_xs):
@@ -857,11 +983,19 @@ def _traced_scan(f, cflat, xl, xspec, n, reverse):
                     "init", cflat, "f's carry", cf)
         yl, ys = _flatten(out[1], f"{fname}: f's y")
         return cf[0] + yl, ys, [_meta(t) for t in yl]
-    g, free, (_, yspec, ymeta) = _trace_body(f"{fname}: f", call, list(cflat[0]) + slices, post)
+    # with gradients on, the body is traced with them too: what each op's backward reads is saved
+    # per step (residuals), so the reverse scan does not recompute the step's forward
+    g, free, (_, yspec, ymeta), res = _trace_body(f"{fname}: f", call, list(cflat[0]) + slices, post,
+                                                  residuals=bool(_grad_state.enabled))
     if _breaks() > nb:
         return _eagerly(scan, f, _unflatten(cflat[1], cflat[0]), _unflatten(xspec, xl), n, reverse)
+    nr = len(res)
+    rmeta = [(tuple(v.shape), np.dtype(v.dtype)) for v in g.outvars[len(g.outvars) - nr:]] if nr else []
+    body = _Body(g)
+    at = {id(e): j for j, e in enumerate(body.graph.eqns)}
     spec = _Spec(_prim="scan", _show=("length", "reverse"), length=n, reverse=reverse, n_carry=nc,
-                 n_xs=len(xl), y_meta=ymeta, body=_Body(g))
+                 n_xs=len(xl), y_meta=ymeta, body=body, res=[(at[id(e)], path) for e, path in res],
+                 res_meta=rmeta)
     outs = _apply(Scan, spec, tuple(cflat[0]) + tuple(xl) + tuple(o for o, _, _ in free))
     return _unflatten(cflat[1], outs[:nc]), _unflatten(yspec, outs[nc:])
 
@@ -976,8 +1110,13 @@ def _cond_onnx(e, c):
 
 def _scan_onnx(e, c):
     s, rest = e.args[0], e.args[1:]
-    if e.side:
-        raise c.unmapped("a scan traced with gradients (export an inference graph)")
+    # traced with gradients, a scan saves its carries and residuals for its reverse (side outputs):
+    # the forward exports (nothing reads them); the reverse scan reading them does not
+    from .graph.ir import Var
+    saved = c.__dict__.setdefault("scan_saved", set())
+    if any(isinstance(a, Var) and a.name in saved for a in rest):
+        raise c.unmapped("the gradient of a scan (export an inference graph)")
+    saved.update(v.name for _, v in e.side)
     if s.length == 0:
         raise c.unmapped("a scan of length 0")
     nc, nx = s.n_carry, s.n_xs
@@ -990,7 +1129,7 @@ def _scan_onnx(e, c):
     def build(sub):
         i = it if not s.reverse else sub.add("Sub", [sub.const(np.asarray(s.length - 1, np.int64)), it])
         sl = [sub.add("Gather", [x, i], axis=0) for x in xs]
-        outs = _onnx_lower_into(sub, s.body.graph, formal + sl + free)
+        outs = _onnx_lower_into(sub, s.body.graph, formal + sl + free)[:nc + len(s.y_meta)]  # (no residuals)
         return [sub.add("Identity", [cond_in])] + outs
     body = _onnx_graph(c, "scan_body", build,
                        [(it, np.int64, []), (cond_in, np.bool_, [])] + [(f, v.dtype, list(v.shape))

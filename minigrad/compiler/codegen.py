@@ -134,6 +134,8 @@ def generate(graph, plan=None):
                 lhs = f"{_v(e.outvars[0])} = " if e.outvars else ""
                 arg = "None" if val is None else _v(val)
                 own = ", copy=False" if val is not None and plan is not None and val.name in plan.donated else ""
+                if val is not None and plan is not None and val.name in getattr(plan, "owned", ()):
+                    own = f", copy={_v(val)}.base is not None"  # a fresh array is donated, a view copied
                 lines.append(f"    {lhs}_set_grad({arg}, _objs, {gen.expr_key(e.target)}{own}){where}")
             else:
                 raise NotImplementedError(f"codegen: unknown effect {e.prim!r}")

@@ -7,7 +7,8 @@ reshape and transpose are), so a buffer stays busy until the last read of anythi
 it. A buffer never backs a graph output (the caller keeps it); `set_grad` and `assign` copy their
 values out, so values they read may live in buffers. A fresh result whose only and last reader is
 a `set_grad` is instead donated: the gradient takes that array without a copy (it is in no buffer
-and nothing reads it afterwards).
+and nothing reads it afterwards); so is any other op's result read only by a `set_grad` when, at
+run time, it is no view (`owned`: an array an op returns and owns is fresh).
 
 The pool is a list of byte arenas: a value takes the smallest free arena at least its size (or the
 largest free one, grown), whatever its shape and dtype, and reads it through a view made once. The
@@ -45,8 +46,8 @@ class MemoryPlan:
     bytes) per call, before -> after."""
 
     def __init__(self, slot_of, arenas, peak_held, peak_live, peak_after, allocs_before, allocs_after,
-                 bytes_before, bytes_after, donated=frozenset()):
-        self.slot_of, self.arenas, self.donated = slot_of, arenas, donated
+                 bytes_before, bytes_after, donated=frozenset(), owned=frozenset()):
+        self.slot_of, self.arenas, self.donated, self.owned = slot_of, arenas, donated, owned
         self.peak_held, self.peak_live, self.peak_after = peak_held, peak_live, peak_after
         self.allocs_before, self.allocs_after = allocs_before, allocs_after
         self.bytes_before, self.bytes_after = bytes_before, bytes_after
@@ -120,6 +121,13 @@ def plan_memory(graph):
             readers.setdefault(v.name, []).append(i)
     donated = frozenset(v.name for v in cands + fresh if v.name not in escaped and len(readers.get(v.name, ())) == 1
                         and eqns[readers[v.name][0]].prim == "set_grad" and end.get(v.name) == readers[v.name][0])
+    # the result of any other op read only by a set_grad: donated too when, at run time, it owns its
+    # memory (not a view: an op's results are the caller's, never its input arrays themselves, so
+    # an array that is no view is fresh and in no buffer; a view is copied as before)
+    owned = frozenset(v.name for i, e in enumerate(eqns) if not e.effect and e.fn is not None
+                      and not plannable(e) and not hasattr(e.fn, "group") for v in e.outvars
+                      if v.name not in outputs and len(readers.get(v.name, ())) == 1
+                      and eqns[readers[v.name][0]].prim == "set_grad")
     planned = [v for v in cands if v.name not in escaped and v.name not in donated]
     by_def = {defined_at[v.name]: v for v in planned}
     free, arenas, slot_of, busy = [], [], {}, []  # busy: (end, arena index)
@@ -175,7 +183,7 @@ def plan_memory(graph):
     peak_live, peak_unplanned = _peak(inter, len(eqns), False), _peak(inter, len(eqns), True)
     held = sum(n for _, _, n, _ in inter)
     return MemoryPlan(slot_of, arenas, held, peak_live, peak_unplanned + sum(arenas), len(inter),
-                      len(inter) - len(slot_of), held, sum(n for _, _, n, p in inter if not p), donated)
+                      len(inter) - len(slot_of), held, sum(n for _, _, n, p in inter if not p), donated, owned)
 
 
 def _peak(inter, n, unplanned_only):

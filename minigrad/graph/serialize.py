@@ -336,15 +336,18 @@ def _cf_spec(a):
 
 
 # the fields of each control-flow equation's parameter (minigrad/control_flow.py's _Spec), by kind:
-# "int" (>= 0), "bool", "idx" (free-input indices), "meta" ([(shape, dtype)]), "body" (a sub-graph)
+# "int" (>= 0), "bool", "idx" (free-input indices), "meta" ([(shape, dtype)]), "body" (a sub-graph),
+# "res" (a scan's residuals: [(body equation index, ctx path of str/int)]); _CF_OPTIONAL: fields a
+# file written before them may lack (their default)
 _CF_FIELDS = {
     "cond": {"n_ops": "int", "true_fn": "body", "false_fn": "body", "true_idx": "idx",
              "false_idx": "idx", "out_meta": "meta"},
     "scan": {"length": "int", "reverse": "bool", "n_carry": "int", "n_xs": "int", "y_meta": "meta",
-             "body": "body"},
+             "body": "body", "res": "res", "res_meta": "meta"},
     "while_loop": {"n_carry": "int", "cond_fn": "body", "body_fn": "body", "cond_idx": "idx", "body_idx": "idx"},
 }
 _CF_SHOW = {"cond": (), "scan": ("length", "reverse"), "while_loop": ()}
+_CF_OPTIONAL = {"res": [], "res_meta": []}
 _SUB = {"vars", "invars", "consts", "eqns", "outvars"}
 
 
@@ -367,6 +370,8 @@ def _enc_spec(spec, arrays, depth):
             out[k] = {key: sub[key] for key in _SUB}
         elif kind == "meta":
             out[k] = [[list(shape), np.dtype(dt).str] for shape, dt in v]
+        elif kind == "res":
+            out[k] = [[j, list(path)] for j, path in v]
         else:
             out[k] = list(v) if kind == "idx" else v
     return {"t": "cf", "prim": prim, "v": out}
@@ -573,13 +578,13 @@ def _dec_spec(dec, raw, fn, args, outs, side, where, reg):
     if dec.version < VERSION_CF:
         dec.fail(f"{where}: control flow in a version {dec.version} file (control flow is version {VERSION_CF})")
     if type(raw) is not dict or set(raw) != {"t", "prim", "v"} or raw["t"] != "cf" or raw["prim"] != prim \
-            or type(raw["v"]) is not dict or set(raw["v"]) != set(fields):
+            or type(raw["v"]) is not dict or not set(fields) - set(_CF_OPTIONAL) <= set(raw["v"]) <= set(fields):
         dec.fail(f"{where}: malformed control-flow parameter {_show(raw)}")
     if not all(isinstance(a, Var) for a in args) or not outs:   # (side outputs: what backward reads)
         dec.fail(f"{where}: takes tensor inputs only and gives tensor outputs")
     kw = {}
     for k, kind in fields.items():
-        x, what = raw["v"][k], f"{where}'s {k}"
+        x, what = raw["v"].get(k, _CF_OPTIONAL.get(k)), f"{where}'s {k}"
         if kind == "int" and not (type(x) is int and 0 <= x < 1 << 40):
             dec.fail(f"{what} must be a count, got {_show(x)}")
         if kind == "bool" and type(x) is not bool:
@@ -596,6 +601,15 @@ def _dec_spec(dec, raw, fn, args, outs, side, where, reg):
                     dec.fail(f"{what} holds a malformed shape {_show(shape)}")
                 metas.append((tuple(shape), dec.dtype(dt, what)))
             x = metas
+        if kind == "res":
+            items = []
+            for item in dec.list_(x, what):
+                j, path = dec.list_(item, f"an item of {what}", 2)
+                if not (type(j) is int and 0 <= j < 1 << 40 and type(path) is list and 2 <= len(path) <= 5
+                        and path[0] == "attr" and all(type(p) in (str, int) for p in path)):
+                    dec.fail(f"{what} holds a malformed residual {_show(item)}")
+                items.append((j, tuple(path)))
+            x = items
         if kind == "body":
             x = _Body(_subgraph(dec, x, what, reg))
         kw[k] = x
@@ -628,7 +642,10 @@ def _dec_spec(dec, raw, fn, args, outs, side, where, reg):
         need(all(len(x.shape) >= 1 and x.shape[0] == s.length for x in xs),
              f"a scanned input's leading dimension is not the length {s.length}")
         sig(s.body, init + [Var("x", x.shape[1:], x.dtype) for x in xs] + free, "body")
-        need(_ty(s.body.graph.outvars) == _ty(init) + s.y_meta, "body's outputs are not the carry and y_meta")
+        need(_ty(s.body.graph.outvars) == _ty(init) + s.y_meta + s.res_meta,
+             "body's outputs are not the carry, y_meta and res_meta")
+        need(len(s.res) == len(s.res_meta) and all(j < len(s.body.graph.eqns) for j, _ in s.res),
+             "its residuals do not match the body")
         need(_ty(outs) == _ty(init) + [((s.length,) + m[0], m[1]) for m in s.y_meta],
              "its outputs are not the carry and the stacked ys")
     else:

@@ -8,7 +8,9 @@ The recurrent modules (nn/modules/rnn.py) split the work of a layer in two:
   2. the recurrence, one node per time step (`RNNStep`, `LSTMStep`, `GRUStep`): the hidden
      projection h @ W_hh^T of all gates in one GEMM, the gate nonlinearities and the cell update.
 
-The graph unrolls over time, so the backward through time is the engine's ordinary backward.
+Eagerly the graph unrolls over time, so the backward through time is the engine's ordinary backward.
+Traced (mg.graph.trace, mg.jit) the modules run the step as the body of one mg.scan per layer and
+direction (the contract below), whose reverse reads the activations each step saved.
 
 CONTRACT of one time step (what a compiler `scan` primitive would carry; every array 2-D, rows =
 the batch of the step; B_t <= B_{t-1} for packed sequences, the caller slicing the carry):
@@ -46,14 +48,19 @@ gi), so they agree to the last bit (mg.jit replays the Tensor path; tests/graph 
 The other rules: jvp in Tensor ops (on recomputed gates); vmap folds the vmap batch into the
 step's rows when the weights are shared, and runs the step's composite (`_composite`, a batched
 GEMM) for per-sample weights (vmap over grad); ONNX writes the step as its composite (MatMul, Slice,
-Sigmoid, Tanh, Mul, Add), so a module exports unrolled; fusion: none (not elementwise).
+Sigmoid, Tanh, Mul, Add), inside the Loop of a traced module's scan; fusion: none (not elementwise).
+Under a trace with no create_graph (mg.jit's training steps, a scan's reverse body) a step's backward
+is one op (`RNNStepBackward`, `LSTMStepBackward`, `GRUStepBackward`): eager's NumPy VJP on the
+activations the forward saved (side outputs of its equation), not the Tensor path's recomputation.
 
 Public here: PyTorch's functional cells (torch.rnn_tanh_cell, rnn_relu_cell, lstm_cell, gru_cell:
 the input projection, then the step) and split_with_sizes; the modules are nn/modules/rnn.py's.
 """
 import numpy as np
 
+from ..autograd import levels as _levels
 from ..autograd.function import Function, NoRule, _plain, _unrecorded
+from ..autograd.grad_mode import _state as _grad_state
 from .elementwise import _sigmoid_np
 from .linalg import _matmul  # an outer product (batch 1) as one broadcast multiply
 
@@ -198,6 +205,98 @@ def split_steps(x, sizes):
     return split_with_sizes(x, sizes, 0)
 
 
+# -- a step's backward as one op where only a trace records it ---------------------------------------
+def _traced_only():
+    """Whether a step's backward is recorded by a trace and nothing else: mg.graph.trace / mg.jit
+    (or a traced mg.scan's reverse body) open and no other transform, and no graph of the backward
+    wanted (no create_graph). The backward is then one `*_step_backward` equation reading the
+    activations the forward saved (side outputs of its equation) -- the NumPy path of eager's
+    backward, bit for bit -- instead of the Tensor path's recomputed gates (a GEMM and ~40 ops)."""
+    if _grad_state.enabled:
+        return False
+    lv = _levels.current()
+    return bool(lv) and all(x.kind == "trace" for x in lv)
+
+
+def _step_backward_only(name):
+    return (f"{name}: the backward op of a recurrent step is recorded only where its results are not "
+            f"differentiated again (a trace's backward without create_graph); a second derivative takes "
+            f"the step's Tensor-op backward instead")
+
+
+class _StepBackward(Function):
+    """The family of the steps' backward ops (not an op itself): forward is the NumPy VJP of eager's
+    backward, on the activations the step's forward saved; need says which gradients it returns."""
+    batching = NoRule("a backward op recorded only under a trace with no other transform open")
+    jvp = NoRule("a backward op recorded only under a trace with no other transform open")
+    onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
+    fusion = NoRule("not elementwise: a recurrent step's backward (GEMMs)")
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(_step_backward_only(type(ctx).__name__))
+
+
+def _picked(grads, need):
+    return tuple(g for g, n in zip(grads, need) if n)
+
+
+def _spread_need(out, need):
+    it = iter(out if type(out) is tuple else (out,))
+    return tuple(next(it) if n else None for n in need)
+
+
+def _rnn_backward_np(g, y, h, w, nonlinearity, need):
+    da = g * (1.0 - y * y) if nonlinearity == "tanh" else np.where(y > 0, g, 0.0).astype(y.dtype, copy=False)
+    return _picked((da, da @ w if need[1] else None, _matmul(da.T, h) if need[2] else None,
+                    da.sum(0) if need[3] else None), need)
+
+
+class RNNStepBackward(_StepBackward):
+    """RNNStep's backward (g, h', h, w) -> (d gi, d h, d w, d b) (those in need), as eager's NumPy path"""
+    op_name = "rnn_step_backward"
+    _fast = staticmethod(_rnn_backward_np)
+
+    @staticmethod
+    def forward(ctx, g, y, h, w, nonlinearity, need):
+        return _rnn_backward_np(g, y, h, w, nonlinearity, need)
+
+
+def _lstm_backward_np(dh, dc, acts, tc, c, h, w, need):
+    H = tc.shape[-1]
+    dG, dcp = _lstm_vjp(dh, dc, acts[:, :H], acts[:, H:2 * H], acts[:, 2 * H:3 * H], acts[:, 3 * H:], tc, c, False)
+    return _picked((dG, dG @ w if need[1] else None, dcp, _matmul(dG.T, h) if need[3] else None,
+                    dG.sum(0) if need[4] else None), need)
+
+
+class LSTMStepBackward(_StepBackward):
+    """LSTMStep's backward (dh', dc', gates, tanh(c'), c, h, w) -> (d gi, d h, d c, d w, d b) (those in
+    need), as eager's NumPy path"""
+    op_name = "lstm_step_backward"
+    _fast = staticmethod(_lstm_backward_np)
+
+    @staticmethod
+    def forward(ctx, dh, dc, acts, tc, c, h, w, need):
+        return _lstm_backward_np(dh, dc, acts, tc, c, h, w, need)
+
+
+def _gru_backward_np(dh, r, z, n, ghn, h, w, need):
+    dgi, dgh, dhz = _gru_vjp(dh, r, z, n, ghn, h, False)
+    return _picked((dgi, dgh @ w + dhz if need[1] else None, _matmul(dgh.T, h) if need[2] else None,
+                    dgh.sum(0) if need[3] else None), need)
+
+
+class GRUStepBackward(_StepBackward):
+    """GRUStep's backward (dh', r, z, n, gh_n, h, w) -> (d gi, d h, d w, d b) (those in need), as eager's
+    NumPy path"""
+    op_name = "gru_step_backward"
+    _fast = staticmethod(_gru_backward_np)
+
+    @staticmethod
+    def forward(ctx, dh, r, z, n, ghn, h, w, need):
+        return _gru_backward_np(dh, r, z, n, ghn, h, w, need)
+
+
 # -- Elman RNN step ----------------------------------------------------------------------------
 class RNNStep(Function):
     """h' = act(gi + h @ w^T + b), act = tanh or relu (static);
@@ -242,6 +341,9 @@ class RNNStep(Function):
                     _plain(_matmul(da.T, h._data)) if need[2] else None,
                     _plain(da.sum(0)) if need[3] else None, None)
         gi, h, w, b = ctx.saved_tensors
+        if _traced_only():
+            return _spread_need(RNNStepBackward.apply(g, ctx.out, h, w, ctx.nonlinearity, tuple(need[:4])),
+                                need[:4]) + (None,)
         y = _rnn_tensor(gi, h, w, b, ctx.nonlinearity)
         if tanh:
             da = g * (1.0 - y * y)
@@ -385,6 +487,8 @@ class LSTMStep(Function):
             return (_plain(dG) if need[0] else None, _plain(dG @ w._data) if need[1] else None,
                     _plain(dcp) if need[2] else None, _plain(_matmul(dG.T, h._data)) if need[3] else None,
                     _plain(dG.sum(0)) if need[4] else None)
+        if _traced_only():
+            return _spread_need(LSTMStepBackward.apply(dh, dc, ctx.acts, ctx.tc, c, h, w, tuple(need)), need)
         i, f, g, o, _c2, tc = _lstm_tensor(gi, h, c, w, b)
         dG, dcp = _lstm_vjp(dh, dc, i, f, g, o, tc, c, True)
         return (dG if need[0] else None, dG @ w if need[1] else None, dcp if need[2] else None,
@@ -494,6 +598,8 @@ class GRUStep(Function):
             dgi, dgh, dhz = _gru_vjp(dh._data, r, z, n, ghn, h._data, False)
             return (_plain(dgi) if need[0] else None, _plain(dgh @ w._data + dhz) if need[1] else None,
                     _plain(_matmul(dgh.T, h._data)) if need[2] else None, _plain(dgh.sum(0)) if need[3] else None)
+        if _traced_only():
+            return _spread_need(GRUStepBackward.apply(dh, *ctx.acts, h, w, tuple(need)), need)
         r, z, n, ghn, _gh = _gru_tensor(gi, h, w, b)
         dgi, dgh, dhz = _gru_vjp(dh, r, z, n, ghn, h, True)
         return (dgi if need[0] else None, dgh @ w + dhz if need[1] else None,

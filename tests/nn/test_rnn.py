@@ -427,8 +427,9 @@ def test_vmap_and_per_sample_gradients_run_the_batching_rules(kind):
 @pytest.mark.parametrize("kind,kw", [("LSTM", dict(num_layers=2, bidirectional=True, proj_size=2)),
                                      ("GRU", dict(num_layers=2, bidirectional=True)),
                                      ("RNN", dict(nonlinearity="relu"))])
-def test_onnx_export_of_the_unrolled_module(kind, kw):
-    # each step op lowers to its composite (MatMul, Slice, Sigmoid, Tanh, ...): onnxruntime agrees
+def test_onnx_export_of_the_traced_module(kind, kw):
+    # one Loop per layer and direction, the step op lowered to its composite (MatMul, Slice, Sigmoid,
+    # Tanh, ...) as its body: onnxruntime agrees
     onnx_ = pytest.importorskip("onnx", reason="the onnx extra is not installed")
     ort = pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
     del onnx_

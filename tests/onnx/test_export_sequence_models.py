@@ -51,8 +51,8 @@ def test_gpt_exports_with_a_dynamic_batch(tmp_path):
 
 @pytest.mark.parametrize("tied", [False, True])
 def test_lstm_lm_exports_with_its_state(tmp_path, tied):
-    """The recurrent layers export unrolled (one composite per time step), so the sequence length and the
-    batch are the traced ones; the state goes in and comes out as graph inputs and outputs."""
+    """The recurrent layers export as one Loop per layer (the step's composite as its body); the
+    sequence length and the batch are the traced ones; the state goes in and comes out as graph inputs and outputs."""
     mg.manual_seed(0)
     model = _module("lstm_model").RNNModel(30, 12, 12, 2, dropout=0.2, tie_weights=tied).eval()
     rng = np.random.default_rng(1)

@@ -4,7 +4,10 @@ Parameters (names, shapes, registration order, initialisation) and gate order ar
 PyTorch state_dict loads and gives the same outputs. A layer runs as: the input projection of all
 time steps in one GEMM, then one fused node per time step (ops/recurrent.py, whose docstring holds
 the per-step contract). Padded and packed input take the same path: a padded batch is a packed one
-whose batch size never drops.
+whose batch size never drops. Under mg.graph.trace / mg.jit the time loop of a layer and direction
+is one mg.scan over that step (_scan_layer): a graph whose size does not depend on the sequence
+length, with eager's values and gradients bit for bit; packed sequences of different lengths
+(a step's batch shrinks, a scan's carry cannot) still unroll.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ...control_flow import _tracing_here, scan
 from ...ops.linalg import linear
 from ...ops.recurrent import GRUStep, LSTMStep, RNNStep, split_steps
 from ...ops.shape import cat, stack
@@ -286,7 +290,7 @@ class RNNBase(Module):
         w_ih, w_hh = params[0], params[1]
         b_ih, b_hh = (params[2], params[3]) if self.bias else (None, None)
         w_hr = params[-1] if self.proj_size > 0 else None
-        gis = split_steps(linear(data, w_ih, b_ih), batch_sizes)  # every step's input projection: one GEMM
+        gi_all = linear(data, w_ih, b_ih)  # every step's input projection: one GEMM
         T = len(batch_sizes)
 
         def step(gi, h, c):
@@ -297,6 +301,9 @@ class RNNBase(Module):
                 return GRUStep.apply(gi, h, w_hh, b_hh), None
             return RNNStep.apply(gi, h, w_hh, b_hh, "tanh" if mode == "RNN_TANH" else "relu"), None
 
+        if batch_sizes[-1] == batch_sizes[0] and _tracing_here():  # traced: one scan over time
+            return _scan_layer(step, gi_all, T, h0, c0, reverse)
+        gis = split_steps(gi_all, batch_sizes)
         outs = [None] * T
         if not reverse:
             h, c = h0, c0
@@ -328,6 +335,27 @@ class RNNBase(Module):
                 h, c = step(gis[t], h, c)
                 outs[t] = h
         return h, c, (outs[0] if T == 1 else cat(outs, 0))
+
+
+def _scan_layer(step, gi_all: Tensor, T: int, h0: Tensor, c0: Tensor | None,
+                reverse: bool) -> tuple[Tensor, Tensor | None, Tensor]:
+    """One layer, one direction as ONE mg.scan over the time steps (under mg.graph.trace / mg.jit:
+    a graph whose size does not depend on the sequence length). The body is the eager loop's step
+    on one (B, G) slice of the input projection, so the values (and the gradients: the scan's VJP
+    recomputes the step and runs its backward) are the unrolled loop's bit for bit. Every step has
+    the same batch (padded input, or packed sequences of equal lengths)."""
+    gi = gi_all.reshape(T, gi_all.shape[0] // T, gi_all.shape[1])
+    if c0 is None:
+        def body(h, g):
+            h = step(g, h, None)[0]
+            return h, h
+        (h, ys), c = scan(body, h0, gi, reverse=reverse), None
+    else:
+        def body(carry, g):
+            h, c = step(g, carry[0], carry[1])
+            return (h, c), h
+        (h, c), ys = scan(body, (h0, c0), gi, reverse=reverse)
+    return h, c, ys.reshape(T * ys.shape[1], ys.shape[2])
 
 
 class RNN(RNNBase):
