@@ -192,7 +192,7 @@ class Function(Node):
             cls._complex = True
         if cls._declared and cls._fast is not None:
             if "forward" not in cls.__dict__:
-                cls.forward = classmethod(_declared_forward)
+                cls.forward = classmethod(_named_forward(cls))
             _declare(cls)
 
     @classmethod
@@ -396,6 +396,18 @@ def _declared_forward(cls, ctx, *arrays):
             keep.append(out)
         ctx.save_for_backward(*keep)
     return out
+
+
+def _named_forward(cls):
+    """_declared_forward with the op's input names as its parameters (x / x, y / `_input_names`), so
+    a printed graph names an op's static arguments as its forward does (`mul[y=2] a`)."""
+    names = getattr(cls, "_input_names", None)
+    if names is None:
+        names = ("x", "y")[:len(cls._save_spec()[0])]
+    args = ", ".join(names)
+    ns = {}
+    exec(f"def forward(cls, ctx, {args}):\n    return _declared_forward(cls, ctx, {args})\n", globals(), ns)
+    return ns["forward"]
 
 
 def _eager_source(name, n, modes, save_out, recycle, optional, scalar_operand, check=True):

@@ -136,6 +136,7 @@ class Addmm(Function):
     _fast = staticmethod(_addmm)
     _saves = (ALWAYS, ALWAYS, NEVER)
     _optional = (2,)  # the bias may be None
+    _input_names = ("x", "w", "b")
 
     @staticmethod
     def backward(ctx, g):
