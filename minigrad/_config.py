@@ -117,7 +117,7 @@ def show():
              f"  {numba}",
              f"  {_blas_text(i['blas'])}",
              f"  threads: {i['threads']} (mg.set_num_threads: BLAS's, and minigrad's kernel pool's, which splits "
-             f"large kernels; {_pool.workers()} pool worker(s) started beside the caller)"
+             f"large kernels once the count is set; {_pool.workers()} pool worker(s) started beside the caller)"
              + (f"; {_threads.adapted()} for now: other processes hold the other cores" if _threads.adapted() else ""),
              f"  CPU: {i['cores']} cores available to this process"
              + "".join(f", {k}={v}" for k, v in i["thread_env"].items()),

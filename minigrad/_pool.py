@@ -22,9 +22,9 @@ threads truly run at once. Python holds the GIL only to hand out a range of chun
 * Fork: the child drops the parent's pool (its threads do not exist there; its locks may be held)
   and makes a new one on its first parallel call (``os.register_at_fork``).
 * Exit: the workers are daemon threads, told to stop and joined (briefly) at interpreter exit.
-* Contention: when the workers keep arriving late (no free core: see LATE_CALLS), kernels run
-  serially for half a second, then the pool is tried again -- only the time changes, not a bit
-  (unless the thread count was set by hand or the adaptation is off, as for BLAS).
+* Default: serial. The pool splits kernels only once the user chose the threads (mg.set_num_threads
+  or $MINIGRAD_NUM_THREADS): on the 2-core development machine every measured step was slower with
+  the pool on by default (see threads()). Threads change nothing in a result, only the time.
 
 BLAS and this pool. OpenBLAS's workers spin for a while after each multi-threaded GEMM; a pool thread
 started then competes with them for the cores (measured for the issue: GEMM chunks on two Python
@@ -48,9 +48,8 @@ import itertools
 import os
 import queue
 import threading
-import time
 
-__all__ = ["run", "run_rows", "chunks", "per_chunk", "split", "min_elements", "threads", "workers", "backing_off"]
+__all__ = ["run", "run_rows", "chunks", "per_chunk", "split", "min_elements", "threads", "workers"]
 
 # A kernel runs on the pool from the size whose serial time is WORK_NS (min_elements): below it on
 # the caller alone. Handing one range to a second thread and waiting for it cost about 10 us
@@ -62,9 +61,18 @@ GRAIN = 1 << 15
 
 
 def threads():
-    """The threads a parallel kernel uses now (the caller included): mg.get_num_threads(), or the
-    fewer the adaptation to a busy machine chose."""
+    """The threads a parallel kernel uses now (the caller included): mg.get_num_threads() once the
+    user chose the threads (mg.set_num_threads or $MINIGRAD_NUM_THREADS), or the fewer the adaptation
+    to a busy machine chose; by default 1 (the kernels serial, BLAS alone on the cores).
+
+    Why off by default: on the 2-core development machine, quiet, with BLAS on both cores, the pool
+    made every measured step slower (2026-12-06, own processes, alternating rounds, pool on vs off:
+    char-GPT train step 365 vs 326 ms, CNN 8/16 b64 5.93 vs 5.44 ms, 32/64 b64 21.6 vs 21.2 ms;
+    benchmarks/results/2026-12-06-late): OpenBLAS's workers still spin on the cores when a kernel
+    splits. A user who sets the threads asks for parallel kernels and gets them."""
     from . import _threads
+    if _threads._threads is None:
+        return 1
     n = _threads.get_num_threads()
     a = _threads.adapted()
     return min(n, a) if a else n
@@ -230,10 +238,6 @@ def run(fn, n):
     not yet taken by a worker when the caller is done with its own is done by the caller (a worker
     slow to start, on a busy machine, costs nothing)."""
     t = threads() if n > 1 else 1
-    if t > 1 and _serial_until and backing_off():
-        t = 1
-        fn(0, n)
-        return
     if t <= 1:
         if _pool is not None and _pool.size and threads() == 1:
             _pool.resize(0)   # mg.set_num_threads(1): the workers stop
@@ -243,45 +247,10 @@ def run(fn, n):
     job = _Job(fn, split(n, t))
     for _ in range(len(job.pieces) - 1):
         p.jobs.put(job)
-    t0 = time.perf_counter()
-    ran = job.work()
-    t1 = time.perf_counter()
+    job.work()
     job.finished.wait()
-    _contended(ran == len(job.pieces) or time.perf_counter() - t1 > t1 - t0)
     if job.error is not None:
         raise job.error
-
-
-# Contention, seen from the pool: a parallel call where the workers took none of the ranges (they
-# did not get a core before the caller was done) or finished more than the caller's own time after
-# it (descheduled). After LATE_CALLS such calls in a row the kernels run serially for BACKOFF_S,
-# then try the pool again. Threads change nothing in a result, so this changes only the time. As the
-# BLAS adaptation (_threads.adapt), it never acts after mg.set_num_threads or $MINIGRAD_NUM_THREADS
-# (your number wins) nor with $MINIGRAD_ADAPTIVE_THREADS=0.
-LATE_CALLS = 3
-BACKOFF_S = 0.5
-_late = 0
-_serial_until = 0.0
-
-
-def _contended(late):
-    global _late, _serial_until
-    if not late:
-        _late = 0
-        return
-    _late += 1
-    if _late >= LATE_CALLS:
-        from . import _threads
-        if _threads._threads is not None or os.environ.get("MINIGRAD_ADAPTIVE_THREADS", "1") == "0":
-            _late = 0
-            return
-        _late = 0
-        _serial_until = time.monotonic() + BACKOFF_S
-
-
-def backing_off():
-    """Whether the pool runs kernels serially for now because its last calls found no free core."""
-    return _serial_until > time.monotonic()
 
 
 def _after_fork_in_child():

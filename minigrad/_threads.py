@@ -3,7 +3,9 @@ inter-op pair, with PyTorch's names and meaning.
 
 The intra-op threads are the BLAS library's (NumPy's OpenBLAS or MKL: matmul, conv's GEMMs) and
 minigrad's own pool's (minigrad/_pool.py: its numba kernels split over that many threads, the
-caller included, above a size threshold): one number for both. BLAS is set through
+caller included, above a size threshold, once the count was chosen with set_num_threads or
+$MINIGRAD_NUM_THREADS; by default the kernels are serial, measured faster on 2 cores): one number
+for both. BLAS is set through
 threadpoolctl (the ``examples`` and ``all`` extras install it); without it ``set_num_threads``
 records the number, warns once that BLAS is unchanged and says how to set it instead.
 
