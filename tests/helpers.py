@@ -112,3 +112,21 @@ def ops_seen():
             pass
     with observers.register_op_observer(_Spy()):
         yield seen
+
+
+def rewrite_graph_file(src, dst, edit=None, members=None):
+    """Copy the graph file (a zip) src to dst with graph.json edited (edit(manifest)) and members
+    replaced: how the graph-file tests make tampered and older files."""
+    import json
+    import zipfile
+    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w") as zo:
+        for n in zi.namelist():
+            data = zi.read(n)
+            if n == "graph.json" and edit is not None:
+                m = json.loads(data)
+                edit(m)
+                data = json.dumps(m).encode()
+            if members and n in members:
+                data = members[n]
+            zo.writestr(n, data)
+    return dst

@@ -29,6 +29,17 @@ def lenet():
                          nn.Flatten(), nn.Linear(16 * 49, 10))
 
 
+def train_step(m, opt):
+    """step(x, y): one cross-entropy training step of model m with optimizer opt, returning the loss."""
+    def step(x, y):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(m(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
 def make(build, make_opt, batch=16, seed=1):
     """(model, optimizer, step, x, y): the step after one eager step (which makes optimizer state)."""
     mg.manual_seed(0)
@@ -36,13 +47,7 @@ def make(build, make_opt, batch=16, seed=1):
     mg.manual_seed(seed)
     m = build()
     opt = make_opt(m.parameters())
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(m(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(m, opt)
     mg.manual_seed(7)
     step(x, y)
     return m, opt, step, x, y

@@ -11,6 +11,7 @@ import numpy as np
 import minigrad as mg
 import minigrad.nn as nn
 from minigrad.compiler.jit import JitWarning, _TIMING_RUNS
+from _steps import train_step
 
 jit_mod = importlib.import_module("minigrad.compiler.jit")
 
@@ -23,14 +24,7 @@ def _step_setup(seed=0):
 
 def _make_step(m):
     opt = mg.optim.Adam(m.parameters(), lr=1e-2)
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(m(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    return step, opt
+    return train_step(m, opt), opt
 
 
 def test_explain_shows_compiled_and_eager_per_call_and_steps_run_once():

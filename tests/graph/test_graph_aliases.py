@@ -6,14 +6,13 @@ ops/conv_nd.py's ConvolutionNd, ConvTransposeNd and ConvWeightNd, ops/pooling.py
 AvgPool2DBackward, ops/pooling_nd.py's AvgPoolNd, AvgPoolNdBackward and MaxPoolNd, and both old
 geometry types (conv.py's flat _Geom, conv_nd.py's _GeomNd). It was made by `_step` below, traced on
 `_inputs()` with `mg.graph.trace(_step, *_inputs())` and saved with `Graph.save`."""
-import json
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import rewrite_graph_file
 import minigrad.nn.functional as F
 from minigrad.graph import GraphFormatError
 
@@ -55,16 +54,7 @@ def test_a_graph_saved_before_the_conv_pool_merge_loads_and_runs_as_today():
 
 
 def _rewrite(tmp_path, edit):
-    dst = tmp_path / "old.mgg"
-    with zipfile.ZipFile(OLD) as zi, zipfile.ZipFile(dst, "w") as zo:
-        for n in zi.namelist():
-            data = zi.read(n)
-            if n == "graph.json":
-                m = json.loads(data)
-                edit(m)
-                data = json.dumps(m).encode()
-            zo.writestr(n, data)
-    return dst
+    return rewrite_graph_file(OLD, tmp_path / "old.mgg", edit)
 
 
 def _first(m, fn):

@@ -5,14 +5,13 @@ a comment of generated code, geometry that would make a kernel read past its inp
 tampering (undefined, redefined or mistyped variables, wrong arities, unknown names), flipped bytes,
 and version-1 files. Every one must raise GraphFormatError at load (or, for text, be inert), never
 run code, never load something that differs from what was saved."""
-import json
 import random
-import zipfile
 
 import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import rewrite_graph_file
 import minigrad.nn as nn
 import minigrad.nn.functional as F
 from minigrad.compiler.codegen import compile_graph
@@ -30,21 +29,6 @@ def _mlp(tmp_path):
     return m, g, path
 
 
-def _rewrite(src, dst, edit=None, members=None):
-    """Copy zip src to dst with graph.json edited (edit(manifest)) and members replaced."""
-    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w") as zo:
-        for n in zi.namelist():
-            data = zi.read(n)
-            if n == "graph.json" and edit is not None:
-                m = json.loads(data)
-                edit(m)
-                data = json.dumps(m).encode()
-            if members and n in members:
-                data = members[n]
-            zo.writestr(n, data)
-    return dst
-
-
 # ---- item 1: nothing from a file becomes code -----------------------------------------------------
 
 def test_text_fields_of_a_file_never_become_code(tmp_path):
@@ -56,7 +40,7 @@ def test_text_fields_of_a_file_never_become_code(tmp_path):
         for e in man["eqns"]:
             e["source"] = payload                       # the line comment of generated code
         man["state"][0][1] = "w\u2028" + payload        # a state name: the comment after its input
-    bad = _rewrite(path, tmp_path / "bad.mgg", edit)
+    bad = rewrite_graph_file(path, tmp_path / "bad.mgg", edit)
     h = mg.load_graph(bad)
     compiled = mg.jit(h)                                # the documented way to compile a loaded graph
     state = {hb.name: gb.obj for (_, hb), (_, gb) in zip(h.state, g.state)}
@@ -82,7 +66,7 @@ def test_a_variable_name_that_is_not_an_identifier_is_refused(tmp_path, name):
                 if a.get("t") == "var" and a["v"] == old:
                     a["v"] = name
     with pytest.raises(GraphFormatError, match="(not a plain identifier|defined twice|not declared)"):
-        mg.load_graph(_rewrite(path, tmp_path / "bad.mgg", edit))
+        mg.load_graph(rewrite_graph_file(path, tmp_path / "bad.mgg", edit))
     # and codegen refuses it even in a graph built in memory
     a = Var(name, (2,), np.dtype(np.float32))
     if not ("v_" + name).isidentifier() or not name.isascii():
@@ -132,7 +116,7 @@ def test_tampered_geometry_is_refused_at_load(tmp_path, fn, field, value):
                         else:
                             item["v"][0] = {"t": "int", "v": value}
     with pytest.raises(GraphFormatError, match="(geometry|does not match)"):
-        mg.load_graph(_rewrite(path, tmp_path / "bad.mgg", edit))
+        mg.load_graph(rewrite_graph_file(path, tmp_path / "bad.mgg", edit))
 
 
 def test_ops_and_kernels_check_geometry_whatever_calls_them():
@@ -202,7 +186,7 @@ TAMPER = [
 def test_semantic_tampering_is_graph_format_error(tmp_path, edit, match):
     _, _, path = _mlp(tmp_path)
     with pytest.raises(GraphFormatError, match=match):
-        mg.load_graph(_rewrite(path, tmp_path / "bad.mgg", edit))
+        mg.load_graph(rewrite_graph_file(path, tmp_path / "bad.mgg", edit))
 
 
 def test_deeply_nested_parameters_and_manifest_are_graph_format_error(tmp_path):
@@ -211,10 +195,10 @@ def test_deeply_nested_parameters_and_manifest_are_graph_format_error(tmp_path):
     for _ in range(40):
         deep = {"t": "tuple", "v": [deep]}
     with pytest.raises(GraphFormatError, match="nested deeper"):
-        mg.load_graph(_rewrite(path, tmp_path / "bad.mgg", lambda m: _eq(m, 2)["args"].append(deep)))
+        mg.load_graph(rewrite_graph_file(path, tmp_path / "bad.mgg", lambda m: _eq(m, 2)["args"].append(deep)))
     text = '{"format": "minigrad.graph", "version": 2, "vars": ' + "[" * 100_000 + "]" * 100_000 + "}"
     with pytest.raises(GraphFormatError, match="corrupt manifest"):
-        mg.load_graph(_rewrite(path, tmp_path / "bad2.mgg", members={"graph.json": text.encode()}))
+        mg.load_graph(rewrite_graph_file(path, tmp_path / "bad2.mgg", members={"graph.json": text.encode()}))
 
 
 def test_version_1_files_load_only_when_allowed(tmp_path):
@@ -223,7 +207,7 @@ def test_version_1_files_load_only_when_allowed(tmp_path):
     def to_v1(man):
         man["version"] = 1
         man["consts"] = [[v, e["file"]] for v, e in man["consts"]]
-    old = _rewrite(path, tmp_path / "v1.mgg", to_v1)
+    old = rewrite_graph_file(path, tmp_path / "v1.mgg", to_v1)
     with pytest.raises(GraphFormatError, match=r"version 1 .*allow_unverified=True"):
         mg.load_graph(old)
     h = mg.load_graph(old, allow_unverified=True)

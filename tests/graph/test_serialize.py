@@ -1,11 +1,10 @@
 """graph.save / mg.load_graph: round trip without the model's code; tampered files fail clearly."""
-import json
-import zipfile
 
 import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import rewrite_graph_file
 import minigrad.nn as nn
 from minigrad.graph import GraphFormatError
 
@@ -39,17 +38,6 @@ def test_round_trip_runs_with_state_by_name(tmp_path):
         h.run(x)
 
 
-def _rewrite(src, dst, edit):
-    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w") as zo:
-        for n in zi.namelist():
-            data = zi.read(n)
-            if n == "graph.json":
-                m = json.loads(data)
-                edit(m)
-                data = json.dumps(m).encode()
-            zo.writestr(n, data)
-
-
 @pytest.mark.parametrize("edit, match", [
     (lambda m: m["eqns"][0].update(fn="os.system"), "unknown primitive"),
     (lambda m: m["eqns"][0]["args"].__setitem__(0, {"t": "var", "v": "nope"}), "undefined variable"),
@@ -60,7 +48,7 @@ def _rewrite(src, dst, edit):
 def test_tampered_files_give_a_clear_error(tmp_path, edit, match):
     _, g = _mlp_graph()
     g.save(tmp_path / "g.mgg")
-    _rewrite(tmp_path / "g.mgg", tmp_path / "bad.mgg", edit)
+    rewrite_graph_file(tmp_path / "g.mgg", tmp_path / "bad.mgg", edit)
     with pytest.raises(GraphFormatError, match=match):
         mg.load_graph(tmp_path / "bad.mgg")
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import rewrite_graph_file
 from minigrad.graph import GraphFormatError
 
 _W = np.random.default_rng(4).standard_normal((3, 3)).astype(np.float32)
@@ -93,18 +94,6 @@ def test_a_graph_without_control_flow_stays_version_2(tmp_path):
     assert json.loads(zipfile.ZipFile(tmp_path / "g.mgg").read("graph.json"))["version"] == 2
 
 
-def _rewrite(src, dst, edit):
-    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w") as zo:
-        for n in zi.namelist():
-            data = zi.read(n)
-            if n == "graph.json":
-                m = json.loads(data)
-                edit(m)
-                data = json.dumps(m).encode()
-            zo.writestr(n, data)
-    return dst
-
-
 def _spec(m, prim):
     """The encoded parameter of the first equation `prim` (searching bodies too)."""
     stack = [m]
@@ -182,7 +171,7 @@ def test_a_tampered_sub_graph_is_refused(tmp_path, edit, match):
     path = tmp_path / "cf.mgg"
     g.save(path)
     with pytest.raises(GraphFormatError, match=match):
-        mg.load_graph(_rewrite(path, tmp_path / "bad.mgg", edit))
+        mg.load_graph(rewrite_graph_file(path, tmp_path / "bad.mgg", edit))
 
 
 def test_a_body_that_fails_on_zeros_is_refused_and_an_older_reader_says_so(tmp_path):
@@ -195,6 +184,6 @@ def test_a_body_that_fails_on_zeros_is_refused_and_an_older_reader_says_so(tmp_p
             if e["prim"] == "reshape":
                 e["args"][1] = {"t": "tuple", "v": [{"t": "int", "v": 4}]}
     with pytest.raises(GraphFormatError, match="reshape.*fails when the graph is checked on zeros"):
-        mg.load_graph(_rewrite(path, tmp_path / "bad.mgg", edit))
+        mg.load_graph(rewrite_graph_file(path, tmp_path / "bad.mgg", edit))
     with pytest.raises(GraphFormatError, match="unsupported version 4"):
-        mg.load_graph(_rewrite(path, tmp_path / "v4.mgg", lambda m: m.update(version=4)))
+        mg.load_graph(rewrite_graph_file(path, tmp_path / "v4.mgg", lambda m: m.update(version=4)))
