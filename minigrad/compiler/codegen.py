@@ -12,6 +12,7 @@ import keyword
 import numpy as np
 
 from ..autograd.function import plain_forward
+from ..kernels import buffers as _buffers
 from ..graph import interpret as _interp
 from ..graph.ir import Var
 from ..tensor import Tensor
@@ -162,7 +163,10 @@ def _eqn_lines(gen, e, where, slot_of, views, view_of, lines):
         return
     f = gen.const(e.fn, "F")
     if plain_forward(e.fn, e.side) == "fast":  # the choice eager makes (autograd/function.py)
-        call = f"{f}._fast({args})"
+        if getattr(e.fn, "_recycle", False) and 1 <= len(e.args) <= 2:  # a large result recycled, as eager
+            call = f"{gen.const(_buffers.ufunc, 'R')}({f}._fast, {args})"
+        else:
+            call = f"{f}._fast({args})"
         ctx = False
     else:
         ctx = True

@@ -52,9 +52,11 @@ def test_planned_values_allocate_nothing_per_call():
     unplanned, out2 = _peak_bytes_of_call(compile_graph(g, plan=False), x)
     interp, out3 = _peak_bytes_of_call(g, x)
     assert same_bits(out1.numpy(), out2.numpy()) and same_bits(out1.numpy(), out3.numpy())
-    # planned: only the output (4n bytes) is new memory; the NumPy interpreter holds all 7 values
-    assert planned < 1.25 * 4 * n
-    assert unplanned >= 2 * 4 * n and interp >= 6 * 4 * n
+    # planned: only the output (4n bytes) is new memory; unplanned, the ufunc steps take eager's
+    # recycled arrays (kernels/buffers.py), so after the first call nothing is fresh either; the NumPy
+    # interpreter holds all 7 values
+    assert planned < 1.25 * 4 * n and unplanned < 1.25 * 4 * n
+    assert interp >= 6 * 4 * n
 
 
 def test_a_buffer_is_not_reused_while_a_view_of_it_is_read():
