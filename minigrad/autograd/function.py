@@ -191,6 +191,7 @@ class Function(Node):
         if cls._user and "_complex" not in cls.__dict__:
             cls._complex = True
         if cls._declared and cls._fast is not None:
+            cls._spec = cls._save_spec()  # (modes per input, output saved): read by all that follows
             if "forward" not in cls.__dict__:
                 cls.forward = classmethod(_named_forward(cls))
             _declare(cls)
@@ -403,7 +404,7 @@ def _named_forward(cls):
     a printed graph names an op's static arguments as its forward does (`mul[y=2] a`)."""
     names = getattr(cls, "_input_names", None)
     if names is None:
-        names = ("x", "y")[:len(cls._save_spec()[0])]
+        names = ("x", "y")[:len(cls._spec[0])]
     args = ", ".join(names)
     ns = {}
     exec(f"def forward(cls, ctx, {args}):\n    return _declared_forward(cls, ctx, {args})\n", globals(), ns)
@@ -531,7 +532,7 @@ def _eager_source(name, n, modes, save_out, recycle, optional, scalar_operand, c
 def _declare(cls):
     """Write the eager path of declared op cls (see above): cls._call(*inputs), cls._eager(args) and,
     for a BinaryUfunc, cls._try(a, b) (None when the operands need promoting first)."""
-    modes, save_out = cls._spec = cls._save_spec()
+    modes, save_out = cls._spec
     n = len(modes)
     common = dict(n=n, modes=modes, save_out=save_out, recycle=cls._recycle,
                   optional=frozenset(cls._optional))
@@ -582,8 +583,6 @@ def _generic(cls, args):
             y, rb = b, False
         if (ra or rb) and _state.enabled:  # edges only when recording (_edge may re-slice a view)
             edges = (_edge(a) if ra else _no_edge(a), _edge(b) if rb else _no_edge(b))
-            x = a._data if ra else x  # after _edge: a stale view is re-sliced there
-            y = b._data if rb else y
             return _record(cls, args, (x, y), edges, (ra, rb))
         arrays = (x, y)
     elif not _state.enabled:  # no graph: just the arrays
@@ -596,7 +595,7 @@ def _generic(cls, args):
             if isinstance(a, Tensor):
                 if a.requires_grad:
                     edges.append(_edge(a))
-                    arrays.append(a._data)  # after _edge: a stale view is re-sliced there
+                    arrays.append(a._data)
                     record = True
                     continue
                 arrays.append(a._data)
