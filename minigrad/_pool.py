@@ -38,10 +38,11 @@ these as loaded-machine figures), layer_norm forward (2048 x 512 floats) right a
 406 us, pool 2 441 us; with a delay of 2-200 ms after the GEMM the four settings were within the
 noise of each other (415-611 us). So the spinning BLAS worker did cost a second pool thread ~10-25%
 here, but on this loaded machine two threads did not win in any setting either. Chosen: (A), the
-simplest, with three safety valves: the adaptation to a busy machine (_threads.adapt) lowers BLAS's
-and the pool's threads together; mg.set_num_threads(1) makes every kernel serial; and
-$MINIGRAD_POOL_WORK_NS=inf switches the pool off (kernels serial, BLAS untouched), so (A) and
-"BLAS only" can be compared on a quiet machine (the figures for the issue are measured there).
+simplest, once the user sets the threads (by default the pool stays off: on the quiet machine too,
+with BLAS on both cores, every measured step was slower with it, see threads()); the adaptation to a
+busy machine (_threads.adapt) lowers BLAS's and the pool's threads together, mg.set_num_threads(1)
+makes every kernel serial, and $MINIGRAD_POOL_WORK_NS=inf keeps the pool off even then (kernels
+serial, BLAS untouched).
 """
 import atexit
 import itertools

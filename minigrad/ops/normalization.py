@@ -76,7 +76,7 @@ def _rows_ok(x, axes, *params):
     k, n, dt = len(axes), x.ndim, x.dtype
     if not k or x.size == 0 or dt.kind != "f" or not x.flags.c_contiguous or not kernels.available():
         return False
-    if (axes[0] % n != n - 1) if k == 1 else (tuple(a % n for a in axes) != tuple(range(n - k, n))):
+    if tuple(a % n for a in axes) != tuple(range(n - k, n)):
         return False
     tail = x.shape[n - k:]
     for p in params:  # (a loop, not all() of a generator: this runs per layer norm call)
