@@ -187,13 +187,11 @@ def _fused_sgd(opt, group, params, grads, bufs) -> None:
     outs = SGDStep.apply(n, group["nesterov"], group["maximize"], scratch, True, float(group["lr"]), momentum,
                          float(group["dampening"]), float(group["weight_decay"]), *[p._data for p in params],
                          *[g._data for g in grads], *(arrays if momentum != 0 else ()))
-    if momentum != 0:
-        arrays = [o._data for o in outs[n:]]
     _bump(params)
-    if group["momentum"] != 0:
+    if momentum != 0:  # the buffers come back after the parameters
         for i, b in enumerate(bufs):
             if b is None:  # made by this step
-                bufs[i] = Tensor._make(arrays[i])
+                bufs[i] = Tensor._make(outs[n + i]._data)
             else:
                 b._bump_version()
 
