@@ -96,7 +96,7 @@ class LinalgDet(Function):
         n = S.shape[-1]
         others = Tensor._make(1 - np.eye(n, dtype=A.dtype))            # 0 on the diagonal
         prods = (S.unsqueeze(-2) * others + (1 - others)).prod(-1)     # prod over j != i
-        sign = Tensor._make(np.linalg.det(U._data) * np.linalg.det(Vh._data))
+        sign = Tensor._make(np.asarray(np.linalg.det(U._data) * np.linalg.det(Vh._data)))  # an array even unbatched
         cof = sign.unsqueeze(-1).unsqueeze(-1) * (U * prods.unsqueeze(-2)) @ Vh
         return g * cof
 
