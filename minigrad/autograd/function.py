@@ -813,8 +813,8 @@ def _is_in(x, items):
 def _unrecorded():
     """Whether an op may skip apply and run as plain NumPy now: no graph is recorded (a backward
     without create_graph, an optimizer step, no_grad), mg.graph.trace is not recording and nothing wraps
-    apply (forward AD, the profiler, the doctor). A backward's own ops check it to compute their
-    gradients straight from the arrays (what apply would do, without its dispatch)."""
+    apply (forward AD, the profiler, the doctor). The recurrent steps' backward checks it to pick its
+    backward op (the NumPy VJP, run through apply) over the Tensor-op backward a second derivative needs."""
     return not _state.enabled and not _intercept
 
 

@@ -59,7 +59,7 @@ the input projection, then the step) and split_with_sizes; the modules are nn/mo
 import numpy as np
 
 from ..autograd import levels as _levels
-from ..autograd.function import Function, NoRule, _plain, _unrecorded
+from ..autograd.function import Function, NoRule, _unrecorded
 from ..autograd.grad_mode import _state as _grad_state
 from .elementwise import _sigmoid_np
 from .linalg import _matmul  # an outer product (batch 1) as one broadcast multiply
@@ -166,8 +166,6 @@ class SplitWithSizes(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        if _unrecorded():
-            return _plain(np.concatenate([g._data for g in grads], axis=ctx.dim)), None, None
         from .shape import cat
         return cat(list(grads), ctx.dim), None, None
 
@@ -216,6 +214,14 @@ def _traced_only():
         return False
     lv = _levels.current()
     return bool(lv) and all(x.kind == "trace" for x in lv)
+
+
+def _plain_backward():
+    """Whether a step's backward is its backward op (the NumPy VJP on the activations the forward
+    saved) rather than the Tensor path's recomputed gates: wherever the gradient is not differentiated
+    again -- no graph recorded (a plain backward, the op runs as NumPy through apply) or a trace
+    recording it as one equation (_traced_only)."""
+    return _unrecorded() or _traced_only()
 
 
 def _step_backward_only(name):
@@ -333,15 +339,8 @@ class RNNStep(Function):
     def backward(ctx, g):
         need = ctx.needs_input_grad
         tanh = ctx.nonlinearity == "tanh"
-        if _unrecorded():
-            y, gd = ctx.out, g._data
-            da = gd * (1.0 - y * y) if tanh else np.where(y > 0, gd, 0.0).astype(y.dtype, copy=False)
-            gi, h, w, b = ctx.saved_tensors
-            return (_plain(da) if need[0] else None, _plain(da @ w._data) if need[1] else None,
-                    _plain(_matmul(da.T, h._data)) if need[2] else None,
-                    _plain(da.sum(0)) if need[3] else None, None)
         gi, h, w, b = ctx.saved_tensors
-        if _traced_only():
+        if _plain_backward():
             return _spread_need(RNNStepBackward.apply(g, ctx.out, h, w, ctx.nonlinearity, tuple(need[:4])),
                                 need[:4]) + (None,)
         y = _rnn_tensor(gi, h, w, b, ctx.nonlinearity)
@@ -480,14 +479,7 @@ class LSTMStep(Function):
     def backward(ctx, dh, dc):
         need = ctx.needs_input_grad
         gi, h, c, w, b = ctx.saved_tensors
-        if _unrecorded():
-            G, H = ctx.acts, ctx.tc.shape[-1]
-            dG, dcp = _lstm_vjp(dh._data, dc._data, G[:, :H], G[:, H:2 * H], G[:, 2 * H:3 * H], G[:, 3 * H:],
-                                ctx.tc, c._data, False)
-            return (_plain(dG) if need[0] else None, _plain(dG @ w._data) if need[1] else None,
-                    _plain(dcp) if need[2] else None, _plain(_matmul(dG.T, h._data)) if need[3] else None,
-                    _plain(dG.sum(0)) if need[4] else None)
-        if _traced_only():
+        if _plain_backward():
             return _spread_need(LSTMStepBackward.apply(dh, dc, ctx.acts, ctx.tc, c, h, w, tuple(need)), need)
         i, f, g, o, _c2, tc = _lstm_tensor(gi, h, c, w, b)
         dG, dcp = _lstm_vjp(dh, dc, i, f, g, o, tc, c, True)
@@ -593,12 +585,7 @@ class GRUStep(Function):
     def backward(ctx, dh):
         need = ctx.needs_input_grad
         gi, h, w, b = ctx.saved_tensors
-        if _unrecorded():
-            r, z, n, ghn = ctx.acts
-            dgi, dgh, dhz = _gru_vjp(dh._data, r, z, n, ghn, h._data, False)
-            return (_plain(dgi) if need[0] else None, _plain(dgh @ w._data + dhz) if need[1] else None,
-                    _plain(_matmul(dgh.T, h._data)) if need[2] else None, _plain(dgh.sum(0)) if need[3] else None)
-        if _traced_only():
+        if _plain_backward():
             return _spread_need(GRUStepBackward.apply(dh, *ctx.acts, h, w, tuple(need)), need)
         r, z, n, ghn, _gh = _gru_tensor(gi, h, w, b)
         dgi, dgh, dhz = _gru_vjp(dh, r, z, n, ghn, h, True)
