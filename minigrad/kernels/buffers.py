@@ -116,8 +116,9 @@ def result(x, y=None):
 def ufunc(f, x, y=None):
     """f(x) or f(x, y) for a NumPy ufunc whose float result has x's dtype (add, exp, ...): a large
     result goes into a recycled array (see result) rather than fresh memory the system must
-    zero-fill. The recorded forwards of the elementwise ops and Function.apply's no-grad fast path
-    both call it."""
+    zero-fill; a unary op's keeps x's layout where `like` can (channel-major too). The declared ops'
+    recorded eager path, their plain path and codegen's calls all get their buffer from here or from
+    the same result/like choice."""
     if type(x) is np.ndarray and x.nbytes >= MIN_BYTES:
-        return f(x, out=result(x)) if y is None else f(x, y, out=result(x, y))
+        return f(x, out=like(x)) if y is None else f(x, y, out=result(x, y))
     return f(x) if y is None else f(x, y)
