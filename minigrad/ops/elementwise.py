@@ -1213,6 +1213,11 @@ class _NonDifferentiable(Function):
     jvp = NoRule("integer or bool outputs: no tangent")
     fusion = NoRule("bool results (comparisons, tests, logic): fused groups compute float results")
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_fast" in cls.__dict__ and "forward" not in cls.__dict__:  # the family's forward: the ufunc, marked
+            cls.forward = staticmethod(_marked_forward(cls._fast))
+
     @staticmethod
     def backward(ctx, *grads):
         raise RuntimeError(f"{ctx.name()}: this op is not differentiable")
@@ -1224,15 +1229,19 @@ def _no_grad_out(ctx, out):
     return out
 
 
+def _marked_forward(f):
+    """forward(ctx, x[, y]) = f's result, marked non-differentiable: what a _NonDifferentiable op with a
+    NumPy ufunc `_fast` and no forward of its own runs (its parameters name the trace's inputs)."""
+    if f.nin == 1:
+        return lambda ctx, x: _no_grad_out(ctx, f(x))
+    return lambda ctx, x, y: _no_grad_out(ctx, f(x, y))
+
+
 class FloorDivide(_NonDifferentiable):
     """out = floor(x / y);  not differentiable"""
     op_name = "floor_divide"
     _fast = staticmethod(np.floor_divide)
     fusion = NoRule("NumPy's floor division and remainder (signs, zeros, inf): no loop body checked against it yet")
-
-    @staticmethod
-    def forward(ctx, x, y):
-        return _no_grad_out(ctx, np.floor_divide(x, y))
 
     @staticmethod
     def onnx(e, c):
@@ -1306,18 +1315,10 @@ class Eq(_NonDifferentiable):
     _fast = staticmethod(np.equal)
     onnx = "Equal"
 
-    @staticmethod
-    def forward(ctx, x, y):
-        return _no_grad_out(ctx, np.equal(x, y))
-
 
 class Ne(_NonDifferentiable):
     """out = x != y;  not differentiable"""
     _fast = staticmethod(np.not_equal)
-
-    @staticmethod
-    def forward(ctx, x, y):
-        return _no_grad_out(ctx, np.not_equal(x, y))
 
     @staticmethod
     def onnx(e, c):
@@ -1329,19 +1330,11 @@ class Lt(_NonDifferentiable):
     _fast = staticmethod(np.less)
     onnx = "Less"
 
-    @staticmethod
-    def forward(ctx, x, y):
-        return _no_grad_out(ctx, np.less(x, y))
-
 
 class Le(_NonDifferentiable):
     """out = x <= y;  not differentiable"""
     _fast = staticmethod(np.less_equal)
     onnx = "LessOrEqual"
-
-    @staticmethod
-    def forward(ctx, x, y):
-        return _no_grad_out(ctx, np.less_equal(x, y))
 
 
 class Gt(_NonDifferentiable):
@@ -1349,19 +1342,11 @@ class Gt(_NonDifferentiable):
     _fast = staticmethod(np.greater)
     onnx = "Greater"
 
-    @staticmethod
-    def forward(ctx, x, y):
-        return _no_grad_out(ctx, np.greater(x, y))
-
 
 class Ge(_NonDifferentiable):
     """out = x >= y;  not differentiable"""
     _fast = staticmethod(np.greater_equal)
     onnx = "GreaterOrEqual"
-
-    @staticmethod
-    def forward(ctx, x, y):
-        return _no_grad_out(ctx, np.greater_equal(x, y))
 
 
 def _logical_onnx(op):
@@ -1380,20 +1365,12 @@ class LogicalAnd(_NonDifferentiable):
     _fast = staticmethod(np.logical_and)
     onnx = _logical_onnx("And")
 
-    @staticmethod
-    def forward(ctx, x, y):
-        return _no_grad_out(ctx, np.logical_and(x, y))
-
 
 class LogicalOr(_NonDifferentiable):
     """out = x or y;  not differentiable"""
     op_name = "logical_or"
     _fast = staticmethod(np.logical_or)
     onnx = _logical_onnx("Or")
-
-    @staticmethod
-    def forward(ctx, x, y):
-        return _no_grad_out(ctx, np.logical_or(x, y))
 
 
 class LogicalXor(_NonDifferentiable):
@@ -1402,19 +1379,11 @@ class LogicalXor(_NonDifferentiable):
     _fast = staticmethod(np.logical_xor)
     onnx = _logical_onnx("Xor")
 
-    @staticmethod
-    def forward(ctx, x, y):
-        return _no_grad_out(ctx, np.logical_xor(x, y))
-
 
 class LogicalNot(_NonDifferentiable):
     """out = not x;  not differentiable"""
     op_name = "logical_not"
     _fast = staticmethod(np.logical_not)
-
-    @staticmethod
-    def forward(ctx, x):
-        return _no_grad_out(ctx, np.logical_not(x))
 
     @staticmethod
     def onnx(e, c):
@@ -1428,10 +1397,6 @@ class IsNan(_NonDifferentiable):
     _fast = staticmethod(np.isnan)
     onnx = "IsNaN"
 
-    @staticmethod
-    def forward(ctx, x):
-        return _no_grad_out(ctx, np.isnan(x))
-
 
 class IsInf(_NonDifferentiable):
     """out = x is +-inf;  not differentiable"""
@@ -1439,19 +1404,11 @@ class IsInf(_NonDifferentiable):
     _fast = staticmethod(np.isinf)
     onnx = "IsInf"
 
-    @staticmethod
-    def forward(ctx, x):
-        return _no_grad_out(ctx, np.isinf(x))
-
 
 class IsFinite(_NonDifferentiable):
     """out = x is finite;  not differentiable"""
     op_name = "isfinite"
     _fast = staticmethod(np.isfinite)
-
-    @staticmethod
-    def forward(ctx, x):
-        return _no_grad_out(ctx, np.isfinite(x))
 
     @staticmethod
     def onnx(e, c):
