@@ -258,3 +258,45 @@ def test_fork_after_parallel_gemms(pool_policy, monkeypatch):
     p.join(60)
     assert p.exitcode == 0
     assert q.get() == (True, 1)        # the child made its own pool of one worker
+
+
+@needs_numba
+def test_conv_kernels_split_by_channels_are_bitwise_the_serial_pass(pool_policy, splits):
+    """Winograd's four transforms, im2col and col2im, above their thresholds, for 1, 2 and 4 threads:
+    the bits of one serial pass over every channel (each channel's arithmetic is its own)."""
+    W, Cv = kernels.load("winograd"), kernels.load("conv")
+    rng = np.random.default_rng(5)
+    N, C, H = 4, 19, 20                               # 19 channels: ranges of uneven length
+    TH = TW = H // 2
+    P = N * TH * TW
+    x = rng.standard_normal((N, C, H, H)).astype(np.float32)
+    V0 = rng.standard_normal((16, C, P)).astype(np.float32)
+    cols0 = rng.standard_normal((C * 25, N * H * H)).astype(np.float32)
+    b = rng.standard_normal(C).astype(np.float32)
+    assert V0.size >= max(W._INPUTS_MIN, W._OUTPUTS_MIN, W._OUTPUTS_ADJ_MIN, W._INPUTS_ADJ_MIN)
+    assert cols0.size >= max(Cv._IM2COL_MIN, Cv._COL2IM_MIN)
+
+    def passes(serial):
+        V, out, dM, dx = np.empty_like(V0), np.empty((C, N, H, H), np.float32), np.empty_like(V0), \
+            np.empty((C, N, H, H), np.float32)
+        db, cols, dx2 = np.empty(C), np.empty_like(cols0), np.empty((C, N, H, H), np.float32)
+        if serial:
+            W._inputs(x, False, V, 1, 1, TH, TW, 0, C)
+            W._outputs(V0, out, b, True, 0, C)
+            W._outputs_adjoint(x, False, dM, db, 0, C)
+            W._inputs_adjoint(V0, dx, 1, 1, TH, TW, 0, C)
+            Cv._im2col(x, False, cols, 5, 5, 1, 1, 1, 1, 2, 2, H, H, 0, C)
+            Cv._col2im(cols0, dx2, 5, 5, 1, 1, 1, 1, 2, 2, H, H, 0, C)
+        else:
+            W.inputs(x, False, V, 1, 1, TH, TW)
+            W.outputs(V0, out, b, True)
+            W.outputs_adjoint(x, False, dM, db)
+            W.inputs_adjoint(V0, dx, 1, 1, TH, TW)
+            Cv.im2col(x, False, cols, 5, 5, 1, 1, 1, 1, 2, 2, H, H)
+            Cv.col2im(cols0, dx2, 5, 5, 1, 1, 1, 1, 2, 2, H, H)
+        return [_bits(a) for a in (V, out, dM, db, dx, cols, dx2)]
+    want = passes(True)
+    for n in (1, 2, 4):
+        mg.set_num_threads(n)
+        assert passes(False) == want, f"{n} threads"
+    assert len(splits) == 2 * 6 and min(splits) >= 2   # with 2 and 4 threads, every pass split
