@@ -300,3 +300,30 @@ def test_conv_kernels_split_by_channels_are_bitwise_the_serial_pass(pool_policy,
         mg.set_num_threads(n)
         assert passes(False) == want, f"{n} threads"
     assert len(splits) == 2 * 6 and min(splits) >= 2   # with 2 and 4 threads, every pass split
+
+
+def test_the_policy_variable_at_import(monkeypatch):
+    """$MINIGRAD_THREAD_POLICY=pool alone leaves BLAS as it is (importing changes nothing); with
+    $MINIGRAD_NUM_THREADS BLAS is set to one thread at import; show_config says the policy."""
+    pytest.importorskip("threadpoolctl", reason="threadpoolctl (the examples extra) is not installed")
+    import json
+    import subprocess
+    import sys
+    code = ("import json, threadpoolctl as t, numpy\n"
+            "blas = lambda: [l['num_threads'] for l in t.threadpool_info() if l['user_api'] == 'blas']\n"
+            "b = blas()\n"
+            "import minigrad as mg\n"
+            "a = blas()\n"
+            "mg.set_num_threads(2)\n"
+            "print(json.dumps([b, a, blas(), 'thread policy pool' in mg.__config__.show()]))")
+    env = {k: v for k, v in os.environ.items() if k not in ("MINIGRAD_NUM_THREADS", "OMP_NUM_THREADS")}
+    env.update(MINIGRAD_THREAD_POLICY="pool", PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(mg.__file__))] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    before, after, later, shown = json.loads(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                                            text=True, check=True).stdout)
+    assert after == before and set(later) <= {1} and shown
+    monkeypatch.setenv("MINIGRAD_THREAD_POLICY", "pool")
+    assert _threads._env_policy() == "pool"
+    monkeypatch.setenv("MINIGRAD_THREAD_POLICY", "numba")
+    with pytest.raises(ValueError, match="MINIGRAD_THREAD_POLICY='numba' is not one of blas, pool"):
+        _threads._env_policy()
