@@ -43,6 +43,15 @@ with BLAS on both cores, every measured step was slower with it, see threads());
 busy machine (_threads.adapt) lowers BLAS's and the pool's threads together, mg.set_num_threads(1)
 makes every kernel serial, and $MINIGRAD_POOL_WORK_NS=inf keeps the pool off even then (kernels
 serial, BLAS untouched).
+
+(C) BLAS single-threaded and the pool splitting the GEMMs too is the thread policy "pool"
+($MINIGRAD_THREAD_POLICY=pool, minigrad/_threads.py): then ``matmul`` below cuts every GEMM of the
+ops (linear forward and backward, matmul, attention's products, conv2d's im2col and Winograd GEMMs)
+from 8M multiply-adds into blocks fixed by its size, each a one-thread BLAS call on a pool thread,
+so nothing spins against the pool. Selectable so that (A), (C) and serial can be measured against
+each other on a quiet machine (benchmarks/_harness.py --variant); (A) stays the default until then.
+Loaded-machine figures so far (below, at GEMM_BLOCK): a block split costs 5-15% on one thread and
+two pool threads reach 1.0-1.8x of one BLAS thread where OpenBLAS's own two reach 1.8-2x.
 """
 import atexit
 import itertools
