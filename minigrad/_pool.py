@@ -50,8 +50,9 @@ ops (linear forward and backward, matmul, attention's products, conv2d's im2col 
 from 8M multiply-adds into blocks fixed by its size, each a one-thread BLAS call on a pool thread,
 so nothing spins against the pool. Selectable so that (A), (C) and serial can be measured against
 each other on a quiet machine (benchmarks/_harness.py --variant); (A) stays the default until then.
-Loaded-machine figures so far (below, at GEMM_BLOCK): a block split costs 5-15% on one thread and
-two pool threads reach 1.0-1.8x of one BLAS thread where OpenBLAS's own two reach 1.8-2x.
+Loaded-machine figures so far (below, at GEMM_BLOCK; 7 GEMM shapes of 4-270M multiply-adds, best
+of 40): a block split costs 5-15% on one thread; two pool threads ran 0.75-1.8x as fast as one BLAS
+thread, OpenBLAS's own two threads 1.4-2x (it packs a shared operand once for all its threads).
 """
 import atexit
 import itertools
