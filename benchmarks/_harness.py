@@ -163,7 +163,7 @@ def _child(bench, args):
     out["times"] = times
     out["cpu"] = cpu
     mg = sys.modules.get("minigrad")
-    if mg is not None and hasattr(mg, "get_num_threads"):
+    if mg is not None and hasattr(mg, "get_num_threads") and args.child.startswith("minigrad"):
         try:
             from minigrad import _pool, _threads
             out["threads"] += (f"; minigrad get_num_threads() = {mg.get_num_threads()}, policy "
