@@ -133,11 +133,6 @@ def set_num_threads(n):
     _apply(n)
 
 
-def get_policy():
-    """The thread policy: "blas" or "pool" (see the module's docstring)."""
-    return _policy
-
-
 def _set_policy(policy):
     """Set the thread policy ("blas" or "pool") in a running process; once the threads were chosen,
     BLAS's threads follow at once (1 under "pool", the chosen count under "blas")."""
@@ -147,11 +142,6 @@ def _set_policy(policy):
     _policy = policy
     if _threads is not None:
         _apply(_threads)
-
-
-def pool_splits_gemms():
-    """Whether GEMMs go through _pool.matmul's blocks now: policy "pool" and the threads chosen."""
-    return _policy == "pool" and _threads is not None
 
 
 def _apply(n):
@@ -180,20 +170,7 @@ def _apply(n):
 def get_num_interop_threads():
     """The number of threads for inter-op parallelism, as ``torch.get_num_interop_threads``: the
     value given to [`set_num_interop_threads`][minigrad.set_num_interop_threads], else the cores
-    available. Thread policy: who splits the work (``$MINIGRAD_THREAD_POLICY``, read at import; ``_set_policy``
-sets it in a running process, for tests and benchmarks). Either way it matters only once the threads
-were chosen (set_num_threads or $MINIGRAD_NUM_THREADS); by default nothing changes.
-
-* ``blas`` (the default, design A of issue 38): BLAS runs its GEMMs on n threads of its own and the
-  pool splits minigrad's kernels over n threads.
-* ``pool`` (design C): BLAS is limited to one thread (threadpoolctl) and minigrad's pool splits the
-  GEMMs itself (``_pool.matmul``: row, column or batch blocks, each a one-thread BLAS call into a
-  slice of the result, blocks fixed by the problem's size) as well as its kernels, so no BLAS worker
-  spins against a pool thread. The blocks are the same for any thread count, so the results are
-  bitwise the same for 1, 2 or 4 threads; a split 2-D GEMM may differ from the unsplit one in the
-  last bits (OpenBLAS picks kernels by size; see _pool.matmul).
-
-minigrad runs no inter-op parallel work today; the number is reported as set."""
+    available. minigrad runs no inter-op parallel work today; the number is reported as set."""
     return _interop if _interop is not None else _cores()
 
 
