@@ -362,8 +362,9 @@ def _split_matmul(a, b, out):
         return _whole(a, b, out)
     if batch:
         B = batch[0]
-        if B < 2:
-            return _whole(a, b, out)
+        if B < 2:   # a leading axis of one (attention at batch 1): split the stack below it
+            _split_matmul(a[0] if a.ndim == out.ndim else a, b[0] if b.ndim == out.ndim else b, out[0])
+            return out
         per, n = _blocks(B, macs, 1)
         sa = a.ndim == out.ndim and a.shape[0] == B   # else broadcast: the whole operand for every block
         sb = b.ndim == out.ndim and b.shape[0] == B

@@ -96,6 +96,7 @@ def _cases(rng):
         "batched": (r(6, 3, 40, 32), r(6, 3, 32, 24)),           # attention's stacks
         "batched, broadcast": (r(5, 40, 32), r(32, 50)),         # a 2-D right operand for every matrix
         "batched, size-1 axis": (r(1, 40, 32), r(7, 32, 20)),
+        "batched, leading 1": (r(1, 6, 40, 32), r(1, 6, 32, 24)),   # attention at batch 1
     }
 
 
