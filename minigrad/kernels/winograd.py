@@ -92,10 +92,7 @@ def _inputs(x, cm, V, pt, pl, TH, TW, c0, c1):
     N*TH*TW) (any strides), tile p = (n*TH + th)*TW + tw reads input rows 2th-pt..2th-pt+3 and
     columns 2tw-pl..2tw-pl+3."""
     A, B, H, W = x.shape
-    if cm:
-        N, C = B, A
-    else:
-        N, C = A, B
+    N = B if cm else A   # channels c0 .. c1 - 1 of C = (A if cm else B)
     T = TH * TW
     # one image, zero-padded: every image fills the same interior, so the border stays zero
     buf, h_lo, h_hi, w_lo, w_hi = _image_buffer(H, W, pt, pl, TH, TW, x.dtype)
@@ -170,10 +167,7 @@ def _outputs_adjoint(g, cm, dM, db, c0, c1):
     sums; db of size 0: not wanted). g: C-contiguous in memory order (N, O, OH, OW), or (O, N, OH,
     OW) when cm; dM: (16, O, N*TH*TW)."""
     A, B, OH, OW = g.shape
-    if cm:
-        N, O = B, A
-    else:
-        N, O = A, B
+    N = B if cm else A   # output channels c0 .. c1 - 1 of O = (A if cm else B)
     TH, TW = (OH + 1) // 2, (OW + 1) // 2
     T = TH * TW
     zero = g.dtype.type(0)
