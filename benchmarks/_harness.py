@@ -14,6 +14,11 @@ hand-written NumPy version, PyTorch, JAX, ...) and calls ``main(bench)``. The pa
 * with ``--busy``, starts one CPU-bound competitor process (a pure-Python spin loop) before the
   timed runs and stops it after them -- also when a run fails, at exit, and by itself when the
   parent dies -- so the figures are those of a machine with one core taken (issue 38);
+* with ``--variant NAME:VAR=VALUE[,VAR=VALUE...]`` (repeatable), adds for every minigrad candidate a
+  row ``minigrad[NAME]``: the same candidate, its children run with those environment variables
+  (e.g. ``--variant pool:MINIGRAD_THREAD_POLICY=pool,MINIGRAD_NUM_THREADS=2``), in the same
+  alternating rounds, with its ratio to the plain row; minigrad's children report the threads and
+  thread policy they ran with;
 * prints the BLAS library each child loaded (threadpoolctl: internal_api, version,
   architecture = the kernel's core type, threading layer, threads);
 * prints, per candidate, the median over rounds of each process's median step time, the spread
@@ -29,6 +34,7 @@ its weights; the parent checks that every candidate agrees with the reference.
 import argparse
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -156,6 +162,14 @@ def _child(bench, args):
     out["faults"] = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults0) / n
     out["times"] = times
     out["cpu"] = cpu
+    mg = sys.modules.get("minigrad")
+    if mg is not None and hasattr(mg, "get_num_threads") and args.child.startswith("minigrad"):
+        try:
+            from minigrad import _pool, _threads
+            out["threads"] += (f"; minigrad get_num_threads() = {mg.get_num_threads()}, policy "
+                               f"{getattr(_threads, '_policy', 'blas')}, pool threads {_pool.threads()}")
+        except ImportError:   # a --before tree without the pool
+            pass
     out["blas"] = blas_info()   # after the run: libraries a framework loads lazily are in by now
     print(json.dumps(out))
 
@@ -227,7 +241,31 @@ def _child_env(keep_env):
     return env, removed
 
 
+def _variant_of(name):
+    """'minigrad[pool]' or 'minigrad[pool]-before' -> ('minigrad', 'pool'); else (name, None)."""
+    m = re.fullmatch(r"(.*)\[([^\[\]]+)\]", name[:-len(BEFORE)] if name.endswith(BEFORE) else name)
+    return (m.group(1), m.group(2)) if m else (name, None)
+
+
+def _parse_variant(spec):
+    """'NAME:VAR=VALUE,VAR=VALUE' -> (NAME, {VAR: VALUE})."""
+    name, sep, rest = spec.partition(":")
+    env = {}
+    for item in rest.split(",") if rest else []:
+        var, eq, value = item.partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var):
+            raise SystemExit(f"--variant {spec!r}: {item!r} is not VAR=VALUE")
+        env[var] = value
+    if not sep or not re.fullmatch(r"[A-Za-z0-9_.+=-]+", name) or not env:
+        raise SystemExit(f"--variant {spec!r}: expected NAME:VAR=VALUE[,VAR=VALUE...] (NAME: letters, digits, "
+                         f"_ . + = -)")
+    return name, env
+
+
 def _run_child(script, name, config, args, threads, env, check_file):
+    variant = _variant_of(name)[1]
+    if variant is not None:
+        env = dict(env, **args.variants[variant])
     if name.endswith(BEFORE):   # the same candidate, importing minigrad from the --before tree
         env = dict(env, MINIGRAD_BENCH_ROOT=str(args.before),
                    PYTHONPATH=os.pathsep.join([str(args.before), env["PYTHONPATH"]]))
@@ -271,9 +309,25 @@ def main(bench):
     ap.add_argument("--threads", type=int, help="threads for every candidate (default: numpy's BLAS "
                     "default); sets OPENBLAS_NUM_THREADS/OMP_NUM_THREADS for the children")
     ap.add_argument("--check-file", help=argparse.SUPPRESS)
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME:VAR=VALUE[,VAR=VALUE...]",
+                    help="one more row per minigrad candidate, minigrad[NAME], whose children run with these "
+                    "environment variables, in the same alternating rounds (repeatable), e.g. "
+                    "pool:MINIGRAD_THREAD_POLICY=pool,MINIGRAD_NUM_THREADS=2")
     ap.add_argument("--busy", action="store_true", help="start one CPU-bound competitor process (a pure-Python "
                     "spin loop) before the timed runs and stop it after: the figures of a busy machine")
     args = ap.parse_args()
+    args.variants = dict(_parse_variant(v) for v in args.variant)
+    if args.child:   # a variant's child runs its base candidate (the parent set the variables)
+        base = _variant_of(args.child)[0]
+        if args.child not in bench.candidates and base in bench.candidates:
+            bench.candidates[args.child[:-len(BEFORE)] if args.child.endswith(BEFORE) else args.child] = \
+                bench.candidates[base]
+    else:
+        bases = [n for n in bench.candidates if n.startswith("minigrad") and not n.endswith(BEFORE)]
+        for v in args.variants:
+            for n in bases:
+                bench.candidates[f"{n}[{v}]"] = bench.candidates[n]
+                bench.ratios = bench.ratios + [(f"{n}[{v}]", n, None)]
     if args.before or (args.child or "").endswith(BEFORE):
         for n in [n for n in bench.candidates if n.startswith("minigrad") and not n.endswith(BEFORE)]:
             bench.candidates[n + BEFORE] = bench.candidates[n]
@@ -294,6 +348,9 @@ def main(bench):
           f"(a shared machine: read the spread)")
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}; {os.cpu_count()} core(s); "
           f"threads for every candidate: {threads} [numpy's BLAS, via {how}]")
+    for v, venv in args.variants.items():
+        print(f"variant minigrad[{v}]: the minigrad candidates' children run with "
+              + " ".join(f"{k}={x}" for k, x in venv.items()))
     if args.keep_env:
         print("--keep-env: OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE passed to the children as set: "
               + ", ".join(f"{v}={os.environ.get(v)}" for v in UNSET))
@@ -314,8 +371,9 @@ def main(bench):
         for config in configs:
             bench, _, skip = top.settings(config)
             cnames = [n for n in names if n not in skip]
-            # a config's own ratios replace the file's: keep the --before comparison in them too
-            bench.ratios = bench.ratios + [r for r in top.ratios if r[1].endswith(BEFORE) and r not in bench.ratios]
+            # a config's own ratios replace the file's: keep the --before and --variant comparisons in them too
+            bench.ratios = bench.ratios + [r for r in top.ratios if (r[1].endswith(BEFORE) or _variant_of(r[0])[1])
+                                           and r not in bench.ratios]
             print(f"\n[{config}] " if config else "", end="")
             print(f"{args.repeats or bench.repeats} timed steps per process after {bench.warmup} warm-up"
                   + (f" (a step is {bench.per} {bench.per_name}s)" if bench.per > 1 else "")

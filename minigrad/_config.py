@@ -118,7 +118,9 @@ def show():
              f"  {_blas_text(i['blas'])}",
              f"  threads: {i['threads']} (mg.set_num_threads: BLAS's, and minigrad's kernel pool's, which splits "
              f"large kernels once the count is set; {_pool.workers()} pool worker(s) started beside the caller)"
-             + (f"; {_threads.adapted()} for now: other processes hold the other cores" if _threads.adapted() else ""),
+             + (f"; {_threads.adapted()} for now: other processes hold the other cores" if _threads.adapted() else "")
+             + ("; thread policy pool ($MINIGRAD_THREAD_POLICY): BLAS on one thread, the pool splits the GEMMs"
+                if _threads._policy == "pool" else ""),
              f"  CPU: {i['cores']} cores available to this process"
              + "".join(f", {k}={v}" for k, v in i["thread_env"].items()),
              f"  default dtype: {i['default_dtype']}"]

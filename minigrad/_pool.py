@@ -43,14 +43,29 @@ with BLAS on both cores, every measured step was slower with it, see threads());
 busy machine (_threads.adapt) lowers BLAS's and the pool's threads together, mg.set_num_threads(1)
 makes every kernel serial, and $MINIGRAD_POOL_WORK_NS=inf keeps the pool off even then (kernels
 serial, BLAS untouched).
+
+(C) BLAS single-threaded and the pool splitting the GEMMs too is the thread policy "pool"
+($MINIGRAD_THREAD_POLICY=pool, minigrad/_threads.py): then ``matmul`` below cuts every GEMM of the
+ops (linear forward and backward, matmul, attention's products, conv2d's im2col and Winograd GEMMs)
+from 8M multiply-adds into blocks fixed by its size, each a one-thread BLAS call on a pool thread,
+so nothing spins against the pool. Selectable so that (A), (C) and serial can be measured against
+each other on a quiet machine (benchmarks/_harness.py --variant); (A) stays the default until then.
+Loaded-machine figures so far (below, at GEMM_BLOCK; 7 GEMM shapes of 4-270M multiply-adds, best
+of 40): a block split costs 5-15% on one thread; two pool threads ran 0.75-1.8x as fast as one BLAS
+thread, OpenBLAS's own two threads 1.4-2x (it packs a shared operand once for all its threads).
 """
 import atexit
 import itertools
+import math
 import os
 import queue
 import threading
 
-__all__ = ["run", "run_rows", "chunks", "per_chunk", "split", "min_elements", "threads", "workers"]
+import numpy as np
+
+from . import _threads
+
+__all__ = ["run", "run_rows", "chunks", "per_chunk", "split", "min_elements", "threads", "workers", "matmul"]
 
 # A kernel runs on the pool from the size whose serial time is WORK_NS (min_elements): below it on
 # the caller alone. Handing one range to a second thread and waiting for it cost about 10 us
@@ -269,3 +284,110 @@ def _at_exit():
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 atexit.register(_at_exit)
+
+
+# -- GEMMs split on the pool (thread policy "pool", design C: BLAS on one thread) --------------------
+#
+# A GEMM of at least GEMM_MIN multiply-adds is cut into blocks, each one np.matmul (one-thread BLAS;
+# NumPy releases the GIL around it) writing its slice of a preallocated result, so the pool's Python
+# threads run the blocks at once. The blocks depend on the shapes alone (GEMM_BLOCK multiply-adds
+# each at least, a power of two of them, at most GEMM_MAX_BLOCKS; 2-D blocks a multiple of
+# GEMM_ALIGN rows or columns): the bits are the same for any thread count, the calling thread doing
+# every block when it is alone.
+#
+# Bits against one unsplit one-thread GEMM: a stack (batched matmul) is split over its batch, and
+# NumPy computes a stack one matrix at a time anyway, so each matrix is the same call: bitwise the
+# same. A 2-D GEMM is split over the rows (M >= N) or the columns of its result; OpenBLAS chooses its
+# kernel by size (SkylakeX: a separate small-matrix kernel under a size limit, other edge kernels),
+# so a block may sum a dot product in another order than the whole does: measured (OpenBLAS 0.3.31,
+# SkylakeX) bitwise equal for most shapes and blocks of 64 rows, a few ulp apart for others. Both
+# are correctly rounded sums of the same K products in some order, so elementwise
+# |split - whole| <= 2 K u (|a| @ |b|) (u: the unit roundoff, the textbook bound on a length-K dot
+# product), tested in tests/perf_kernels/test_pool_gemm.py.
+#
+# Sizes (loaded shared 2-core machine, best of 40, float32, one process alternating; read as
+# loaded-machine figures): blocks of 1M multiply-adds cost 10-35% over one unsplit one-thread GEMM
+# on one thread ((128, 784) @ (784, 256): 600-675 us against 500-510 us; every row block repacks the
+# whole right operand), blocks of 4M 5-15% (553 us); on two threads (128, 784) @ (784, 256) took
+# 383-592 us, (1024, 512) @ (512, 512) 3000 us against 5150-5580 us on one BLAS thread and 2600-2750
+# us on two (OpenBLAS packs a shared operand once for its threads; each block here packs its own).
+# So a block is at least GEMM_BLOCK = 4M multiply-adds ($MINIGRAD_POOL_GEMM_BLOCK; inf: never
+# split), a GEMM is split from two blocks (8M: (128, 784) @ (784, 256) is 25.7M, 4 blocks), at most
+# GEMM_MAX_BLOCKS = 8 blocks (balanced on 2, 4 and 8 threads, power-of-two counts).
+GEMM_BLOCK = float(os.environ.get("MINIGRAD_POOL_GEMM_BLOCK", 1 << 22))
+GEMM_MAX_BLOCKS = 8
+GEMM_ALIGN = 16
+
+
+def _blocks(length, macs, align):
+    """(per, n): `length` cut into n blocks of `per` (the last takes the tail), fixed by the size."""
+    n = int(min(GEMM_MAX_BLOCKS, macs / GEMM_BLOCK, length // align))
+    if n < 2:
+        return length, 1
+    n = 1 << (n.bit_length() - 1)
+    per = -(-length // n)
+    per = -(-per // align) * align
+    return per, -(-length // per)
+
+
+def matmul(a, b, out=None):
+    """np.matmul(a, b[, out]); under the thread policy "pool" (with the threads chosen) a large one
+    is split in blocks over the pool (see above). The GEMM call sites of minigrad's ops use this."""
+    if _threads._policy != "pool" or _threads._threads is None:
+        return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
+    return _split_matmul(a, b, out)
+
+
+def _whole(a, b, out):
+    return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
+
+
+def _split_matmul(a, b, out):
+    if (not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray) or a.ndim < 2 or b.ndim < 2
+            or a.dtype != b.dtype or a.dtype.kind not in "fc" or a.shape[-1] != b.shape[-2]):
+        return _whole(a, b, out)   # vectors, mixed dtypes, bad shapes: NumPy's own rules and errors
+    M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        return _whole(a, b, out)
+    macs = math.prod(batch) * M * N * K
+    if macs < 2 * GEMM_BLOCK:
+        return _whole(a, b, out)
+    shape = batch + (M, N)
+    if out is None:
+        out = np.empty(shape, a.dtype)
+    elif (out.shape != shape or out.dtype != a.dtype or np.may_share_memory(out, a)
+          or np.may_share_memory(out, b)):
+        return _whole(a, b, out)
+    if batch:
+        B = batch[0]
+        if B < 2:   # a leading axis of one (attention at batch 1): split the stack below it
+            _split_matmul(a[0] if a.ndim == out.ndim else a, b[0] if b.ndim == out.ndim else b, out[0])
+            return out
+        per, n = _blocks(B, macs, 1)
+        sa = a.ndim == out.ndim and a.shape[0] == B   # else broadcast: the whole operand for every block
+        sb = b.ndim == out.ndim and b.shape[0] == B
+
+        def fn(c0, c1):
+            for c in range(c0, c1):
+                i0, i1 = c * per, min(B, (c + 1) * per)
+                np.matmul(a[i0:i1] if sa else a, b[i0:i1] if sb else b, out=out[i0:i1])
+    elif M >= N:
+        per, n = _blocks(M, macs, GEMM_ALIGN)
+
+        def fn(c0, c1):
+            for c in range(c0, c1):
+                i0, i1 = c * per, min(M, (c + 1) * per)
+                np.matmul(a[i0:i1], b, out=out[i0:i1])
+    else:
+        per, n = _blocks(N, macs, GEMM_ALIGN)
+
+        def fn(c0, c1):
+            for c in range(c0, c1):
+                j0, j1 = c * per, min(N, (c + 1) * per)
+                np.matmul(a, b[:, j0:j1], out=out[:, j0:j1])
+    if n < 2:
+        return _whole(a, b, out)
+    run(fn, n)
+    return out

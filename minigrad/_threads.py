@@ -26,6 +26,19 @@ thread count: (64, 784) @ (784, 256) differs between one and two OpenBLAS thread
 $MINIGRAD_ADAPTIVE_THREADS=0 turns it off (the test suite does, so bitwise comparisons within a
 test do not depend on the machine's load). show_config says what it chose.
 
+Thread policy: who splits the work (``$MINIGRAD_THREAD_POLICY``, read at import; ``_set_policy``
+sets it in a running process, for tests and benchmarks). Either way it matters only once the threads
+were chosen (set_num_threads or $MINIGRAD_NUM_THREADS); by default nothing changes.
+
+* ``blas`` (the default, design A of issue 38): BLAS runs its GEMMs on n threads of its own and the
+  pool splits minigrad's kernels over n threads.
+* ``pool`` (design C): BLAS is limited to one thread (threadpoolctl) and minigrad's pool splits the
+  GEMMs itself (``_pool.matmul``: row, column or batch blocks, each a one-thread BLAS call into a
+  slice of the result, blocks fixed by the problem's size) as well as its kernels, so no BLAS worker
+  spins against a pool thread. The blocks are the same for any thread count, so the results are
+  bitwise the same for 1, 2 or 4 threads; a split 2-D GEMM may differ from the unsplit one in the
+  last bits (OpenBLAS picks kernels by size; see _pool.matmul).
+
 minigrad runs no inter-op parallel work (a compiled graph's equations run in order), so the
 inter-op count is recorded for compatibility: set it once, before anything else, as PyTorch
 requires; ``get_num_interop_threads`` reports it.
@@ -45,6 +58,17 @@ _PERIOD_S = 0.5        # how often an optimizer step may look at the machine's l
 _next_look = 0.0
 _others = deque(maxlen=5)   # the last readings of other processes' runnable threads
 _adapted = None        # the BLAS thread count the adaptation set, or None (untouched)
+POLICIES = ("blas", "pool")
+
+
+def _env_policy():
+    v = os.environ.get("MINIGRAD_THREAD_POLICY", "").strip().lower() or "blas"
+    if v not in POLICIES:
+        raise ValueError(f"minigrad: $MINIGRAD_THREAD_POLICY={v!r} is not one of {', '.join(POLICIES)}")
+    return v
+
+
+_policy = _env_policy()   # "blas" (BLAS threads its GEMMs) or "pool" (one-thread BLAS, the pool splits GEMMs)
 
 
 def _cores():
@@ -88,7 +112,9 @@ def get_num_threads():
 def set_num_threads(n):
     """Set the number of threads used for intra-op parallelism, as ``torch.set_num_threads``: the
     BLAS library's threads (through threadpoolctl) and numba's, where minigrad's kernels run parallel
-    code. Takes effect at once and for the rest of the process (or the next call).
+    code. Takes effect at once and for the rest of the process (or the next call). Under the thread
+    policy "pool" ($MINIGRAD_THREAD_POLICY=pool, see minigrad/_threads.py) BLAS is set to one thread
+    instead and minigrad's pool splits the GEMMs over the ``n`` threads.
 
     Args:
         n (int): a positive number of threads.
@@ -107,19 +133,31 @@ def set_num_threads(n):
     _apply(n)
 
 
+def _set_policy(policy):
+    """Set the thread policy ("blas" or "pool") in a running process; once the threads were chosen,
+    BLAS's threads follow at once (1 under "pool", the chosen count under "blas")."""
+    global _policy
+    if policy not in POLICIES:
+        raise ValueError(f"minigrad: thread policy {policy!r} is not one of {', '.join(POLICIES)}")
+    _policy = policy
+    if _threads is not None:
+        _apply(_threads)
+
+
 def _apply(n):
     global _warned
+    blas_n = 1 if _policy == "pool" else n   # design C: BLAS on one thread, the pool splits the GEMMs
     try:
         import threadpoolctl
     except ImportError:
         threadpoolctl = None
     if threadpoolctl is not None:
-        threadpoolctl.threadpool_limits(limits=n, user_api="blas")   # persists: not used as a context
+        threadpoolctl.threadpool_limits(limits=blas_n, user_api="blas")   # persists: not used as a context
     elif not _warned:
         _warned = True
         warnings.warn(f"mg.set_num_threads({n}): the BLAS library's threads are unchanged because threadpoolctl "
                       f"is not installed (pip install threadpoolctl, or minigrad's 'examples' extra); set "
-                      f"OPENBLAS_NUM_THREADS={n} (or OMP_NUM_THREADS) before starting Python instead",
+                      f"OPENBLAS_NUM_THREADS={blas_n} (or OMP_NUM_THREADS) before starting Python instead",
                       RuntimeWarning, stacklevel=3)
     numba = sys.modules.get("numba")   # only when already loaded: never import it for this
     if numba is not None:

@@ -13,6 +13,9 @@ copy, and add the input gradient back with one slice-add per kernel tap: for a s
   read it, in tap order (i, j) from a zero start -- the same additions in the same order as
   ops/_conv2d.py's _col2im, so the same float result -- and writes dx in (C, N, H, W) memory order
   (channel-major, as the NumPy paths hand conv2d's input gradient back), with no padded buffer;
+* both are independent per input channel c (the rows (c, i, j) of cols, the plane dx[c]): from a
+  size threshold the channels are split over minigrad's pool (minigrad/_pool.py, once the user chose
+  the threads), the same arithmetic in the same order, so bitwise the serial pass for any thread count;
 * ``weight_grad3x3`` computes a 3x3 stride-1 convolution's weight and bias gradients directly
   (see its section below), where the GEMM on im2col's columns would have a 9-wide result.
 
@@ -41,7 +44,7 @@ def _valid(d, s, n, O):
 
 
 @numba.njit(cache=True, nogil=True)
-def im2col(x, cm, cols, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
+def _im2col(x, cm, cols, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW, c0, c1):
     """x: the input, C-contiguous in memory order: (N, C, H, W), or (C, N, H, W) when cm (a
     channel-major conv output); cols: (C*kh*kw, N*OH*OW), C-contiguous."""
     A, B, H, W = x.shape
@@ -59,7 +62,7 @@ def im2col(x, cm, cols, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
     HW = H * W
     zero = cols.dtype.type(0)
     flat = sh == 1 and sw == 1 and W == OW
-    for c in range(C):
+    for c in range(c0, c1):
         for i in range(kh):
             di = i * dh - pt
             oh_lo, oh_hi = _valid(di, sh, H, OH)
@@ -115,7 +118,7 @@ def im2col(x, cm, cols, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
 
 
 @numba.njit(cache=True, nogil=True)
-def col2im(cols, dx, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
+def _col2im(cols, dx, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW, c0, c1):
     """dx: (C, N, H, W) C-contiguous; cols: (C*kh*kw, N*OH*OW), C-contiguous. Each input row is
     zeroed, then the taps (i, j) are added in order, as _col2im's slice-adds."""
     C, N, H, W = dx.shape
@@ -130,7 +133,7 @@ def col2im(cols, dx, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
     his = np.empty(kw, np.int64)
     for j in range(kw):
         los[j], his[j] = _valid(j * dw - pl, sw, W, OW)
-    for c in range(C):
+    for c in range(c0, c1):
         for n in range(N):
             for h in range(H):
                 drow = df[((c * N + n) * H + h) * W:][:W]
@@ -163,6 +166,36 @@ def col2im(cols, dx, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
                             dst = drow[lo * sw + j * dw - pl:]
                             for q in range(src.size):
                                 dst[q * sw] += src[q]
+
+
+# -- the pool (minigrad/_pool.py): the entry points ops/_conv2d.py calls -----------------------------
+# Split by input channels from the size whose serial time is _pool.WORK_NS (min_elements), counted in
+# elements of cols, from the serial cost per element (float32, 3x3, the lowest of (64, 16, 28x28),
+# (64, 32, 14x14) and (8, 16, 16x16), best of 20, shared 2-core machine at load 2-5: loaded-machine
+# figures): im2col 0.33 ns, col2im 0.34 ns.
+
+from .. import _pool  # noqa: E402
+
+_IM2COL_MIN = _pool.min_elements(0.33)
+_COL2IM_MIN = _pool.min_elements(0.34)
+
+
+def _split(fn, C, size, least):
+    if size < least or _pool.threads() <= 1:
+        fn(0, C)
+    else:
+        _pool.run_rows(fn, C, max(1, size // max(1, C)))
+
+
+def im2col(x, cm, cols, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
+    """_im2col over every channel, split over the pool by channels from the threshold."""
+    C = x.shape[0] if cm else x.shape[1]
+    _split(lambda c0, c1: _im2col(x, cm, cols, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW, c0, c1), C, cols.size, _IM2COL_MIN)
+
+
+def col2im(cols, dx, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
+    """_col2im over every channel, split over the pool by channels from the threshold."""
+    _split(lambda c0, c1: _col2im(cols, dx, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW, c0, c1), dx.shape[0], cols.size, _COL2IM_MIN)
 
 
 # -- the weight gradient of a 3x3 convolution of few input channels (stride 1, no dilation) ---------

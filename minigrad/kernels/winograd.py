@@ -24,6 +24,12 @@ pass over its arrays (ops/_conv2d.py does the GEMMs and the weight transforms):
   reads g) and dx = the sum over tiles of B dV B^T
   added back into each tile's 4x4 patch (patches overlap by two rows and columns).
 
+Each pass is independent per channel (input channel c for ``inputs`` / ``inputs_adjoint``, output
+channel o for the other two, the bias gradient's sum included), so from a size threshold the
+channels are split over minigrad's pool (minigrad/_pool.py, once the user chose the threads): the
+same arithmetic on every element in the same order, so the bits equal the serial pass's for any
+thread count.
+
 The gradients are those of the function the forward computes (dU = dM @ V^T, dV = U^T @ dM, then
 the adjoint transforms), so a second backward and gradcheck see one consistent function. It equals
 im2col's convolution up to float rounding: the transforms only add and subtract (and G halves), so
@@ -81,19 +87,16 @@ def _image_buffer(H, W, pt, pl, TH, TW, dtype):
 
 
 @numba.njit(cache=True, nogil=True)
-def inputs(x, cm, V, pt, pl, TH, TW):
+def _inputs(x, cm, V, pt, pl, TH, TW, c0, c1):
     """x: the input, C-contiguous in memory order (N, C, H, W), or (C, N, H, W) when cm; V: (16, C,
     N*TH*TW) (any strides), tile p = (n*TH + th)*TW + tw reads input rows 2th-pt..2th-pt+3 and
     columns 2tw-pl..2tw-pl+3."""
     A, B, H, W = x.shape
-    if cm:
-        N, C = B, A
-    else:
-        N, C = A, B
+    N = B if cm else A   # channels c0 .. c1 - 1 of C = (A if cm else B)
     T = TH * TW
     # one image, zero-padded: every image fills the same interior, so the border stays zero
     buf, h_lo, h_hi, w_lo, w_hi = _image_buffer(H, W, pt, pl, TH, TW, x.dtype)
-    for c in range(C):
+    for c in range(c0, c1):
         for n in range(N):
             img = x[c, n] if cm else x[n, c]
             for h in range(h_lo, h_hi):
@@ -121,14 +124,14 @@ def inputs(x, cm, V, pt, pl, TH, TW):
 
 
 @numba.njit(cache=True, nogil=True)
-def outputs(M, out, bias, has_bias):
+def _outputs(M, out, bias, has_bias, c0, c1):
     """M: (16, O, N*TH*TW); out: (O, N, OH, OW) C-contiguous (channel-major), TH = ceil(OH/2),
     TW = ceil(OW/2); bias: (O,) (read when has_bias)."""
     O, N, OH, OW = out.shape
     TH, TW = (OH + 1) // 2, (OW + 1) // 2
     T = TH * TW
     zero = out.dtype.type(0)
-    for o in range(O):
+    for o in range(c0, c1):
         bo = bias[o] if has_bias else zero
         for n in range(N):
             img = out[o, n]
@@ -158,21 +161,18 @@ def outputs(M, out, bias, has_bias):
 
 
 @numba.njit(cache=True, nogil=True)
-def outputs_adjoint(g, cm, dM, db):
+def _outputs_adjoint(g, cm, dM, db, c0, c1):
     """The transpose of ``outputs``: dM[:, o, p] = A g_tile A^T, g_tile the 2x2 block of the output
     gradient at tile p (zeros past an odd edge), and the bias's, db[o] = the sum of g[:, o] (float64
     sums; db of size 0: not wanted). g: C-contiguous in memory order (N, O, OH, OW), or (O, N, OH,
     OW) when cm; dM: (16, O, N*TH*TW)."""
     A, B, OH, OW = g.shape
-    if cm:
-        N, O = B, A
-    else:
-        N, O = A, B
+    N = B if cm else A   # output channels c0 .. c1 - 1 of O = (A if cm else B)
     TH, TW = (OH + 1) // 2, (OW + 1) // 2
     T = TH * TW
     zero = g.dtype.type(0)
     want_db = db.size > 0
-    for o in range(O):
+    for o in range(c0, c1):
         s0 = s1 = s2 = s3 = 0.0  # four chains: one add each per tile keeps the sum off the critical path
         for n in range(N):
             img = g[o, n] if cm else g[n, o]
@@ -206,14 +206,14 @@ def outputs_adjoint(g, cm, dM, db):
 
 
 @numba.njit(cache=True, nogil=True)
-def inputs_adjoint(dV, dx, pt, pl, TH, TW):
+def _inputs_adjoint(dV, dx, pt, pl, TH, TW, c0, c1):
     """The transpose of ``inputs``: dx[c, n] = the sum over tiles p of B dV[:, c, p] B^T, added
     into each tile's 4x4 patch and cropped to the input. dV: (16, C, N*TH*TW); dx: (C, N, H, W)
     C-contiguous (channel-major, as conv2d's other input-gradient paths hand it back)."""
     C, N, H, W = dx.shape
     T = TH * TW
     buf, h_lo, h_hi, w_lo, w_hi = _image_buffer(H, W, pt, pl, TH, TW, dx.dtype)
-    for c in range(C):
+    for c in range(c0, c1):
         for n in range(N):
             buf[:] = 0
             base = n * T
@@ -246,3 +246,48 @@ def inputs_adjoint(dV, dx, pt, pl, TH, TW):
                 src = buf[h + pt]
                 for q in range(W):
                     dst[q] = src[q + pl] if w_lo <= q < w_hi else 0
+
+
+# -- the pool (minigrad/_pool.py): the entry points ops/_conv2d.py calls -----------------------------
+# Each pass is split by channels from the size whose serial time is _pool.WORK_NS (min_elements),
+# counted in elements of the (16, C, P) array it writes or reads, from the serial cost per element
+# (float32, the lowest of (64, 16, 28x28), (64, 32, 14x14) and (8, 16, 16x16), best of 20, on the
+# shared 2-core machine at load 2-5, so read them as loaded-machine figures): inputs 2.0 ns, outputs
+# 1.1 ns, outputs_adjoint 2.0 ns, inputs_adjoint 1.3 ns. (Two threads against one there: anywhere
+# from 2.3x faster to 1.6x slower from call to call; the lead's quiet-machine runs decide.)
+
+from .. import _pool  # noqa: E402
+
+_INPUTS_MIN = _pool.min_elements(2.0)
+_OUTPUTS_MIN = _pool.min_elements(1.1)
+_OUTPUTS_ADJ_MIN = _pool.min_elements(2.0)
+_INPUTS_ADJ_MIN = _pool.min_elements(1.3)
+
+
+def _split(fn, C, size, least):
+    if size < least or _pool.threads() <= 1:
+        fn(0, C)
+    else:
+        _pool.run_rows(fn, C, max(1, size // max(1, C)))
+
+
+def inputs(x, cm, V, pt, pl, TH, TW):
+    """_inputs over every channel, split over the pool by channels from the threshold."""
+    C = x.shape[0] if cm else x.shape[1]
+    _split(lambda c0, c1: _inputs(x, cm, V, pt, pl, TH, TW, c0, c1), C, V.size, _INPUTS_MIN)
+
+
+def outputs(M, out, bias, has_bias):
+    """_outputs over every output channel, split over the pool by channels from the threshold."""
+    _split(lambda c0, c1: _outputs(M, out, bias, has_bias, c0, c1), out.shape[0], M.size, _OUTPUTS_MIN)
+
+
+def outputs_adjoint(g, cm, dM, db):
+    """_outputs_adjoint over every output channel, split over the pool by channels from the threshold."""
+    O = g.shape[0] if cm else g.shape[1]
+    _split(lambda c0, c1: _outputs_adjoint(g, cm, dM, db, c0, c1), O, dM.size, _OUTPUTS_ADJ_MIN)
+
+
+def inputs_adjoint(dV, dx, pt, pl, TH, TW):
+    """_inputs_adjoint over every channel, split over the pool by channels from the threshold."""
+    _split(lambda c0, c1: _inputs_adjoint(dV, dx, pt, pl, TH, TW, c0, c1), dx.shape[0], dV.size, _INPUTS_ADJ_MIN)

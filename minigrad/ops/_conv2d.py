@@ -21,7 +21,7 @@ from collections import namedtuple
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .. import kernels
+from .. import _pool, kernels
 from .._memory_format import _c_order
 from ..kernels import buffers, select
 
@@ -206,11 +206,11 @@ def _conv_dx_flat(g, w3, geo):
             t0, t1 = n0 * S, min(N, n0 + nb) * S
             L = t1 - t0
             d = buf[:, :L]
-            np.matmul(wc, gf[:, t0:t1], out=d)
+            _pool.matmul(wc, gf[:, t0:t1], out=d)
             _tap_adds(dxp[:, t0:t1], d.reshape(C, taps, L), offs)
     else:
         dcols = _workspace(("conv_dx_cols", G, K, T, g.dtype), lambda: np.empty((G, K, T), g.dtype))
-        np.matmul(w3, grid.reshape(G, Og, T), out=dcols)
+        _pool.matmul(w3, grid.reshape(G, Og, T), out=dcols)
         _tap_adds(dxp, dcols.reshape(C, taps, T), offs)
     dxp = dxp.reshape(C, N, Hp, Wp)[:, :, geo.pt:geo.pt + H, geo.pl:geo.pl + W]
     return dxp.transpose(1, 0, 2, 3)
@@ -286,7 +286,7 @@ def _wino_planes(C, P, dtype, scratch=None):
 def _wino_weights(w):
     """U (16, O, C): U[xi] = (G w[o, c] G^T)[xi], xi = 4a + b."""
     O, C = w.shape[:2]
-    return np.matmul(_WINO_GG[w.dtype], w.reshape(O * C, 9).T).reshape(16, O, C)
+    return _pool.matmul(_WINO_GG[w.dtype], w.reshape(O * C, 9).T).reshape(16, O, C)
 
 
 def _wino_tiles(geo):
@@ -308,7 +308,7 @@ def _wino_forward(x, w, b, geo):
     O = w.shape[0]
     V = _wino_inputs(x, geo)
     M = _wino_planes(O, V.shape[2], x.dtype, "wino_M")
-    np.matmul(_wino_weights(w), V, out=M)
+    _pool.matmul(_wino_weights(w), V, out=M)
     out = buffers.empty((O, geo.N, geo.OH, geo.OW), x.dtype)
     kernels.load("winograd").outputs(M, out, b if b is not None else np.zeros(O, x.dtype), b is not None)
     return out.transpose(1, 0, 2, 3), V
@@ -334,12 +334,12 @@ def _matmul_split_k(a, b):
     M, K = a.shape[-2:]
     N = b.shape[-1]
     if M * N * K <= _SPLIT_K_MNK:
-        return np.matmul(a, b)
+        return _pool.matmul(a, b)
     chunks = M * N <= _SPLIT_K_MAX_MN  # the fixed rule; mg.backends.cpu.benchmark times both instead
     if select.choose("matmul_split_k", [list(a.shape), N, a.dtype.name],
-                     {"chunks": lambda: _split_k(a, b), "one": lambda: np.matmul(a, b)},
+                     {"chunks": lambda: _split_k(a, b), "one": lambda: _pool.matmul(a, b)},
                      "chunks" if chunks else "one") == "one":
-        return np.matmul(a, b)
+        return _pool.matmul(a, b)
     return _split_k(a, b)
 
 
@@ -349,10 +349,10 @@ def _split_k(a, b):
     N = b.shape[-1]
     n = -(-M * N * K // _SPLIT_K_MNK)
     chunk = -(-K // n)
-    out = np.matmul(a[..., :chunk], b[..., :chunk, :])
+    out = _pool.matmul(a[..., :chunk], b[..., :chunk, :])
     part = np.empty_like(out)
     for s in range(chunk, K, chunk):
-        out += np.matmul(a[..., s:s + chunk], b[..., s:s + chunk, :], out=part)
+        out += _pool.matmul(a[..., s:s + chunk], b[..., s:s + chunk, :], out=part)
     return out
 
 
@@ -372,7 +372,7 @@ def _wino_backward(g, x, w, V, geo, need):
         K.outputs_adjoint(gm, cm, dM, db)
     if nx:
         dV = _wino_planes(C, P, g.dtype, "wino_dV")
-        np.matmul(_wino_weights(w).transpose(0, 2, 1), dM, out=dV)
+        _pool.matmul(_wino_weights(w).transpose(0, 2, 1), dM, out=dV)
         dx = buffers.empty((C, geo.N, geo.H, geo.W), g.dtype)
         K.inputs_adjoint(dV, dx, geo.pt, geo.pl, TH, TW)
         out.append(dx.transpose(1, 0, 2, 3))
@@ -381,7 +381,7 @@ def _wino_backward(g, x, w, V, geo, need):
             V = _wino_inputs(x, geo)
         dU = _matmul_split_k(dM, V.transpose(0, 2, 1))  # (16, O, C)
         dw = np.empty((O, C, 3, 3), g.dtype)  # owns its memory: the engine takes it as w.grad
-        np.matmul(dU.reshape(16, O * C).T, _WINO_GG[g.dtype], out=dw.reshape(O * C, 9))
+        _pool.matmul(dU.reshape(16, O * C).T, _WINO_GG[g.dtype], out=dw.reshape(O * C, 9))
         out.append(dw)
     if nb:
         out.append(db.astype(g.dtype) if db is not None else g.sum(axis=(0, 2, 3)))
@@ -480,13 +480,13 @@ def _gemm_forward(x, w, b, geo, groups, dtype):
         wb = np.empty((O, K + 1), dtype)
         wb[:, :K] = w.reshape(O, K)
         wb[:, K] = b
-        np.matmul(wb, cols, out=out)
+        _pool.matmul(wb, cols, out=out)
     else:
         cols = _im2col(x, geo)
         if groups == 1:
-            np.matmul(w.reshape(O, -1), cols, out=out)
+            _pool.matmul(w.reshape(O, -1), cols, out=out)
         else:
-            np.matmul(w.reshape(groups, O // groups, -1), cols.reshape(groups, -1, L),
+            _pool.matmul(w.reshape(groups, O // groups, -1), cols.reshape(groups, -1, L),
                       out=out.reshape(groups, O // groups, L))
         if b is not None:
             out += b[:, None]  # on the contiguous (O, N*L) buffer, before the transposed view
@@ -500,9 +500,9 @@ def _dx_col2im(g2, w3, geo, G, O, L, g):
         # W^T g into scratch columns, then col2im's one numba pass (faster than the flat
         # grid at every size measured, batch 1 to 64)
         dcols = _workspace(("conv_dx_dcols", G, K, L, g.dtype), lambda: np.empty((G, K, L), g.dtype))
-        np.matmul(w3, g2.reshape(G, O // G, L), out=dcols)
+        _pool.matmul(w3, g2.reshape(G, O // G, L), out=dcols)
         return _col2im(dcols.reshape(G * K, L), geo)
-    return _col2im(np.matmul(w3, g2.reshape(G, O // G, L)).reshape(G * K, L), geo)
+    return _col2im(_pool.matmul(w3, g2.reshape(G, O // G, L)).reshape(G * K, L), geo)
 
 
 def _gemm_weight_grad(g2, x, cols, geo, G, O, L):
@@ -519,17 +519,17 @@ def _gemm_weight_grad(g2, x, cols, geo, G, O, L):
         dw2 = dw_out.reshape(O, Kc)
         if L <= 4096 and cols.shape[0] == Kc:
             # short inner dimension (batch 1): g2 @ cols^T gives (O, K) directly
-            np.matmul(g2, cols.T, out=dw2)
+            _pool.matmul(g2, cols.T, out=dw2)
         else:
             # short rows with forward's row of ones (its column is the bias gradient), or
             # cols @ g2^T (long inner dimension second: the faster BLAS orientation here)
-            dw = np.matmul(g2, cols.T) if L <= 4096 else np.matmul(cols, g2.T).T
+            dw = _pool.matmul(g2, cols.T) if L <= 4096 else _pool.matmul(cols, g2.T).T
             if cols.shape[0] == Kc + 1:
                 dw, db = dw[:, :Kc], dw[:, Kc]
             np.copyto(dw2, dw)
         return dw_out, db
     g3 = g2.reshape(G, O // G, L)
-    return np.matmul(g3, cols.reshape(G, Kc, L).transpose(0, 2, 1)).reshape(wshape), None
+    return _pool.matmul(g3, cols.reshape(G, Kc, L).transpose(0, 2, 1)).reshape(wshape), None
 
 
 

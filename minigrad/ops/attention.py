@@ -20,6 +20,7 @@ the op: F.scaled_dot_product_attention with dropout_p > 0 runs the composite.
 """
 import numpy as np
 
+from .. import _pool
 from ..autograd import function as _function, levels as _levels
 from ..autograd.function import Function, NoRule, _plain
 
@@ -28,7 +29,7 @@ __all__ = []  # the public wrapper is nn.functional.scaled_dot_product_attention
 
 def _scores(q, k, mask, scale, causal):
     """Z (a new array) with the mask applied; NumPy."""
-    z = np.matmul(q, k.swapaxes(-1, -2))  # (the method: np.swapaxes is a Python wrapper)
+    z = _pool.matmul(q, k.swapaxes(-1, -2))  # (the method: np.swapaxes is a Python wrapper)
     z *= z.dtype.type(scale)
     if causal:
         L, S = z.shape[-2:]
@@ -110,7 +111,7 @@ class ScaledDotProductAttention(Function):
         p = _softmax_(_scores(q, k, mask, scale, causal))
         ctx.scale, ctx.causal = scale, causal
         ctx.save_for_backward(q, k, v, mask, p)
-        return np.matmul(p, v)
+        return _pool.matmul(p, v)
 
     @staticmethod
     def backward(ctx, g):
@@ -126,17 +127,17 @@ class ScaledDotProductAttention(Function):
             return (dzs @ k if nq else None, dzs.mT @ q if nk else None,
                     p.mT @ g if nv else None, dz if nm else None, None, None)
         P, G = p._data, g._data
-        dv = np.matmul(np.swapaxes(P, -1, -2), G) if nv else None
+        dv = _pool.matmul(np.swapaxes(P, -1, -2), G) if nv else None
         dz = None
         if nq or nk or nm:
-            dz = np.matmul(G, np.swapaxes(v._data, -1, -2))
+            dz = _pool.matmul(G, np.swapaxes(v._data, -1, -2))
             dz -= (dz * P).sum(axis=-1, keepdims=True)
             dz *= P
         dm = dz.copy() if nm else None
         if dz is not None:
             dz *= dz.dtype.type(s)
-        return (None if not nq else _plain(np.matmul(dz, k._data)),
-                None if not nk else _plain(np.matmul(np.swapaxes(dz, -1, -2), q._data)),
+        return (None if not nq else _plain(_pool.matmul(dz, k._data)),
+                None if not nk else _plain(_pool.matmul(np.swapaxes(dz, -1, -2), q._data)),
                 None if dv is None else _plain(dv), None if dm is None else _plain(dm), None, None)
 
     @staticmethod

@@ -6,15 +6,17 @@ from .._memory_format import _c_order
 from ..tensor import Tensor, _shape_of
 from .elementwise import _promote
 from .._aliases import dim_alias as _dim_alias
+from .. import _pool
 
 
 def _matmul(x, y):
     """np.matmul(x, y); with an inner dimension of 1 the outer product as one broadcast multiply:
     the same numbers (each a single product), where NumPy's matmul costs ~10x as much (46 vs 4 us
-    for (10, 1) @ (1, 3136): a batch-1 weight gradient)."""
+    for (10, 1) @ (1, 3136): a batch-1 weight gradient). Under the thread policy "pool" a large
+    product is split over minigrad's pool (_pool.matmul)."""
     if x.ndim >= 2 and y.ndim >= 2 and x.shape[-1] == 1 and x.dtype == y.dtype and y.shape[-2] == 1:
         return np.multiply(x, y)
-    return np.matmul(x, y)
+    return _pool.matmul(x, y)
 
 
 class MatMul(Function):
@@ -115,7 +117,7 @@ def _rows(a):
 def _addmm(x, w, b):
     """x @ w^T + b. An N-d x goes through one 2-D GEMM on its rows: np.matmul on the stacked array
     runs one small product per leading index (3.7x slower for (32, 128, 128) @ (128, 384))."""
-    out = np.matmul(_rows(x), w.T)
+    out = _pool.matmul(_rows(x), w.T)
     if b is not None:
         out += b
     return out if x.ndim == 2 else out.reshape(*x.shape[:-1], w.shape[0])
@@ -171,7 +173,7 @@ def _addmm_grads(g, x, w, need):
     """(dx, dw, db) of out = x @ w^T + b for upstream g, None for those not in need."""
     nx, nw, nb = need
     g2 = _rows(g)  # one 2-D GEMM per gradient, whatever the leading dims (see _addmm)
-    return ((g @ w if g.ndim == 2 else (g2 @ w).reshape(*g.shape[:-1], w.shape[1])) if nx else None,
+    return ((_pool.matmul(g, w) if g.ndim == 2 else _pool.matmul(g2, w).reshape(*g.shape[:-1], w.shape[1])) if nx else None,
             _matmul(g2.T, _rows(x)) if nw else None,
             np.add.reduce(g2, 0) if nb else None)  # g2.sum(0) without ndarray.sum's Python-level wrapper
 
