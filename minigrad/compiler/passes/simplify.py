@@ -19,6 +19,7 @@ after the value was computed (the value must keep the old data).
 """
 import numpy as np
 
+from ... import _pool
 from ...autograd.function import Function, NoRule
 from ...graph.ir import Eqn, Var
 from ...ops.elementwise import Add, Mul
@@ -27,7 +28,7 @@ from ._util import alias_roots, copy_graph, new_names, substitute, with_args, wr
 
 class MatMulT(Function):
     """out = transpose(x, dx) @ transpose(y, dy) (dx, dy: the permutations, or None): a transpose
-    folded into matmul by the simplify pass; the same np.matmul call on the same views as before."""
+    folded into matmul by the simplify pass; the same matmul call (_pool.matmul, as eager's) on the same views as before."""
     op_name = "matmul_t"
     batching = NoRule("made by the compiler's simplify pass inside a compiled graph, which vmap does not enter")
     jvp = NoRule("only inside compiled graphs, which forward mode does not enter")
@@ -35,7 +36,7 @@ class MatMulT(Function):
 
     @staticmethod
     def forward(ctx, x, y, dx, dy):
-        return np.matmul(x if dx is None else np.transpose(x, dx), y if dy is None else np.transpose(y, dy))
+        return _pool.matmul(x if dx is None else np.transpose(x, dx), y if dy is None else np.transpose(y, dy))
 
 
 def _scalar(a, const):
