@@ -19,6 +19,7 @@ from collections import namedtuple
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .. import _pool
 from .._memory_format import _c_order
 from ..autograd.function import Function, NoRule, _spread
 from . import _conv2d as _k2
@@ -272,10 +273,10 @@ def _input_grad(g, w, geo, G):
         return _k2._dx_col2im(_channels_first(g), w.reshape(G, O // G, -1).transpose(0, 2, 1), f, G, O, L, g)
     g2 = _channels_first(g)  # (O, N*L)
     if G == 1:
-        cols = np.matmul(w.reshape(O, -1).T, g2)
+        cols = _pool.matmul(w.reshape(O, -1).T, g2)
     else:
         w3 = w.reshape(G, O // G, -1).transpose(0, 2, 1)  # (G, Cg*K, Og)
-        cols = np.matmul(w3, g2.reshape(G, O // G, -1)).reshape(-1, g2.shape[1])
+        cols = _pool.matmul(w3, g2.reshape(G, O // G, -1)).reshape(-1, g2.shape[1])
     return _col2im(cols, geo)
 
 
@@ -286,9 +287,9 @@ def _weight_grad(x, g, geo, G):
     K = cols.shape[0] // G
     g2 = _channels_first(g)  # (O, N*L)
     if G == 1:  # (cols @ g2^T)^T: the long inner dimension second, BLAS's faster orientation
-        dw = np.matmul(cols, g2.T).T
+        dw = _pool.matmul(cols, g2.T).T
     else:
-        dw = np.matmul(g2.reshape(G, O // G, -1), cols.reshape(G, K, -1).transpose(0, 2, 1))
+        dw = _pool.matmul(g2.reshape(G, O // G, -1), cols.reshape(G, K, -1).transpose(0, 2, 1))
     return np.ascontiguousarray(dw).reshape((O, geo.C // G) + geo.kernel)
 
 
@@ -396,9 +397,9 @@ class Convolution(Function):
         O, G = w.shape[0], groups
         cols = _im2col(x, geo)
         if G == 1:  # a plain 2-D GEMM takes BLAS's fast path
-            out = np.matmul(w.reshape(O, -1), cols)
+            out = _pool.matmul(w.reshape(O, -1), cols)
         else:
-            out = np.matmul(w.reshape(G, O // G, -1), cols.reshape(G, cols.shape[0] // G, -1)).reshape(O, -1)
+            out = _pool.matmul(w.reshape(G, O // G, -1), cols.reshape(G, cols.shape[0] // G, -1)).reshape(O, -1)
         if b is not None:
             out += b[:, None]
         return np.ascontiguousarray(np.moveaxis(out.reshape((O, geo.N) + geo.out), 0, 1))
