@@ -27,8 +27,7 @@ from ..ops.loss import (BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossE
                         NllLoss)
 from ..ops.normalization import NativeBatchNorm, NativeLayerNorm
 from ..ops.padding import ConstantPadNd
-from ..ops.pooling import (AdaptiveMaxPoolNd, AvgPool, MaxPool2DWithIndices, MaxPoolNd, MaxUnpoolNd,
-                           avg_divisor)
+from ..ops.pooling import AdaptiveMaxPoolNd, AvgPool, MaxPool, MaxUnpoolNd, avg_divisor
 from ..random import get_rng
 from ..ops.random import DropoutMask
 from ..tensor import Tensor, _shape_of
@@ -1628,13 +1627,10 @@ def _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode
 
 def _max_pool_nd(op, n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     x, unb, geo, _ = _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode)
-    if n == 2 and not return_indices:  # the window offsets and the 2-D kernels (2x2: numba), no indices
-        return _unbatch(MaxPool2DWithIndices.apply(x, geo), unb)
-    # the indices from the Function itself (traced, jitted)
-    out, idx = MaxPoolNd.apply(x, geo)
-    if return_indices:
-        return _unbatch(out, unb), _unbatch(idx, unb)
-    return _unbatch(out, unb)
+    if not return_indices:
+        return _unbatch(MaxPool.apply(x, geo, False), unb)
+    out, idx = MaxPool.apply(x, geo, True)  # the indices from the Function itself (traced, jitted)
+    return _unbatch(out, unb), _unbatch(idx, unb)
 
 
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
