@@ -192,11 +192,10 @@ def _max_windows(x, geo, pairs_ok):
         # lost; PyTorch's scan starts at the window's first element inside the input and keeps it
         none = best == low
         if none.any():
-            k0 = 0
+            k0 = np.zeros((), np.int64)  # the row-major offset of that element, per output position
             for o, s, (p, _), d, kd in zip(geo.out, geo.stride, geo.pads, geo.dilation, geo.kernel):
                 start = np.arange(o) * s - p
-                first = np.where(start < 0, (-start + d - 1) // d, 0)
-                k0 = np.multiply.outer(k0, kd) + first if np.ndim(k0) else k0 * kd + first
+                k0 = np.add.outer(k0 * kd, np.where(start < 0, (-start + d - 1) // d, 0))
             np.copyto(idx, np.broadcast_to(k0, idx.shape).astype(idx.dtype), where=none)
     return best, None, idx
 
