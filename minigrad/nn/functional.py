@@ -919,7 +919,8 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
     r"""out[n, c, oh, ow] = max over the (dilated) window of xpad, padding with -inf; the gradient goes to
-    the first maximum of each window, as PyTorch.
+    the first maximum of each window, as PyTorch. A window holding NaN gives NaN, and its index and
+    gradient are its last NaN's (PyTorch's scan: a greater or NaN value replaces the maximum).
 
     Args:
         input (Tensor): (N, C, H, W) or (C, H, W).
@@ -1636,7 +1637,8 @@ def _max_pool_nd(op, n, input, kernel_size, stride, padding, dilation, ceil_mode
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
     r"""out[n, c, l] = max over the (dilated) window of xpad (-inf padding); the gradient goes to the
-    first maximum of each window, as PyTorch.
+    first maximum of each window, as PyTorch. A window holding NaN gives NaN, and its index and
+    gradient are its last NaN's (PyTorch's scan: a greater or NaN value replaces the maximum).
 
     Args:
         input (Tensor): (N, C, L) or (C, L).

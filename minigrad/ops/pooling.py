@@ -244,16 +244,15 @@ def _plane_indices(idx, geo):
 
 def _scatter_max(g, idx, geo):
     """dx: g added at each window's maximum (offset idx), as PyTorch's backward: zeros (+0.0 where
-    nothing lands), windows added in output order (the offsets in reverse row-major order are the
+    nothing lands, whatever g holds), windows added in output order (the offsets in reverse row-major order are the
     windows holding one input element in row-major order); cropped to the input, so a maximum
     outside it (a window all padding) is dropped. Laid out C-major when g is (a conv2d gradient)."""
     cm = _channel_major(g)
     dx = _alloc((geo.N, geo.C) + tuple(n + lo + hi for n, (lo, hi) in zip(geo.size, geo.pads)), g.dtype, cm, True)
-    tmp = np.empty(g.shape, dtype=g.dtype)
     K = _prod(geo.kernel)
     for i, k in zip(range(K - 1, -1, -1), reversed(list(_offsets(geo)))):
-        np.multiply(g, idx == i, out=tmp)
-        dx[_offset_slices(geo, k)] += tmp
+        part = dx[_offset_slices(geo, k)]
+        np.add(part, g, out=part, where=idx == i)  # added only there: an inf in g reaches no other element
     return _crop(dx, geo) if any(lo or hi for lo, hi in geo.pads) else dx
 
 

@@ -608,8 +608,9 @@ def test_max_pool_nan_windows_follow_torch(use_numba):
 
 def test_max_pool_backward_is_torchs_bitwise():
     """The backward is PyTorch's: zeros (+0.0 where no maximum is), each window's gradient added in
-    output order (overlapping windows sharing a maximum sum in the same order), for 1-, 2- and 3-d,
-    with and without indices; the 2x2 backend gives the same values (its zeros keep g's sign)."""
+    output order (overlapping windows sharing a maximum sum in the same order), an inf in g reaching
+    its window's maximum only, for 1-, 2- and 3-d, with and without indices (the 2x2 backend
+    multiplies g by its 0/1 choices: its zeros keep g's sign, tests/perf_kernels)."""
     torch = pytest.importorskip("torch", reason="PyTorch is the oracle")
     rng = np.random.default_rng(11)
     for n, shape, kw in [(1, (2, 2, 11), dict(kernel_size=3, stride=1, padding=1)),
@@ -622,6 +623,7 @@ def test_max_pool_backward_is_torchs_bitwise():
         tx = torch.tensor(x, requires_grad=True)
         tout = getattr(torch.nn.functional, f"max_pool{n}d")(tx, **kw)
         g = rng.standard_normal(tuple(tout.shape)).astype(np.float32)
+        g.flat[1] = np.inf  # reaches its window's maximum only
         tdx, = torch.autograd.grad(tout, tx, torch.tensor(g))
         for ri in (False, True):
             mx = mg.tensor(x, requires_grad=True)
