@@ -1,6 +1,6 @@
 """2x2 / stride-2 max pooling's forward and backward (numba; imported only by minigrad.kernels).
 
-The NumPy path (ops/pooling.py: _max_2x2_numpy) takes two pairwise maxima over the input in memory order,
+The NumPy path (ops/_pool2d.py: _max_2x2_numpy) takes two pairwise maxima over the input in memory order,
 with two temporaries; the kernel makes the same two passes compiled, with one scratch array, and
 writes the same three results: the maxima (NaN propagates, as np.maximum), ih ("the second of each
 horizontal pair is greater or NaN", for both rows of every window) and iv ("the bottom row's
@@ -90,7 +90,7 @@ def backward(gm, ih, iv):
 
 def forward(xm, OH, OW):
     """(out (A, B, OH, OW), ih (A*B*2*OH*OW,), iv (A*B*OH, OW)) for a C-contiguous (A, B, 2*OH, 2*OW)
-    array xm: what _max_2x2 computes, in the same layouts."""
+    array xm: what _max_2x2 (ops/_pool2d.py) computes, in the same layouts."""
     A, B = xm.shape[:2]
     R = A * B * OH
     out = buffers.empty((A, B, OH, OW), xm.dtype)
