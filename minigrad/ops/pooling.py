@@ -75,10 +75,10 @@ def _scatter_windows(parts, geo, dtype, channel_major=False):
 # (MaxPoolBackward: scatter g there) and double backward / JVP (MaxPoolDoubleBackward: gather there)
 # read: `pairs`, the 2x2 backend's two pairwise choices (ops/_pool2d.py: 2x2 / stride-2 windows tiling
 # a 2-D input, no indices asked for; numba or NumPy), else `idx`, each maximum's offset in its window
-# (the running-maximum loop over the kernel offsets, any n). PyTorch's
-# indices (the flat index in the input plane) are computed from the offsets. Both forms follow
-# PyTorch's scan of a window: a value replaces the running maximum when it is greater or NaN, so the
-# last NaN wins a window with NaN, else the first maximum.
+# (the running-maximum loop over the kernel offsets, any n). PyTorch's indices (the flat index in the
+# input plane) are computed from the offsets. Both forms follow PyTorch's scan of a window: a value
+# replaces the running maximum when it is greater or NaN, so the last NaN wins a window with NaN,
+# else the first maximum.
 
 def _lowest(dtype):
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
