@@ -16,6 +16,15 @@ def _conv_weight(args, need):
     return [g, x, None, None, geo, groups, (False, True, False)], new_need
 
 
+def _max_pool(return_indices):
+    """max_pool2d's MaxPool2DWithIndices(x, geo) (no indices) and the N-d MaxPoolNd(x, geo) (with them)
+    are MaxPool(x, geo, return_indices)."""
+    def rewrite(args, need):
+        x, geo = args
+        return [x, geo, return_indices], None if need is None else tuple(need) + (False,)
+    return rewrite
+
+
 _CONV, _POOL = "minigrad.ops.conv.", "minigrad.ops.pooling."
 
 OPS = {
@@ -30,9 +39,13 @@ OPS = {
     (_POOL + "AvgPool2DBackward", "avg_pool2d_backward"): (_POOL + "AvgPoolBackward", None),
     ("minigrad.ops.pooling_nd.AvgPoolNd", "avg_pool"): (_POOL + "AvgPool", None),
     ("minigrad.ops.pooling_nd.AvgPoolNdBackward", "avg_pool_backward"): (_POOL + "AvgPoolBackward", None),
-    ("minigrad.ops.pooling_nd.MaxPoolNd", "max_pool"): (_POOL + "MaxPoolNd", None),
+    ("minigrad.ops.pooling_nd.MaxPoolNd", "max_pool"): (_POOL + "MaxPool", _max_pool(True)),
     ("minigrad.ops.pooling_nd.AdaptiveMaxPoolNd", "adaptive_max_pool"): (_POOL + "AdaptiveMaxPoolNd", None),
     ("minigrad.ops.pooling_nd.MaxUnpoolNd", "max_unpool"): (_POOL + "MaxUnpoolNd", None),
+    # max_pool2d's 2-D classes and the N-d MaxPoolNd merged into one max-pool family (ops/pooling.py)
+    (_POOL + "MaxPool2DWithIndices", "max_pool2d"): (_POOL + "MaxPool", _max_pool(False)),
+    (_POOL + "MaxPool2DWithIndicesBackward", "max_pool2d_backward"): (_POOL + "MaxPoolBackward", None),
+    (_POOL + "MaxPoolNd", "max_pool"): (_POOL + "MaxPool", _max_pool(True)),
 }
 
 

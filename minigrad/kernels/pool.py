@@ -1,11 +1,11 @@
 """2x2 / stride-2 max pooling's forward and backward (numba; imported only by minigrad.kernels).
 
-The NumPy path (ops/pooling.py: _max_2x2) takes two pairwise maxima over the input in memory order,
+The NumPy path (ops/_pool2d.py: _max_2x2_numpy) takes two pairwise maxima over the input in memory order,
 with two temporaries; the kernel makes the same two passes compiled, with one scratch array, and
 writes the same three results: the maxima (NaN propagates, as np.maximum), ih ("the second of each
-horizontal pair is strictly greater", for both rows of every window) and iv ("the bottom row's
-maximum is strictly greater"), so that the first maximum in row-major window order wins ties, as
-PyTorch. The backward routes the gradient down the same two choices in reverse, with the NumPy
+horizontal pair is greater or NaN", for both rows of every window) and iv ("the bottom row's
+maximum is greater or NaN"), PyTorch's scan of the window in row-major order: the first maximum wins
+ties, the last NaN wins a window with NaN. The backward routes the gradient down the same two choices in reverse, with the NumPy
 path's multiplications by the 0/1 masks (so even the signs of its zeros are the same). The
 horizontal pass runs over the whole array as one loop (every pair is two neighbours in memory),
 which vectorises; the earlier one-pass kernel ran window by window along rows of 7-14 windows, too
@@ -39,7 +39,7 @@ def max2x2_forward(x, out, ih, iv, hp):
         p = x[2 * k]
         q = x[2 * k + 1]
         hp[k] = _max(p, q)
-        ih[k] = q > p
+        ih[k] = (q > p) | (q != q)  # PyTorch's scan: a greater or NaN value replaces the maximum
     for r in range(R):
         top = hp[2 * r * OW:][:OW]
         bot = hp[(2 * r + 1) * OW:][:OW]
@@ -49,7 +49,7 @@ def max2x2_forward(x, out, ih, iv, hp):
             t = top[j]
             b = bot[j]
             o[j] = _max(t, b)
-            v[j] = b > t
+            v[j] = (b > t) | (b != b)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -90,7 +90,7 @@ def backward(gm, ih, iv):
 
 def forward(xm, OH, OW):
     """(out (A, B, OH, OW), ih (A*B*2*OH*OW,), iv (A*B*OH, OW)) for a C-contiguous (A, B, 2*OH, 2*OW)
-    array xm: what _max_2x2 computes, in the same layouts."""
+    array xm: what _max_2x2 (ops/_pool2d.py) computes, in the same layouts."""
     A, B = xm.shape[:2]
     R = A * B * OH
     out = buffers.empty((A, B, OH, OW), xm.dtype)

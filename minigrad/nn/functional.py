@@ -27,8 +27,7 @@ from ..ops.loss import (BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossE
                         NllLoss)
 from ..ops.normalization import NativeBatchNorm, NativeLayerNorm
 from ..ops.padding import ConstantPadNd
-from ..ops.pooling import (AdaptiveMaxPoolNd, AvgPool, MaxPool2DWithIndices, MaxPoolNd, MaxUnpoolNd,
-                           avg_divisor)
+from ..ops.pooling import AdaptiveMaxPoolNd, AvgPool, MaxPool, MaxUnpoolNd, avg_divisor
 from ..random import get_rng
 from ..ops.random import DropoutMask
 from ..tensor import Tensor, _shape_of
@@ -920,7 +919,8 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
     r"""out[n, c, oh, ow] = max over the (dilated) window of xpad, padding with -inf; the gradient goes to
-    the first maximum of each window, as PyTorch.
+    the first maximum of each window, as PyTorch. A window holding NaN gives NaN, and its index and
+    gradient are its last NaN's (PyTorch's scan: a greater or NaN value replaces the maximum).
 
     Args:
         input (Tensor): (N, C, H, W) or (C, H, W).
@@ -1628,19 +1628,17 @@ def _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode
 
 def _max_pool_nd(op, n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     x, unb, geo, _ = _pool_nd_geo(op, n, input, kernel_size, stride, padding, dilation, ceil_mode)
-    if n == 2 and not return_indices:  # the window offsets and the 2-D kernels (2x2: numba), no indices
-        return _unbatch(MaxPool2DWithIndices.apply(x, geo), unb)
-    # the indices from the Function itself (traced, jitted)
-    out, idx = MaxPoolNd.apply(x, geo)
-    if return_indices:
-        return _unbatch(out, unb), _unbatch(idx, unb)
-    return _unbatch(out, unb)
+    if not return_indices:
+        return _unbatch(MaxPool.apply(x, geo, False), unb)
+    out, idx = MaxPool.apply(x, geo, True)  # the indices from the Function itself (traced, jitted)
+    return _unbatch(out, unb), _unbatch(idx, unb)
 
 
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
     r"""out[n, c, l] = max over the (dilated) window of xpad (-inf padding); the gradient goes to the
-    first maximum of each window, as PyTorch.
+    first maximum of each window, as PyTorch. A window holding NaN gives NaN, and its index and
+    gradient are its last NaN's (PyTorch's scan: a greater or NaN value replaces the maximum).
 
     Args:
         input (Tensor): (N, C, L) or (C, L).

@@ -1,30 +1,29 @@
 """Pooling, one family for 1-, 2- and 3-d windows on the convolution family's window geometry
-(ops/conv.py): max pooling (MaxPool2DWithIndices: the values, with 2-D backends; MaxPoolNd: the values
-and PyTorch's indices), average pooling (AvgPool), adaptive max pooling (AdaptiveMaxPoolNd) and max
-unpooling (MaxUnpoolNd).
+(ops/conv.py): max pooling (MaxPool, with PyTorch's indices on request; its backward MaxPoolBackward
+and double backward MaxPoolDoubleBackward), average pooling (AvgPool), adaptive max pooling
+(AdaptiveMaxPoolNd) and max unpooling (MaxUnpoolNd).
 
-max_pool2d without indices is MaxPool2DWithIndices: it keeps each window's offset (or, for 2x2 / stride-2
-windows tiling the input, the two pairwise choices of minigrad/kernels/pool.py's numba pass or its NumPy
-path), its backward is itself an op (MaxPool2DWithIndicesBackward: scatter the gradient to each
-window's maximum), whose own backward gathers at the same positions (MaxPoolDoubleBackward). The max
-ops with indices (max_pool1d/2d/3d(return_indices=True), and max_pool1d/3d) return PyTorch's indices
-(the flat index of each maximum in its input plane, the last NaN winning) from the Function itself, so
-a tracer records them; their backward scatters g to those indices with Tensor ops (ScatterAdd, whose
-backward gathers), so the gradient is twice differentiable. Average pooling sums the windows offset by
-offset (one strided add each) for every dimension; its backward spreads g / divisor the same way.
+Max pooling keeps each window's offset (the running maximum over the kernel offsets, one strided
+comparison each), or, for 2x2 / stride-2 windows tiling a 2-D input without indices, the two pairwise
+choices of its 2x2 backend (ops/_pool2d.py: minigrad/kernels/pool.py's numba pass or NumPy); both follow
+PyTorch's scan of a window (NaN propagates, the last NaN wins, else the first maximum). Its backward is
+itself an op (MaxPoolBackward: scatter the gradient to each window's maximum), whose own backward
+gathers at the same positions (MaxPoolDoubleBackward), so the gradient is twice differentiable; the
+indices (the flat index of each maximum in its input plane) come from the Function itself, so a
+tracer records them. Average pooling sums the windows offset by offset (one strided add each) for
+every dimension; its backward spreads g / divisor the same way.
 """
 import itertools
 
 import numpy as np
 
-from .. import kernels
 from .._memory_format import _c_order
 from ..autograd.function import Function, NoRule
-from ..kernels import buffers, select
 from ..tensor import Tensor
 from . import _conv2d as _k2
-from ._conv2d import _alloc, _channel_major, _mem_order
-from .conv import _crop, _offset_slices, _offsets, _padded, _windows, check_geom
+from ._conv2d import _alloc, _channel_major
+from ._pool2d import _is_2x2_tiling, _max_2x2, _max_2x2_idx, _max_2x2_scatter
+from .conv import _crop, _GeomNd, _offset_slices, _offsets, _padded, check_geom
 
 __all__ = []  # Function classes only: their public wrappers are nn.functional's
 
@@ -70,97 +69,32 @@ def _scatter_windows(parts, geo, dtype, channel_major=False):
     return dx
 
 
-def _gather_windows(x, idx, geo):
-    """out[n, c, *o] = xpad[window idx[n, c, *o]] (idx: the row-major offset in the window)."""
-    xp = _pad(x, geo)
-    out = np.zeros((geo.N, geo.C) + geo.out, dtype=x.dtype)
-    for i, k in enumerate(_offsets(geo)):
-        out += xp[_offset_slices(geo, k)] * (idx == i)
-    return out
+# -- max pooling: one op family for 1-, 2- and 3-d windows ---------------------------------------------
+#
+# MaxPool's forward records where each window's maximum is, in one of two forms that its backward
+# (MaxPoolBackward: scatter g there) and double backward / JVP (MaxPoolDoubleBackward: gather there)
+# read: `pairs`, the 2x2 backend's two pairwise choices (ops/_pool2d.py: 2x2 / stride-2 windows tiling
+# a 2-D input, no indices asked for; numba or NumPy), else `idx`, each maximum's offset in its window
+# (the running-maximum loop over the kernel offsets, any n). PyTorch's indices (the flat index in the
+# input plane) are computed from the offsets. Both forms follow PyTorch's scan of a window: a value
+# replaces the running maximum when it is greater or NaN, so the last NaN wins a window with NaN,
+# else the first maximum.
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
-# -- max pooling -----------------------------------------------------------------------------------
-
-def _is_2x2_tiling(geo):
-    """True for 2x2 windows with stride 2 tiling the unpadded input exactly (the common CNN pooling)."""
-    return (geo.kh == geo.kw == geo.sh == geo.sw == 2 and geo.dh == geo.dw == 1
-            and not (geo.pt or geo.pb or geo.pl or geo.pr) and geo.H == 2 * geo.OH and geo.W == 2 * geo.OW)
-
-
-def _max_2x2(x, geo):
-    """2x2 / stride-2 max pooling as two pairwise maxima over flat memory-order views: first across each
-    horizontal pair (a 1-D stride-2 loop), then across the two rows of each window, so no padded copy and
-    long inner loops (or, with numba, minigrad/kernels/pool.py in one pass). ih / iv record "the second of the pair is strictly greater", which makes the first
-    maximum in row-major window order win ties, as PyTorch (and the general path).
-    Returns (out, (ih, iv, channel_major))."""
-    xm, cm = _mem_order(x)
-    if kernels.available() and select.choose(  # numba: the same three results in one pass over x
-            "max_pool2d_2x2", [list(xm.shape), x.dtype.name, cm],
-            {"numba": lambda: kernels.load("pool").forward(xm, geo.OH, geo.OW),
-             "numpy": lambda: _max_2x2_numpy(xm, geo, x.dtype)}, "numba") == "numba":
-        out, ih, iv = kernels.load("pool").forward(xm, geo.OH, geo.OW)
-    else:
-        out, ih, iv = _max_2x2_numpy(xm, geo, x.dtype)
-    return (out.transpose(1, 0, 2, 3) if cm else out), (ih, iv, cm)
-
-
-def _max_2x2_numpy(xm, geo, dtype):
-    """_max_2x2's NumPy path on the memory-order array: (out, ih, iv), as the numba kernel's."""
-    A, B = xm.shape[:2]
-    p = xm.reshape(-1, 2)
-    a, b = p[:, 0], p[:, 1]
-    hm = np.maximum(a, b)                    # (A*B*H*OW,)
-    ih = np.greater(b, a, out=buffers.empty(hm.shape, np.bool_))
-    q = hm.reshape(-1, 2, geo.OW)            # (A*B*OH, top/bottom row, OW)
-    t, u = q[:, 0], q[:, 1]
-    out = np.maximum(t, u, out=buffers.empty((A, B, geo.OH, geo.OW), dtype).reshape(t.shape))
-    iv = np.greater(u, t, out=buffers.empty(t.shape, np.bool_))
-    return out.reshape(A, B, geo.OH, geo.OW), ih, iv
-
-
-def _max_2x2_idx(ih, iv, cm, geo):
-    """The window offsets (N, C, OH, OW) int8 k = 2 * row + col of the 2x2 path's maxima."""
-    ih3 = ih.reshape(-1, 2, geo.OW)
-    idx = (2 * iv + np.where(iv, ih3[:, 1], ih3[:, 0])).astype(np.int8)
-    idx = idx.reshape(((geo.C, geo.N) if cm else (geo.N, geo.C)) + (geo.OH, geo.OW))
-    return np.ascontiguousarray(idx.transpose(1, 0, 2, 3)) if cm else idx
-
-
-def _max_2x2_scatter(g, ih, iv, cm, geo):
-    """dx for the 2x2 path: g routed down the two pairwise choices, in x's memory order (so a
-    channel-major conv output gets a channel-major gradient, which conv2d's backward uses as is)."""
-    gm = np.ascontiguousarray(g.transpose(1, 0, 2, 3) if cm else g).reshape(-1, geo.OW)
-    if kernels.available():  # numba: the same products in one pass
-        dx = kernels.load("pool").backward(gm, ih, iv.reshape(gm.shape))
-    else:
-        dx = _scatter_pairs(gm, ih, iv, geo)
-    if cm:
-        return dx.reshape(geo.C, geo.N, geo.H, geo.W).transpose(1, 0, 2, 3)
-    return dx.reshape(geo.N, geo.C, geo.H, geo.W)
-
-
-def _scatter_pairs(gm, ih, iv, geo):
-    """The NumPy path of _max_2x2_scatter: dx in memory order, flat pairs (rows * W / 2, 2)."""
-    dh = buffers.empty((gm.shape[0], 2, geo.OW), gm.dtype)
-    np.multiply(gm, iv, out=dh[:, 1])
-    np.multiply(gm, ~iv, out=dh[:, 0])
-    dh = dh.reshape(-1)
-    dx = buffers.empty((dh.shape[0], 2), gm.dtype)
-    np.multiply(dh, ih, out=dx[:, 1])
-    np.multiply(dh, ~ih, out=dx[:, 0])
-    return dx
-
-
-def _max_windows(x, geo):
-    """Max pooling of x (N, C, *size): (out, pairs, idx), where either pairs holds the 2x2 path's
-    choices (idx None, built on demand by _argmax_offsets) or idx the window offset of each maximum."""
-    if len(geo.size) == 2:
+def _max_windows(x, geo, pairs_ok):
+    """Max pooling of x (N, C, *size): (out, pairs, idx), where either pairs holds the 2x2 backend's
+    choices (only when pairs_ok; idx None, built on demand by _argmax_offsets) or idx the window offset
+    of each maximum."""
+    if pairs_ok and len(geo.size) == 2:
         f = _k2.flat(geo)
         if _is_2x2_tiling(f):
             out, pairs = _max_2x2(x, f)
             return out, pairs, None
     # pad with the dtype's lowest value: -inf for floats, iinfo.min for integers (-inf overflowed)
-    low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    low = _lowest(x.dtype)
     xp = _pad(x, geo, low)
     offs = _offsets(geo)
     best = xp[_offset_slices(geo, next(offs))].copy(order="K")  # keeps a C-major (conv output) layout
@@ -172,17 +106,21 @@ def _max_windows(x, geo):
         np.maximum(best, v, out=best)
         # branch-free idx[m] = k: k exceeds every index stored so far
         np.maximum(idx, np.multiply(m, idx.dtype.type(k), dtype=idx.dtype), out=idx)
+    if x.dtype.kind == "f":
+        nan = np.isnan(best)
+        if nan.any():  # np.maximum made them NaN, `v > best` never chose a NaN: the last NaN wins
+            for k, off in enumerate(_offsets(geo)):
+                np.copyto(idx, idx.dtype.type(k), where=nan & np.isnan(xp[_offset_slices(geo, off)]))
     if any(lo for lo, _ in geo.pads):
         # a window whose maximum is the padding value (its elements all -inf, or the integer minimum)
         # kept offset 0, in the padding: its index pointed outside the input and its gradient was
         # lost; PyTorch's scan starts at the window's first element inside the input and keeps it
         none = best == low
         if none.any():
-            k0 = 0
+            k0 = np.zeros((), np.int64)  # the row-major offset of that element, per output position
             for o, s, (p, _), d, kd in zip(geo.out, geo.stride, geo.pads, geo.dilation, geo.kernel):
                 start = np.arange(o) * s - p
-                first = np.where(start < 0, (-start + d - 1) // d, 0)
-                k0 = np.multiply.outer(k0, kd) + first if np.ndim(k0) else k0 * kd + first
+                k0 = np.add.outer(k0 * kd, np.where(start < 0, (-start + d - 1) // d, 0))
             np.copyto(idx, np.broadcast_to(k0, idx.shape).astype(idx.dtype), where=none)
     return best, None, idx
 
@@ -195,18 +133,20 @@ def _prod(t):
 
 
 def _check_choices(op, geo, pairs, idx):
-    """The forward's record of each window's maximum must fit the geometry (the 2x2 kernels index by it)."""
+    """The forward's record of each window's maximum must fit the geometry (the kernels index by it)."""
     if pairs is not None:
-        geo = _k2.flat(geo)
-        ok = type(pairs) is tuple and len(pairs) == 3 and _is_2x2_tiling(geo) and all(
+        f = _k2.flat(geo) if len(geo.size) == 2 else None
+        ok = f is not None and type(pairs) is tuple and len(pairs) == 3 and _is_2x2_tiling(f) and all(
             isinstance(a, np.ndarray) and a.dtype == np.bool_ for a in pairs[:2])
-        R = geo.N * geo.C * geo.OH
-        if not ok or pairs[0].size != R * 2 * geo.OW or pairs[1].size != R * geo.OW:
+        R = geo.N * geo.C * geo.out[0]
+        if not ok or pairs[0].size != R * 2 * geo.out[-1] or pairs[1].size != R * geo.out[-1]:
             raise ValueError(f"{op}: the 2x2 pooling choices do not fit the window geometry {tuple(geo)}")
     if idx is not None and (not isinstance(idx, np.ndarray) or idx.dtype.kind not in "iu"
                             or idx.shape != (geo.N, geo.C) + geo.out):
         raise ValueError(f"{op}: window offsets of shape {getattr(idx, 'shape', None)} do not fit the window "
                          f"geometry (expected {(geo.N, geo.C) + geo.out})")
+    if pairs is None and idx is None:
+        raise ValueError(f"{op}: neither the 2x2 pooling choices nor the window offsets are given")
 
 
 def _argmax_offsets(pairs, idx, geo):
@@ -214,68 +154,129 @@ def _argmax_offsets(pairs, idx, geo):
     return idx if idx is not None else _max_2x2_idx(*pairs, _k2.flat(geo))
 
 
-class MaxPool2DWithIndices(Function):
-    """out = max over each window (the first maximum wins ties);
-    dx = MaxPool2DWithIndicesBackward(g): g scattered to each window's maximum"""
+def _plane_indices(idx, geo):
+    """PyTorch's indices: the flat index in the (unpadded) input plane of each window's maximum, from
+    its window offset idx. A window entirely in padding (dilation) keeps PyTorch's initial index, its
+    first element at or after 0, which may lie past the input, as PyTorch's."""
+    n = len(geo.size)
+    offs = np.unravel_index(idx, geo.kernel)
+    flat = np.zeros(idx.shape, np.int64)
+    for d in range(n):
+        o = np.arange(geo.out[d]).reshape((-1,) + (1,) * (n - 1 - d))
+        flat = flat * geo.size[d] + (o * geo.stride[d] - geo.pads[d][0] + offs[d] * geo.dilation[d])
+    return flat
+
+
+def _scatter_max(g, idx, geo):
+    """dx: g added at each window's maximum (offset idx), as PyTorch's backward: zeros (+0.0 where
+    nothing lands, whatever g holds), windows added in output order (the offsets in reverse row-major order are the
+    windows holding one input element in row-major order); cropped to the input, so a maximum
+    outside it (a window all padding) is dropped. Laid out C-major when g is (a conv2d gradient)."""
+    cm = _channel_major(g)
+    dx = _alloc((geo.N, geo.C) + tuple(n + lo + hi for n, (lo, hi) in zip(geo.size, geo.pads)), g.dtype, cm, True)
+    K = _prod(geo.kernel)
+    # g times each offset's 0/1 mask, added (twice as fast as a masked add; the -0.0 of a negative g
+    # times 0 leaves every sum as it is); an inf or NaN in g would make NaN in the rest of its window
+    # that way, so such a g is added only where the mask holds
+    tmp = np.empty(g.shape, dtype=g.dtype) if g.dtype.kind != "f" or np.isfinite(g).all() else None
+    for i, k in zip(range(K - 1, -1, -1), reversed(list(_offsets(geo)))):
+        part = dx[_offset_slices(geo, k)]
+        if tmp is not None:
+            part += np.multiply(g, idx == i, out=tmp)
+        else:
+            np.add(part, g, out=part, where=idx == i)
+    return _crop(dx, geo) if any(lo or hi for lo, hi in geo.pads) else dx
+
+
+def _gather_max(t, idx, geo):
+    """t (N, C, *size) read at each window's maximum (offset idx): the adjoint of _scatter_max, exact
+    (a copy, 0 for a maximum outside the input)."""
+    tp = _pad(t, geo)
+    out = np.empty((geo.N, geo.C) + geo.out, dtype=t.dtype)
+    for i, k in enumerate(_offsets(geo)):
+        np.copyto(out, tp[_offset_slices(geo, k)], where=idx == i)
+    return out
+
+
+class MaxPool(Function):
+    """out = max over each window (PyTorch's scan: a greater or NaN value replaces the running maximum,
+    so NaN propagates, the last NaN wins, else the first maximum); with return_indices also idx, the
+    flat index of each maximum in its input plane;
+    dx = MaxPoolBackward(g): g scattered (added) to each window's maximum"""
     batching = "fold_into_n"
 
-    op_name = "max_pool2d"
+    op_name = "max_pool"
+
+    def name(self):
+        return f"MaxPool{len(self.geo.size)}DWithIndicesBackward0"
 
     @staticmethod
     def _kernel_keys(args):
         """The kernel-selection keys this equation's arguments (Vars) may have used (mg.jit.explain)."""
-        x, _geo = args[:2]
+        x = args[0]
+        if len(x.shape) != 4:
+            return []
         N, C, H, W = x.shape
         dt = np.dtype(x.dtype).name
         return [("max_pool2d_2x2", [[N, C, H, W], dt, False]), ("max_pool2d_2x2", [[C, N, H, W], dt, True])]
 
     @staticmethod
-    def forward(ctx, x, geo):
-        check_geom("max_pool2d", geo, x)
-        if len(geo.size) != 2:
-            raise ValueError(f"max_pool2d: a 2-D window geometry is expected, got {geo!r:.200}")
-        out, ctx.pairs, ctx.idx = _max_windows(x, geo)
-        ctx.geo = geo
+    def forward(ctx, x, geo, return_indices=False):
+        check_geom(f"max_pool{len(geo.size)}d" if type(geo) is _GeomNd else "max_pool", geo, x)
+        # the 2x2 backend's pairs are cheaper than offsets only when no indices are asked for
+        out, ctx.pairs, ctx.idx = _max_windows(x, geo, not return_indices)
+        ctx.geo, ctx.return_indices = geo, bool(return_indices)
         ctx.save_for_backward(x)  # as PyTorch's node: the backward op takes it (its gradient there is 0)
-        return _c_order(out)  # PyTorch's contiguous layout (no copy for a C-order input)
+        out = _c_order(out)  # PyTorch's contiguous layout (no copy for a C-order input)
+        if not return_indices:
+            return out
+        idx = _plane_indices(ctx.idx, geo)
+        ctx.mark_non_differentiable(idx)
+        return out, idx
 
     @staticmethod
-    def backward(ctx, g):
+    def backward(ctx, g, *_):
         x, = ctx.saved_tensors
-        return MaxPool2DWithIndicesBackward.apply(g, x, ctx.pairs, ctx.idx, ctx.geo), None
+        return MaxPoolBackward.apply(g, x, ctx.pairs, ctx.idx, ctx.geo), None, None
 
     @staticmethod
-    def jvp(ctx, t, _geo):  # the tangent at each window's maximum
-        return MaxPoolDoubleBackward.apply(t, _argmax_offsets(ctx.pairs, ctx.idx, ctx.geo), ctx.geo)
+    def jvp(ctx, t, *_):  # the tangent at each window's maximum
+        out = MaxPoolDoubleBackward.apply(t, _argmax_offsets(ctx.pairs, ctx.idx, ctx.geo), ctx.geo)
+        return (out, None) if ctx.return_indices else out
 
     @staticmethod
     def onnx(e, c):
         geo = e.args[1]
-        # geo's bottom/right padding already covers ceil_mode's extra window, so the explicit pads with
+        # geo's end padding already covers ceil_mode's extra window, so the explicit pads with
         # ceil_mode=0 give the same windows; padding counts as -inf, as PyTorch
-        return c.add("MaxPool", [c.x(e)], c.out(e), kernel_shape=list(geo.kernel), strides=list(geo.stride),
-                     dilations=list(geo.dilation), pads=[lo for lo, _ in geo.pads] + [hi for _, hi in geo.pads])
+        outs = [c.out(e), c.tmp()] if len(e.outvars) > 1 else [c.out(e)]
+        c.add("MaxPool", [c.x(e)], outs, kernel_shape=list(geo.kernel), strides=list(geo.stride),
+              dilations=list(geo.dilation), pads=[lo for lo, _ in geo.pads] + [hi for _, hi in geo.pads])
+        if len(e.outvars) > 1:  # ONNX's index runs over the whole tensor; minigrad's within each plane
+            plane = c.const(np.asarray(_prod(geo.size), np.int64))
+            c.add("Mod", [outs[1], plane], c.out(e, 1))
+        return outs[0]
 
 
-class MaxPool2DWithIndicesBackward(Function):
-    """dx = g scattered to the window maxima of x (pairs: the 2x2 path's choices, else the offsets idx);
+class MaxPoolBackward(Function):
+    """dx = g scattered to the window maxima of x (pairs: the 2x2 backend's choices, else the offsets idx);
     dg = MaxPoolDoubleBackward(gg): gg gathered at the same positions; 0 for x (piecewise linear)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
     onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
-    op_name = "max_pool2d_backward"
+    op_name = "max_pool_backward"
+
+    def name(self):
+        return f"MaxPool{len(self.geo.size)}DWithIndicesBackwardBackward0"
 
     @staticmethod
     def forward(ctx, g, x, pairs, idx, geo):
-        check_geom("max_pool2d_backward", geo, x, out=g)
-        if len(geo.size) != 2:
-            raise ValueError(f"max_pool2d_backward: a 2-D window geometry is expected, got {geo!r:.200}")
-        _check_choices("max_pool2d_backward", geo, pairs, idx)
+        check_geom("max_pool_backward", geo, x, out=g)
+        _check_choices("max_pool_backward", geo, pairs, idx)
         ctx.pairs, ctx.idx, ctx.geo = pairs, idx, geo
         if pairs is not None:
             return _max_2x2_scatter(g, *pairs, _k2.flat(geo))
-        return _scatter_windows(lambda k, out: np.multiply(g, idx == k, out=out), geo, g.dtype,
-                                _channel_major(g))
+        return _scatter_max(g, idx, geo)
 
     @staticmethod
     def backward(ctx, gg):
@@ -284,11 +285,11 @@ class MaxPool2DWithIndicesBackward(Function):
 
     @staticmethod
     def jvp(ctx, tg, *_):  # linear in g; x only chose the maxima (its derivative is 0)
-        return MaxPool2DWithIndicesBackward.apply(tg, None, ctx.pairs, ctx.idx, ctx.geo) if tg is not None else None
+        return MaxPoolBackward.apply(tg, None, ctx.pairs, ctx.idx, ctx.geo) if tg is not None else None
 
 
 class MaxPoolDoubleBackward(Function):
-    """out = x at the window positions idx (the adjoint of the scatter);  dx = scatter(g, idx)"""
+    """out = x at the window positions idx (the adjoint of the scatter);  dx = MaxPoolBackward(g, idx)"""
     batching = NoRule("a backward op: vmap(grad(f)) runs it once per sample")
     onnx = NoRule("a backward op: export an inference graph (model.eval(), no backward)")
 
@@ -297,20 +298,17 @@ class MaxPoolDoubleBackward(Function):
     @staticmethod
     def forward(ctx, x, idx, geo):
         check_geom("max_pool_double_backward", geo, x)
-        if len(geo.size) != 2:
-            raise ValueError(f"max_pool_double_backward: a 2-D window geometry is expected, got {geo!r:.200}")
         _check_choices("max_pool_double_backward", geo, None, idx)
         ctx.idx, ctx.geo = idx, geo
-        return _gather_windows(x, idx, geo)
+        return _gather_max(x, idx, geo)
 
     @staticmethod
     def backward(ctx, g):
-        return MaxPool2DWithIndicesBackward.apply(g, None, None, ctx.idx, ctx.geo), None, None
+        return MaxPoolBackward.apply(g, None, None, ctx.idx, ctx.geo), None, None
 
     @staticmethod
     def jvp(ctx, t, *_):
         return MaxPoolDoubleBackward.apply(t, ctx.idx, ctx.geo)  # linear
-
 
 # -- average pooling -------------------------------------------------------------------------------
 
@@ -396,11 +394,7 @@ class AvgPoolBackward(Function):
         return AvgPoolBackward.apply(t, ctx.geo, ctx.div)  # linear
 
 
-# -- max pooling with indices, adaptive max pooling, max unpooling ----------------------------
-
-def _lowest(dtype):
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
-
+# -- adaptive max pooling, max unpooling ------------------------------------------------------------
 
 def _index_tensor(idx):
     """The forward's index array as a Tensor, reshaped with Tensor ops: a tracer recording the
@@ -438,73 +432,6 @@ def _pick_max(flat):
     else:
         none = val == _lowest(flat.dtype)
     return k, val, none
-
-
-def _scatter_masked(g, idx, valid, in_shape):
-    """dx: g added at the flat indices idx where valid (PyTorch's index of a window with no input
-    element points outside the input: that gradient has nowhere to go)."""
-    if valid is None:
-        return _scatter_to(g, idx, in_shape)
-    v = Tensor._make(valid.astype(g.dtype))
-    return _scatter_to(g * v, np.where(valid, idx, 0), in_shape)
-
-
-class MaxPoolNd(Function):
-    """out = max over each window (NaN propagates: the last NaN wins, else the first maximum, as
-    PyTorch), idx = its flat index in the input plane;  dx = g scattered (added) to idx"""
-    batching = "fold_into_n"
-
-    op_name = "max_pool"
-
-    def name(self):
-        return f"MaxPool{len(self.geo.size)}DWithIndicesBackward0"
-
-    @staticmethod
-    def forward(ctx, x, geo):
-        check_geom("max_pool", geo, x)
-        n = len(geo.size)
-        win = _windows(_padded(x, geo, _lowest(x.dtype)), geo)
-        flat = win.reshape(win.shape[:2 + n] + (int(np.prod(geo.kernel)),))  # explicit: N or C may be 0
-        k, out, none = _pick_max(flat)
-        # window offset -> input coordinate per dimension -> flat index in the (unpadded) plane;
-        # a window without a maximum above -inf takes PyTorch's initial index: its first element
-        # at or after 0 (which dilation may push past the input when the window is all padding)
-        offs = np.unravel_index(k, geo.kernel)
-        idx = np.zeros(k.shape, np.int64)
-        valid = np.ones(k.shape, bool)
-        for d in range(n):
-            o = np.arange(geo.out[d]).reshape((-1,) + (1,) * (n - 1 - d))
-            start = o * geo.stride[d] - geo.pads[d][0]
-            first = np.where(start < 0, start + (-start + geo.dilation[d] - 1) // geo.dilation[d] * geo.dilation[d],
-                             start)
-            coord = np.where(none, first, start + offs[d] * geo.dilation[d])
-            valid &= (coord >= 0) & (coord < geo.size[d])
-            idx = idx * geo.size[d] + coord
-        ctx.geo, ctx.idx, ctx.in_shape = geo, idx, x.shape
-        ctx.valid = None if valid.all() else valid
-        ctx.mark_non_differentiable(idx)
-        return out, idx
-
-    @staticmethod
-    def backward(ctx, g, _):
-        return _scatter_masked(g, ctx.idx, ctx.valid, ctx.in_shape), None
-
-    @staticmethod
-    def jvp(ctx, t, _geo):
-        if ctx.valid is None:
-            return _gather_at(t, ctx.idx), None
-        return _gather_at(t, np.where(ctx.valid, ctx.idx, 0)) * Tensor._make(ctx.valid.astype(t.dtype)), None
-
-    @staticmethod
-    def onnx(e, c):
-        geo = e.args[1]
-        outs = [c.out(e), c.tmp()]
-        c.add("MaxPool", [c.x(e)], outs, kernel_shape=list(geo.kernel), strides=list(geo.stride),
-              dilations=list(geo.dilation), pads=[lo for lo, _ in geo.pads] + [hi for _, hi in geo.pads])
-        if len(e.outvars) > 1:  # ONNX's index runs over the whole tensor; minigrad's within each plane
-            plane = c.const(np.asarray(int(np.prod(geo.size)), np.int64))
-            c.add("Mod", [outs[1], plane], c.out(e, 1))
-        return outs[0]
 
 
 def adaptive_bins(n, m):

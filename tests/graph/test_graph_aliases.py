@@ -5,7 +5,13 @@ family each: it records conv2d's Convolution ("conv2d") and ConvolutionBackward 
 ops/conv_nd.py's ConvolutionNd, ConvTransposeNd and ConvWeightNd, ops/pooling.py's AvgPool2D and
 AvgPool2DBackward, ops/pooling_nd.py's AvgPoolNd, AvgPoolNdBackward and MaxPoolNd, and both old
 geometry types (conv.py's flat _Geom, conv_nd.py's _GeomNd). It was made by `_step` below, traced on
-`_inputs()` with `mg.graph.trace(_step, *_inputs())` and saved with `Graph.save`."""
+`_inputs()` with `mg.graph.trace(_step, *_inputs())` and saved with `Graph.save`.
+
+data/max_pool_before_merge.mgg was saved before max pooling became one family (ops/pooling.py's
+MaxPool, MaxPoolBackward, MaxPoolDoubleBackward): it records max_pool2d's MaxPool2DWithIndices (the
+2x2 backend's pairs and the window offsets, as side outputs), MaxPool2DWithIndicesBackward and
+MaxPoolDoubleBackward, and the N-d MaxPoolNd (with its indices). It was made by `_max_step` on
+`_max_inputs()` the same way."""
 from pathlib import Path
 
 import numpy as np
@@ -44,13 +50,48 @@ def test_a_graph_saved_before_the_conv_pool_merge_loads_and_runs_as_today():
     g = mg.load_graph(OLD)
     prims = {e.prim for e in g.eqns}
     assert {"convolution", "convolution_backward", "conv_transpose", "avg_pool", "avg_pool_backward",
-            "max_pool", "max_pool2d", "max_pool2d_backward", "unfold", "fold"} <= prims
-    assert not prims & {"conv2d", "conv2d_backward", "convolution_weight", "avg_pool2d", "avg_pool2d_backward"}
+            "max_pool", "max_pool_backward", "unfold", "fold"} <= prims
+    assert not prims & {"conv2d", "conv2d_backward", "convolution_weight", "avg_pool2d", "avg_pool2d_backward",
+                        "max_pool2d", "max_pool2d_backward"}
     got = g(*[t.detach() for t in _inputs()])
     want = _step(*_inputs())
     assert len(got) == len(want) == 8
     for a, b in zip(got, want):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
+
+
+OLD_MAX = Path(__file__).parent / "data" / "max_pool_before_merge.mgg"
+
+
+def _max_step(x, x1, x3):
+    y = F.max_pool2d(x, 2)                                         # MaxPool2DWithIndices (the 2x2 pairs)
+    z = F.max_pool2d(x, 3, stride=2, padding=1)                    # MaxPool2DWithIndices (window offsets)
+    p, i = F.max_pool1d(x1, 3, stride=2, padding=1, return_indices=True)  # MaxPoolNd
+    q = F.max_pool3d(x3, 2)                                        # MaxPoolNd
+    loss = (y ** 2).sum() + (z ** 2).sum() + (p ** 2).sum() + (q ** 2).sum()
+    gs = mg.autograd.grad(loss, [x, x1, x3], create_graph=True)
+    gg = mg.autograd.grad((gs[0] ** 2).sum(), [x])                # MaxPool2DWithIndicesBackward's backward
+    return (loss, i) + tuple(gs) + tuple(gg)
+
+
+def _max_inputs():
+    rng = np.random.default_rng(3)
+    shapes = [(2, 2, 6, 6), (2, 2, 9), (1, 2, 4, 4, 4)]
+    return [mg.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes]
+
+
+def test_a_graph_saved_before_the_max_pool_merge_loads_and_runs_as_today():
+    g = mg.load_graph(OLD_MAX)
+    prims = {e.prim for e in g.eqns}
+    assert {"max_pool", "max_pool_backward", "max_pool_double_backward"} <= prims
+    assert not prims & {"max_pool2d", "max_pool2d_backward"}
+    assert {e.fn.__name__ for e in g.eqns if e.prim.startswith("max_pool")} == {
+        "MaxPool", "MaxPoolBackward", "MaxPoolDoubleBackward"}
+    got = g(*[t.detach() for t in _max_inputs()])
+    want = _max_step(*_max_inputs())
+    assert len(got) == len(want) == 6
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype and a.detach().numpy().tobytes() == b.detach().numpy().tobytes()
 
 
 def _rewrite(tmp_path, edit):

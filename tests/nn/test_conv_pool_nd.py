@@ -84,7 +84,7 @@ def test_reprs_match_torch(name, args):
 
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_pool_unpool_modules_round_trip_as_torch(n):
-    """MaxPoolNd(return_indices) -> MaxUnpoolNd(output_size) equals PyTorch's, gradients included."""
+    """MaxPool(return_indices) -> MaxUnpoolNd(output_size) equals PyTorch's, gradients included."""
     torch = pytest.importorskip("torch", reason="PyTorch is the oracle")
     shape = (2, 3) + (5, 4, 3)[:n]
     x = np.random.default_rng(n).permutation(int(np.prod(shape))).reshape(shape) * 1.0
@@ -453,7 +453,12 @@ def test_random_configurations_match_torch():
     rng = np.random.default_rng(123)
     checked = 0
 
-    def compare(ours, theirs, arrays):
+    def padding_only(out, size, k, s, p, d):
+        """Some window of the pooling lies entirely in the padding (dilation) along some dimension."""
+        return any(not any(0 <= o * st - pd + j * dd < n for j in range(kk))
+                   for m, n, kk, st, pd, dd in zip(out, size, k, s, p, d) for o in range(m))
+
+    def compare(ours, theirs, arrays, pool=None):
         ts = [torch.tensor(a, requires_grad=True) for a in arrays]
         try:
             tout = theirs(*ts)
@@ -465,7 +470,7 @@ def test_random_configurations_match_torch():
         np.testing.assert_allclose(o.detach().numpy(), to.detach().numpy(), rtol=1e-10, atol=1e-12)
         if i is not None:
             np.testing.assert_array_equal(i.numpy(), ti.numpy())
-        if getattr(o.grad_fn, "valid", None) is not None:
+        if pool is not None and padding_only(tuple(to.shape[2:]), *pool):
             return 1  # a window of padding only: PyTorch's backward writes out of bounds there
         g = rng.standard_normal(tuple(to.shape))
         gm = mg.autograd.grad(o, ms, mg.tensor(g))
@@ -494,7 +499,7 @@ def test_random_configurations_match_torch():
         xd = rng.permutation(x.size).reshape(x.shape) * 0.1  # no ties
         mp, ap, amp = (f"max_pool{n}d", f"avg_pool{n}d", f"adaptive_max_pool{n}d")
         checked += compare(lambda x: getattr(F, mp)(x, pk, s, pp, d, cm, True),
-                           lambda x: getattr(TF, mp)(x, pk, s, pp, d, cm, True), [xd])
+                           lambda x: getattr(TF, mp)(x, pk, s, pp, d, cm, True), [xd], (size, pk, s, pp, d))
         checked += compare(lambda x: getattr(F, ap)(x, pk, s, pp, cm, bool(d[0] - 1)),
                            lambda x: getattr(TF, ap)(x, pk, s, pp, cm, bool(d[0] - 1)), [x])
         osz = tuple(int(v) for v in rng.integers(1, 6, n))
@@ -540,3 +545,88 @@ def test_one_family_one_set_of_argument_rules_as_torch(call):
             call(F, *map(mg.tensor, arrays))
         return
     np.testing.assert_allclose(call(F, *map(mg.tensor, arrays)).numpy(), want, rtol=1e-12)
+
+
+_NAN_CASES = [  # (n, shape, kwargs): the general path, and the 2x2 backend (2-D, 2x2 / stride 2 tiling)
+    (1, (2, 3, 10), dict(kernel_size=4, stride=2, padding=1)),
+    (1, (2, 3, 8), dict(kernel_size=2)),
+    (2, (2, 3, 6, 8), dict(kernel_size=2)),
+    (2, (2, 3, 7, 7), dict(kernel_size=3, stride=2, padding=1)),
+    (2, (2, 3, 6, 8), dict(kernel_size=(2, 3), stride=1, dilation=(1, 2))),
+    (3, (1, 2, 4, 4, 6), dict(kernel_size=2)),
+    (3, (1, 2, 5, 5, 5), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+]
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_max_pool_nan_windows_follow_torch(use_numba):
+    """PyTorch's scan of a window: a value replaces the running maximum when it is greater or NaN, so a
+    window with NaN gives NaN, the index of its last NaN and the gradient there, else the first
+    maximum wins. The same on every path: 1-, 2- and 3-d, the 2x2 backend (numba or NumPy, a C-order
+    or channel-major input, with or without indices) and the general one; forward, indices, the
+    input gradient and the double backward (the gradient's gradient gathers at the same elements)."""
+    torch = pytest.importorskip("torch", reason="PyTorch is the oracle")
+    if use_numba:
+        pytest.importorskip("numba", reason="the numba kernels are an optional extra")
+    from minigrad import kernels
+    old = kernels.set_enabled(use_numba)
+    try:
+        assert kernels.available() == use_numba
+        rng = np.random.default_rng(7)
+        for j, (n, shape, kw) in enumerate(_NAN_CASES):
+            dt = (np.float32, np.float64)[j % 2]
+            x = rng.standard_normal(shape).astype(dt)
+            k = kw["kernel_size"]
+            x[rng.random(shape) < 0.6 / np.prod((k,) * n if np.ndim(k) == 0 else k)] = np.nan  # some windows
+            x.flat[0] = x.flat[1] = np.nan  # two NaN in the first window
+            layouts = [x] + ([x.transpose(1, 0, 2, 3).copy().transpose(1, 0, 2, 3)] if n == 2 else [])
+            fn, tfn = getattr(F, f"max_pool{n}d"), getattr(torch.nn.functional, f"max_pool{n}d")
+            tx = torch.tensor(x, requires_grad=True)
+            tout, tidx = tfn(tx, return_indices=True, **kw)
+            g = rng.standard_normal(tuple(tout.shape)).astype(dt)
+            tg = torch.tensor(g, requires_grad=True)
+            tdx, = torch.autograd.grad(tout, tx, tg, create_graph=True)
+            v = rng.standard_normal(shape).astype(dt)
+            tgg, = torch.autograd.grad(tdx, tg, torch.tensor(v))
+            assert np.isnan(tout.detach().numpy()).any() and not np.isnan(tout.detach().numpy()).all()
+            for a in layouts:
+                for ri in (False, True):
+                    mx = mg.from_numpy(a).requires_grad_()
+                    r = fn(mx, return_indices=ri, **kw)
+                    out = r[0] if ri else r
+                    np.testing.assert_array_equal(out.detach().numpy(), tout.detach().numpy())  # NaN where NaN
+                    if ri:
+                        np.testing.assert_array_equal(r[1].numpy(), tidx.numpy())
+                    mg_g = mg.tensor(g, requires_grad=True)
+                    dx, = mg.autograd.grad(out, [mx], mg_g, create_graph=True)
+                    np.testing.assert_array_equal(dx.detach().numpy(), tdx.detach().numpy())
+                    gg, = mg.autograd.grad(dx, [mg_g], mg.tensor(v))
+                    np.testing.assert_array_equal(gg.numpy(), tgg.numpy())
+    finally:
+        kernels.set_enabled(old)
+
+
+def test_max_pool_backward_is_torchs_bitwise():
+    """The backward is PyTorch's: zeros (+0.0 where no maximum is), each window's gradient added in
+    output order (overlapping windows sharing a maximum sum in the same order), an inf in g reaching
+    its window's maximum only, for 1-, 2- and 3-d, with and without indices (the 2x2 backend
+    multiplies g by its 0/1 choices: its zeros keep g's sign, tests/perf_kernels)."""
+    torch = pytest.importorskip("torch", reason="PyTorch is the oracle")
+    rng = np.random.default_rng(11)
+    for n, shape, kw in [(1, (2, 2, 11), dict(kernel_size=3, stride=1, padding=1)),
+                         (2, (2, 2, 9, 9), dict(kernel_size=3, stride=2, padding=1)),
+                         (2, (2, 2, 9, 9), dict(kernel_size=3)),
+                         (2, (2, 3, 5, 7), dict(kernel_size=2, ceil_mode=True)),
+                         (3, (1, 2, 5, 5, 5), dict(kernel_size=3, stride=1, padding=1))]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        x[..., 1::2] = np.round(x[..., 1::2])  # ties: the first maximum wins
+        tx = torch.tensor(x, requires_grad=True)
+        tout = getattr(torch.nn.functional, f"max_pool{n}d")(tx, **kw)
+        g = rng.standard_normal(tuple(tout.shape)).astype(np.float32)
+        g.flat[1] = np.inf  # reaches its window's maximum only
+        tdx, = torch.autograd.grad(tout, tx, torch.tensor(g))
+        for ri in (False, True):
+            mx = mg.tensor(x, requires_grad=True)
+            r = getattr(F, f"max_pool{n}d")(mx, return_indices=ri, **kw)
+            dx, = mg.autograd.grad(r[0] if ri else r, [mx], mg.tensor(g))
+            assert dx.numpy().tobytes() == tdx.numpy().tobytes()

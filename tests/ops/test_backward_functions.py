@@ -60,11 +60,14 @@ def _cases():
                        normalization.NativeLayerNormBackward, "NativeLayerNormBackwardBackward0",
                        lambda T, x, w, b: T.nn.functional.layer_norm(x, (4,), w, b)),
         "max_pool2d_2x2": (lambda x: F.max_pool2d(x, 2), [_distinct(2, 3, 4, 6)],
-                           pooling.MaxPool2DWithIndicesBackward, "MaxPool2DWithIndicesBackwardBackward0",
+                           pooling.MaxPoolBackward, "MaxPool2DWithIndicesBackwardBackward0",
                            lambda T, x: T.nn.functional.max_pool2d(x, 2)),
         "max_pool2d_general": (lambda x: F.max_pool2d(x, 3, stride=2, padding=1), [_distinct(2, 2, 5, 5)],
-                               pooling.MaxPool2DWithIndicesBackward, "MaxPool2DWithIndicesBackwardBackward0",
+                               pooling.MaxPoolBackward, "MaxPool2DWithIndicesBackwardBackward0",
                                lambda T, x: T.nn.functional.max_pool2d(x, 3, stride=2, padding=1)),
+        "max_pool3d_overlap": (lambda x: F.max_pool3d(x, 3, stride=2, padding=1), [_distinct(1, 2, 5, 4, 5)],
+                               pooling.MaxPoolBackward, "MaxPool3DWithIndicesBackwardBackward0",
+                               lambda T, x: T.nn.functional.max_pool3d(x, 3, stride=2, padding=1)),
         "linear": (lambda x, w, b: F.linear(x, w, b), [_t((5, 3)), _t((4, 3)), _t((4,))], linalg.AddmmBackward,
                    None, lambda T, x, w, b: T.nn.functional.linear(x, w, b)),
         "linear_3d": (lambda x, w, b: F.linear(x, w, b), [_t((2, 5, 3)), _t((4, 3)), _t((4,))],
@@ -132,10 +135,10 @@ def test_gradients_and_double_backward_node_match_torch(name):
 
 
 @pytest.mark.parametrize("cls", [conv.Convolution, loss.CrossEntropyLoss, normalization._Normalize,
-                                 normalization._NormalizeBackward, pooling.MaxPool2DWithIndices,
+                                 normalization._NormalizeBackward, pooling.MaxPool,
                                  linalg.Addmm, elementwise.Relu, conv.ConvolutionBackward,
                                  loss.CrossEntropyLossBackward, linalg.AddmmBackward, elementwise.ThresholdBackward,
-                                 pooling.MaxPool2DWithIndicesBackward])
+                                 pooling.MaxPoolBackward])
 def test_no_grad_mode_branch_in_backward(cls):
     """No `if create_graph / grad enabled` twin: the backward never asks for the grad mode."""
     from minigrad.autograd.function import _declared_forward  # a declared op's forward (Addmm, Relu)

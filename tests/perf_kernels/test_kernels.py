@@ -10,7 +10,8 @@ import minigrad.nn.functional as F
 from minigrad import kernels
 from minigrad.kernels import buffers
 from minigrad.ops import _conv2d as C
-from minigrad.ops import pooling as P
+from minigrad.ops import _pool2d as P
+from minigrad.ops._conv2d import _channel_major
 
 
 def _geo(x):
@@ -70,7 +71,7 @@ def test_numba_max2x2_backward_equals_numpy_path_bitwise(shape, dtype):
                 kernels.set_enabled(old)
             assert np.array_equal(got, ref, equal_nan=True)
             assert np.array_equal(np.signbit(got), np.signbit(ref))  # even the zeros' signs
-            assert P._channel_major(got) == P._channel_major(ref)
+            assert _channel_major(got) == _channel_major(ref)
 
 
 @pytest.mark.parametrize("use_numba", [True, False])
@@ -144,7 +145,7 @@ def test_like_keeps_the_layout():
     x = np.empty((8, 16, 32, 32), np.float32)
     cm = x.transpose(1, 0, 2, 3).copy().transpose(1, 0, 2, 3)
     assert buffers.like(x).flags.c_contiguous and buffers.like(x).shape == x.shape
-    assert buffers.like(cm).shape == cm.shape and P._channel_major(buffers.like(cm))
+    assert buffers.like(cm).shape == cm.shape and _channel_major(buffers.like(cm))
     assert buffers.like(x, dtype=bool).dtype == np.bool_
     assert buffers.like(x[:, :, ::2]) is None                   # another layout: the ufunc allocates
     assert buffers.like(x, np.empty((1, 16, 32, 32))) is None   # the result would broadcast

@@ -272,12 +272,6 @@ functional_ops = [
     fcase("unfold", "", [(2, 2, 4, 4)], lambda F, x: F.unfold(x, 2, padding=1, stride=2), None, grad_fn=None),
     fcase("fold", "", [(2, 8, 9)], lambda F, x: F.fold(x, (4, 4), 2, padding=1, stride=2), None,
           grad_fn="Col2Im"),
-    fcase("max_pool2d", "", [_distinct((2, 2, 4, 6))], lambda F, x: F.max_pool2d(x, 2), None,
-          grad_fn="MaxPool2DWithIndices"),
-    fcase("max_pool2d", "overlap_pad", [_distinct((1, 2, 5, 5))],
-          lambda F, x: F.max_pool2d(x, 3, stride=2, padding=1), None, grad_fn="MaxPool2DWithIndices"),
-    fcase("max_pool2d", "indices", [_distinct((1, 2, 4, 4))],
-          lambda F, x: F.max_pool2d(x, 2, stride=1, return_indices=True), None, grad_fn="MaxPool2DWithIndices"),
     fcase("avg_pool2d", "", [(2, 2, 4, 6)], lambda F, x: F.avg_pool2d(x, 2), None, grad_fn="AvgPool2D"),
     fcase("avg_pool2d", "pad", [(1, 2, 5, 5)],
           lambda F, x: F.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False), None,
@@ -321,7 +315,7 @@ def _bcase(name, inputs, op, ref=None, **kw):
     def gen(rng):
         return [SampleInput(tuple(i(rng) if callable(i) else (sample(i, rng) if isinstance(i, tuple) else i)
                                   for i in inputs))]
-    return OpInfo(name, op, ref, gen, kind="backward", torch_op=None, grad_fn=name, **kw)
+    return OpInfo(name, op, ref, gen, kind="backward", torch_op=None, **{"grad_fn": name, **kw})
 
 
 def _threshold_backward(g, y):
@@ -383,15 +377,6 @@ def _norm_backward(g, x, w, layer=True):
     return op.apply(g, x, w, mean, rstd, axes, 1e-5, (True, True, True))
 
 
-@_per_sample
-def _maxpool_backward(g, x):
-    from minigrad.ops.conv import _make_geom
-    from minigrad.ops.pooling import MaxPool2DWithIndicesBackward, _max_windows
-    geo = _make_geom("max_pool2d", x.shape, (2, 2), (2, 2), (1, 1), ((0, 0), (0, 0)))
-    _, pairs, idx = _max_windows(x.numpy(), geo)
-    return MaxPool2DWithIndicesBackward.apply(g, x, pairs, idx, geo)
-
-
 backward_ops = [
     _bcase("ThresholdBackward", [(2, 3), lambda rng: Const(positive((2, 3), rng) * rng.choice([0.0, 1.0], (2, 3)))],
            _threshold_backward, lambda g, y: g * (y > 0)),
@@ -407,8 +392,6 @@ backward_ops = [
     _bcase("NativeLayerNormBackward", [(2, 4, 3), (2, 4, 3), (3,)], _norm_backward),
     _bcase("NativeBatchNormBackward", [(4, 3, 2), (4, 3, 2), (1, 3, 1)],
            lambda g, x, w: _norm_backward(g, x, w, layer=False)),
-    _bcase("MaxPool2DWithIndicesBackward", [(2, 2, 2, 3), Const(np.arange(96.0).reshape(2, 2, 4, 6) % 7)],
-           lambda g, x: _maxpool_backward(g, x)),
 ]
 
 def _np_selu(x):
@@ -577,18 +560,6 @@ conv_pool_ops = [
           lambda F, x, w: F.conv_transpose2d(x, w, stride=2, groups=2, dilation=2), None, grad_fn="Convolution"),
     fcase("conv_transpose3d", "", [(1, 2, 2, 3, 2), (2, 2, 2, 2, 2)],
           lambda F, x, w: F.conv_transpose3d(x, w, stride=2, padding=(1, 0, 1)), None, grad_fn="Convolution"),
-    fcase("max_pool1d", "", [_distinct((2, 3, 8))], lambda F, x: F.max_pool1d(x, 2),
-          lambda x: x.reshape(2, 3, 4, 2).max(-1), grad_fn=None),
-    fcase("max_pool1d", "ceil_pad_indices", [_distinct((2, 3, 9))],
-          lambda F, x: F.max_pool1d(x, 3, stride=2, padding=1, ceil_mode=True, return_indices=True), None,
-          grad_fn=None),
-    fcase("max_pool1d", "dilation", [_distinct((1, 2, 8))], lambda F, x: F.max_pool1d(x, 2, 1, dilation=3), None,
-          grad_fn=None),
-    fcase("max_pool3d", "", [_distinct((1, 2, 4, 4, 2))], lambda F, x: F.max_pool3d(x, 2),
-          lambda x: x.reshape(1, 2, 2, 2, 2, 2, 1, 2).max((3, 5, 7)), grad_fn="MaxPool3DWithIndices"),
-    fcase("max_pool3d", "ceil_pad_indices", [_distinct((1, 1, 5, 4, 5))],
-          lambda F, x: F.max_pool3d(x, 3, stride=2, padding=1, ceil_mode=True, return_indices=True), None,
-          grad_fn="MaxPool3DWithIndices"),
     fcase("avg_pool1d", "", [(2, 3, 8)], lambda F, x: F.avg_pool1d(x, 2), lambda x: _np_avg_pool1d(x, 2),
           grad_fn=None),
     fcase("avg_pool1d", "ceil_pad", [(2, 3, 9)],
@@ -661,4 +632,46 @@ conv_pool_ops = [
           lambda x: np.pad(x[:, :, :3, 1:], ((0, 0), (0, 0), (2, 0), (0, 2)), mode="wrap"), grad_fn=None),
 ]
 
-ops = functional_ops + more_functional_ops + backward_ops + conv_pool_ops
+# max pooling, one op family for 1-, 2- and 3-d (minigrad/ops/pooling.py: MaxPool, MaxPoolBackward,
+# MaxPoolDoubleBackward; 2x2 / stride-2 windows tiling a 2-D input take the 2x2 backend). The 1-d
+# pools' grad_fn is None: PyTorch's is a Squeeze (it runs them as 2-d pools); ours is the op's node.
+@_per_sample
+def _max_pool_backward(g, x, k, s, p):
+    from minigrad.ops.conv import _make_geom
+    from minigrad.ops.pooling import MaxPoolBackward, _max_windows
+    n = x.ndim - 2
+    geo = _make_geom("max_pool", x.shape, (k,) * n, (s,) * n, (1,) * n, ((p, p),) * n)
+    _, pairs, idx = _max_windows(x.numpy(), geo, True)
+    return MaxPoolBackward.apply(g, x, pairs, idx, geo)
+
+
+max_pool_ops = [
+    fcase("max_pool2d", "", [_distinct((2, 2, 4, 6))], lambda F, x: F.max_pool2d(x, 2), None,
+          grad_fn="MaxPool2DWithIndices"),
+    fcase("max_pool2d", "overlap_pad", [_distinct((1, 2, 5, 5))],
+          lambda F, x: F.max_pool2d(x, 3, stride=2, padding=1), None, grad_fn="MaxPool2DWithIndices"),
+    fcase("max_pool2d", "indices", [_distinct((1, 2, 4, 4))],
+          lambda F, x: F.max_pool2d(x, 2, stride=1, return_indices=True), None, grad_fn="MaxPool2DWithIndices"),
+    fcase("max_pool2d", "2x2_indices", [_distinct((2, 2, 4, 6))],
+          lambda F, x: F.max_pool2d(x, 2, return_indices=True), None, grad_fn="MaxPool2DWithIndices"),
+    fcase("max_pool1d", "", [_distinct((2, 3, 8))], lambda F, x: F.max_pool1d(x, 2),
+          lambda x: x.reshape(2, 3, 4, 2).max(-1), grad_fn=None),
+    fcase("max_pool1d", "ceil_pad_indices", [_distinct((2, 3, 9))],
+          lambda F, x: F.max_pool1d(x, 3, stride=2, padding=1, ceil_mode=True, return_indices=True), None,
+          grad_fn=None),
+    fcase("max_pool1d", "dilation", [_distinct((1, 2, 8))], lambda F, x: F.max_pool1d(x, 2, 1, dilation=3), None,
+          grad_fn=None),
+    fcase("max_pool3d", "", [_distinct((1, 2, 4, 4, 2))], lambda F, x: F.max_pool3d(x, 2),
+          lambda x: x.reshape(1, 2, 2, 2, 2, 2, 1, 2).max((3, 5, 7)), grad_fn="MaxPool3DWithIndices"),
+    fcase("max_pool3d", "ceil_pad_indices", [_distinct((1, 1, 5, 4, 5))],
+          lambda F, x: F.max_pool3d(x, 3, stride=2, padding=1, ceil_mode=True, return_indices=True), None,
+          grad_fn="MaxPool3DWithIndices"),
+    _bcase("MaxPoolBackward", [(2, 2, 2, 3), Const(np.arange(96.0).reshape(2, 2, 4, 6) % 7)],
+           lambda g, x: _max_pool_backward(g, x, 2, 2, 0), grad_fn="MaxPool2DWithIndicesBackward"),
+    _bcase("MaxPoolBackward", [(1, 2, 4), Const(np.arange(14.0).reshape(1, 2, 7) % 5)],
+           lambda g, x: _max_pool_backward(g, x, 3, 2, 1), variant="1d_overlap_pad",
+           grad_fn="MaxPool1DWithIndicesBackward"),
+]
+
+
+ops = functional_ops + more_functional_ops + backward_ops + conv_pool_ops + max_pool_ops
