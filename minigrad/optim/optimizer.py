@@ -161,22 +161,11 @@ def _fusable(group: dict, params: list, *lists: list, traced: bool = False) -> b
     return True
 
 
-def _scratch(opt: "Optimizer", params: list, n: int = 1) -> dict:
-    """Per dtype of params, n flat scratch arrays (rows of one) as large as the largest of them, kept by the
-    optimizer and reused every step (a fresh parameter-sized temporary per step costs an allocation,
-    and page faults when large)."""
-    bufs = opt.__dict__.setdefault("_scratch_bufs", {})
-    need: dict = {}
-    for p in params:
-        d = p._data
-        need[d.dtype] = max(need.get(d.dtype, 0), d.size)
-    out = {}
-    for dtype, size in need.items():
-        buf = bufs.get(dtype)
-        if buf is None or buf.shape[0] < n or buf.shape[1] < size:
-            buf = bufs[dtype] = np.empty((n, size), dtype)
-        out[dtype] = buf
-    return out
+def _scratch(opt: "Optimizer") -> dict:
+    """The optimizer's scratch rows, per dtype (optim/_elementwise.py's NumPy programs take the rows
+    they need, grown to the largest parameter and reused every step: a fresh parameter-sized
+    temporary per step costs an allocation, and page faults when large)."""
+    return opt.__dict__.setdefault("_scratch_bufs", {})
 
 
 def _record_writes(tensors: list, outs: tuple) -> None:
