@@ -97,10 +97,15 @@ def _unused(dtype):
     return a
 
 
+def threshold(upd):
+    """The size from which upd's loop is split over the pool."""
+    return _pool.min_elements(_NS.get(upd.name, 0.44))
+
+
 class _Kernel:
     def __init__(self, upd):
         self.fn, self.stem, self.manifest = _load_numba_kernel(source(upd))
-        self.min = _pool.min_elements(_NS.get(upd.name, 0.44))
+        self.min = threshold(upd)
         self.recorded = 0  # signatures whose cache files are recorded in the manifest
 
 
