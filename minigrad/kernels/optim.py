@@ -120,12 +120,15 @@ def run(upd, arrays, flags, scalars):
         k = _kernels[upd] = _Kernel(upd)
     fn = k.fn
     p = arrays[0]
-    args = [_unused(p.dtype) if a is None else a for a in arrays] + list(flags) + list(scalars)
+    for a in arrays:
+        if a is None:
+            arrays = [_unused(p.dtype) if a is None else a for a in arrays]
+            break
     n = p.size
     if n < k.min:
-        fn(*args, 0, n)
+        fn(*arrays, *flags, *scalars, 0, n)
     else:
-        _pool.run_rows(lambda lo, hi: fn(*args, lo, hi), n)
-    if len(fn.signatures) != k.recorded:  # compiled (or loaded) a new signature
-        k.recorded = len(fn.signatures)
+        _pool.run_rows(lambda lo, hi: fn(*arrays, *flags, *scalars, lo, hi), n)
+    if len(fn.overloads) != k.recorded:  # compiled (or loaded) a new signature
+        k.recorded = len(fn.overloads)
         _record_numba_cache(fn, k.stem, k.manifest)

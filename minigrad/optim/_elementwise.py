@@ -223,6 +223,11 @@ class Update:
         self.optional = {self.arrays.index(a): self.flags.index(f) for a, f in (optional or {}).items()}
         self._programs = {}
 
+    def cast(self, scalars, dtype):
+        """The scalars in dtype (each rounded once), as the NumPy and numba paths compute with them."""
+        dt = dtype.type
+        return [dt(s) for s in scalars]
+
     def program(self, flags, scalars, present):
         """The traced program for these flags (a non-bool one: known at run time), these scalars
         (which are exactly the float 1) and these arrays present."""
@@ -233,23 +238,25 @@ class Update:
             prog = self._programs[key] = _Program(self, key[0], key[1], present)
         return prog
 
-    def arrays_step(self, arrays, flags, scalars, scratch=None):
+    def arrays_step(self, arrays, flags, scalars, cast, scratch=None):
         """One parameter's update on NumPy float arrays (a list, None for an absent one), in place;
-        flags bools, scalars Python floats. numba's loop when available and every array is
-        C-contiguous, else the program with ufuncs (scratch: the optimizer's dict of scratch rows,
-        or None for recycled temporaries). An optional array whose flag holds and that is None is
-        made here (put in the list)."""
+        flags bools, scalars Python floats and cast the same in the arrays' dtype. numba's loop when
+        available and every array is C-contiguous, else the program with ufuncs (scratch: the
+        optimizer's dict of scratch rows, or None for recycled temporaries). An optional array whose
+        flag holds and that is None is made here (put in the list)."""
         p = arrays[0]
         for i, f in self.optional.items():
             if flags[f] and arrays[i] is None:
                 arrays[i] = np.empty_like(p)
-        dt = p.dtype.type
-        cast = [dt(s) for s in scalars]
-        if kernels.available() and all(a is None or a.flags.c_contiguous for a in arrays):
-            kernels.load("optim").run(self, arrays, flags, cast)
-            return
+        if kernels.available():
+            for a in arrays:
+                if a is not None and not a.flags.c_contiguous:
+                    break
+            else:
+                kernels.load("optim").run(self, arrays, flags, cast)
+                return
         prog = self.program(flags, scalars, tuple(a is not None for a in arrays))
-        regs = arrays + cast
+        regs = arrays + list(cast)
         if prog.rows:
             if scratch is not None:
                 rows = _scratch_rows(scratch, p.dtype, prog.rows, p.size)

@@ -191,16 +191,17 @@ def _adam_step(ps, gs, ms, vs, vmaxs, steps, scratch, amsgrad, beta1, beta2, lr,
                decoupled_weight_decay):
     """AdamStep's update of the arrays in place (the hyper-parameters Python floats; scratch: the
     optimizer's scratch rows, or None for recycled temporaries)."""
-    made = {}  # adam_update's flags and scalars per step count (the same for all, but for a skipped parameter)
-    for i, p in enumerate(ps):
+    made = {}  # adam_update's flags and scalars per step count and dtype (the same count for all, but for
+    for i, p in enumerate(ps):  # a parameter that missed a step)
         st = steps[i]
         np.add(st, 1, out=st)
-        t = float(st)
-        fs = made.get(t)
+        key = (float(st), p.dtype)
+        fs = made.get(key)
         if fs is None:
-            fs = made[t] = _adam_scalars(t, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize,
-                                         decoupled_weight_decay)
-        ADAM.arrays_step([p, gs[i], ms[i], vs[i], vmaxs[i] if amsgrad else None], fs[0], fs[1], scratch)
+            flags, scalars = _adam_scalars(key[0], lr, beta1, beta2, weight_decay, eps, amsgrad, maximize,
+                                           decoupled_weight_decay)
+            fs = made[key] = (flags, scalars, ADAM.cast(scalars, p.dtype))
+        ADAM.arrays_step([p, gs[i], ms[i], vs[i], vmaxs[i] if amsgrad else None], *fs, scratch)
 
 
 def _fused_adam(opt, group, params, grads, states) -> None:

@@ -154,15 +154,14 @@ def _sgd_step(ps, gs, bufs, scratch, lr, momentum, dampening, weight_decay, nest
     None made here on first use; scratch: the optimizer's scratch rows, or None for recycled
     temporaries)."""
     flags, scalars = _sgd_scalars(lr, momentum, dampening, weight_decay, nesterov, maximize, False)
-    first = None
+    first = flags[:3] + (True,) + flags[4:]
+    cast = {}  # the scalars per dtype
     for i, p in enumerate(ps):
-        fl = flags
-        if momentum != 0 and bufs[i] is None:
-            if first is None:
-                first = flags[:3] + (True,) + flags[4:]
-            fl = first
+        c = cast.get(p.dtype)
+        if c is None:
+            c = cast[p.dtype] = SGD_UPDATE.cast(scalars, p.dtype)
         arrays = [p, gs[i], bufs[i] if momentum != 0 else None]
-        SGD_UPDATE.arrays_step(arrays, fl, scalars, scratch)
+        SGD_UPDATE.arrays_step(arrays, first if momentum != 0 and bufs[i] is None else flags, scalars, c, scratch)
         if momentum != 0:
             bufs[i] = arrays[2]
     return ()

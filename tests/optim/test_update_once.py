@@ -31,14 +31,14 @@ def _data(rng, dtype, k):
 
 
 def _numba(upd, arrays, flags, scalars):
-    upd.arrays_step(arrays, flags, scalars, {})  # C-contiguous arrays: numba's loop
+    upd.arrays_step(arrays, flags, scalars, upd.cast(scalars, arrays[0].dtype), {})  # C-contiguous: numba's loop
     return arrays
 
 
 def _numpy(upd, arrays, flags, scalars):
     old = kernels.set_enabled(False)
     try:
-        upd.arrays_step(arrays, flags, scalars, {})
+        upd.arrays_step(arrays, flags, scalars, upd.cast(scalars, arrays[0].dtype), {})
     finally:
         kernels.set_enabled(old)
     return arrays
