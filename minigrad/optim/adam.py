@@ -150,9 +150,9 @@ def _single_tensor_adam(params: list[Tensor], grads: list[Tensor], exp_avgs: lis
 
 
 class AdamStep(Function):
-    """One Adam/AdamW step (the loop above) for every parameter of a group, written in place: one op
-    for the whole group (PyTorch's foreach path), the same arithmetic in the same order as the
-    per-tensor ops, so bit for bit the same result (kernels/optim.py's numba loop, or NumPy).
+    """One Adam/AdamW step (adam_update) for every parameter of a group, written in place: one op for
+    the whole group (PyTorch's foreach path), the function the per-tensor path runs with minigrad's
+    ops, here through kernels/optim.py's numba loop or its NumPy program: bit for bit the same result.
 
     Eagerly it returns nothing (outputs=False). Under mg.graph.trace it is recorded as ONE equation
     (outputs=True): its tensor inputs are the parameters, gradients, moments, (amsgrad) maximum second

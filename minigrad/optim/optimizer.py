@@ -3,7 +3,9 @@
 PyTorch's split: ``step()`` gathers, per param group, the parameters that have a gradient, their
 gradients and their state tensors; one function per algorithm (``_single_tensor_adam`` in adam.py, ...)
 does the math on them with in-place Tensor ops (``p.add_``, ``exp_avg.lerp_``, ...) under no_grad,
-so every write bumps a version counter and passes through ``Function.apply``.
+so every write bumps a version counter and passes through ``Function.apply``. SGD and Adam/AdamW
+write their math once as a per-element function (``sgd_update``, ``adam_update``) that the
+per-tensor path and their fused step both run (optim/_elementwise.py).
 """
 from __future__ import annotations
 

@@ -113,10 +113,9 @@ def _single_tensor_sgd(params: list[Tensor], grads: list[Tensor], momentum_buffe
 
 
 class SGDStep(Function):
-    """p <- p - lr * d for every parameter of a group, d the SGD direction of the loop above (weight
-    decay, momentum, Nesterov, maximize), written in place: one op for the whole group (PyTorch's
-    foreach path), the same arithmetic in the same order as the per-tensor ops, so bit for bit the
-    same result (kernels/optim.py's numba loop, or NumPy).
+    """One SGD step (sgd_update) for every parameter of a group, written in place: one op for the whole
+    group (PyTorch's foreach path), the function the per-tensor path runs with minigrad's ops, here
+    through kernels/optim.py's numba loop or its NumPy program: bit for bit the same result.
 
     Eagerly the step calls its forward function (_sgd_step) directly, or through apply when something
     wraps apply (the profiler). Under mg.graph.trace it is recorded as ONE equation (outputs=True): its
