@@ -102,33 +102,34 @@ def threshold(upd):
     return _pool.min_elements(_NS.get(upd.name, 0.44))
 
 
-class _Kernel:
+class Kernel:
+    """Update upd's compiled loop: kernel(arrays, flags, scalars) updates one parameter's C-contiguous
+    arrays in place (an absent optional array: unused(dtype) in its place), the flags bools, the
+    scalars in the arrays' dtype; over the pool when large."""
+
+
     def __init__(self, upd):
         self.fn, self.stem, self.manifest = _load_numba_kernel(source(upd))
         self.min = threshold(upd)
         self.recorded = 0  # signatures whose cache files are recorded in the manifest
+        self.unused = _UNUSED  # dtype -> the placeholder of an absent array (_unused)
 
-
-_kernels = {}
+    def __call__(self, arrays, flags, scalars):
+        fn = self.fn
+        n = arrays[0].size
+        if n < self.min:
+            fn(*arrays, *flags, *scalars, 0, n)
+        else:
+            _pool.run_rows(lambda lo, hi: fn(*arrays, *flags, *scalars, lo, hi), n)
+        if len(fn.overloads) != self.recorded:  # compiled (or loaded) a new signature
+            self.recorded = len(fn.overloads)
+            _record_numba_cache(fn, self.stem, self.manifest)
 
 
 def run(upd, arrays, flags, scalars):
-    """Update upd of one parameter's C-contiguous arrays (None: absent) in place, flags bools, scalars
-    in the arrays' dtype; over the pool when large."""
-    k = _kernels.get(upd)
+    """Update upd of one parameter's C-contiguous arrays (None: an absent optional one) in place."""
+    k = upd.kernel
     if k is None:
-        k = _kernels[upd] = _Kernel(upd)
-    fn = k.fn
-    p = arrays[0]
-    for a in arrays:
-        if a is None:
-            arrays = [_unused(p.dtype) if a is None else a for a in arrays]
-            break
-    n = p.size
-    if n < k.min:
-        fn(*arrays, *flags, *scalars, 0, n)
-    else:
-        _pool.run_rows(lambda lo, hi: fn(*arrays, *flags, *scalars, lo, hi), n)
-    if len(fn.overloads) != k.recorded:  # compiled (or loaded) a new signature
-        k.recorded = len(fn.overloads)
-        _record_numba_cache(fn, k.stem, k.manifest)
+        k = upd.kernel = Kernel(upd)
+    k(arrays if all(a is not None for a in arrays) else
+      [_unused(arrays[0].dtype) if a is None else a for a in arrays], flags, scalars)

@@ -221,7 +221,10 @@ class Update:
             raise TypeError(f"{self.name}: an update may use only its arguments and {sorted(PRIMITIVES)} "
                             f"(uses {sorted(extra | set(code.co_freevars))})")
         self.optional = {self.arrays.index(a): self.flags.index(f) for a, f in (optional or {}).items()}
+        self._optional = tuple(self.optional.items())
         self._programs = {}
+        self._last = (None, None, None)  # arrays_step's last (flags, scalars, program): a group's parameters share them
+        self.kernel = None  # numba's (kernels/optim.py), made on first use
 
     def cast(self, scalars, dtype):
         """The scalars in dtype (each rounded once), as the NumPy and numba paths compute with them."""
@@ -245,21 +248,35 @@ class Update:
         optimizer's dict of scratch rows, or None for recycled temporaries). An optional array whose
         flag holds and that is None is made here (put in the list)."""
         p = arrays[0]
-        for i, f in self.optional.items():
-            if flags[f] and arrays[i] is None:
+        for i, f in self._optional:
+            if arrays[i] is None and flags[f]:
                 arrays[i] = np.empty_like(p)
         if kernels.available():
             for a in arrays:
                 if a is not None and not a.flags.c_contiguous:
                     break
             else:
-                kernels.load("optim").run(self, arrays, flags, cast)
+                k = self.kernel
+                if k is None:
+                    k = self.kernel = kernels.load("optim").Kernel(self)
+                for i, f in self._optional:  # absent: the loop reads another array in its place
+                    if arrays[i] is None:
+                        arrays[i] = k.unused.get(p.dtype) or kernels.load("optim")._unused(p.dtype)
+                k(arrays, flags, cast)
                 return
-        prog = self.program(flags, scalars, tuple(a is not None for a in arrays))
+        last_flags, last_scalars, prog = self._last
+        if flags is not last_flags or scalars is not last_scalars:  # (held here: not an id reused)
+            present = [True] * len(arrays)
+            for i, f in self._optional:
+                present[i] = flags[f]   # made above when the flag holds
+            prog = self.program(flags, scalars, tuple(present))
+            self._last = (flags, scalars, prog)
         regs = arrays + list(cast)
         if prog.rows:
             if scratch is not None:
-                rows = _scratch_rows(scratch, p.dtype, prog.rows, p.size)
+                rows = scratch.get(p.dtype)
+                if rows is None or rows.shape[0] < prog.rows or rows.shape[1] < p.size:
+                    rows = _scratch_rows(scratch, p.dtype, prog.rows, p.size)
                 regs += [rows[r, :p.size].reshape(p.shape) for r in range(prog.rows)]
             else:  # a traced step's: recycled temporaries (kernels/buffers.py)
                 regs += [_buffers.empty(p.shape, p.dtype) for _ in range(prog.rows)]

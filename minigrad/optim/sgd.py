@@ -154,15 +154,16 @@ def _sgd_step(ps, gs, bufs, scratch, lr, momentum, dampening, weight_decay, nest
     temporaries)."""
     flags, scalars = _sgd_scalars(lr, momentum, dampening, weight_decay, nesterov, maximize, False)
     first = flags[:3] + (True,) + flags[4:]
-    cast = {}  # the scalars per dtype
+    dt = cast = None  # the scalars in the parameters' dtype (made again when it changes)
     for i, p in enumerate(ps):
-        c = cast.get(p.dtype)
-        if c is None:
-            c = cast[p.dtype] = SGD_UPDATE.cast(scalars, p.dtype)
-        arrays = [p, gs[i], bufs[i] if momentum != 0 else None]
-        SGD_UPDATE.arrays_step(arrays, first if momentum != 0 and bufs[i] is None else flags, scalars, c, scratch)
+        if p.dtype is not dt:
+            dt, cast = p.dtype, SGD_UPDATE.cast(scalars, p.dtype)
         if momentum != 0:
+            arrays = [p, gs[i], bufs[i]]
+            SGD_UPDATE.arrays_step(arrays, flags if arrays[2] is not None else first, scalars, cast, scratch)
             bufs[i] = arrays[2]
+        else:
+            SGD_UPDATE.arrays_step([p, gs[i], None], flags, scalars, cast, scratch)
     return ()
 
 
