@@ -107,12 +107,11 @@ class Kernel:
     arrays in place (an absent optional array: unused(dtype) in its place), the flags bools, the
     scalars in the arrays' dtype; over the pool when large."""
 
-
     def __init__(self, upd):
         self.fn, self.stem, self.manifest = _load_numba_kernel(source(upd))
         self.min = threshold(upd)
         self.recorded = 0  # signatures whose cache files are recorded in the manifest
-        self.unused = _UNUSED  # dtype -> the placeholder of an absent array (_unused)
+        self.unused = _unused  # dtype -> the placeholder of an absent array
 
     def __call__(self, arrays, flags, scalars):
         fn = self.fn

@@ -246,7 +246,8 @@ class Update:
         flags bools, scalars Python floats and cast the same in the arrays' dtype. numba's loop when
         available and every array is C-contiguous, else the program with ufuncs (scratch: the
         optimizer's dict of scratch rows, or None for recycled temporaries). An optional array whose
-        flag holds and that is None is made here (put in the list)."""
+        flag holds and that is None is made here (put in the list); for numba's loop an absent one is
+        replaced in the list by a placeholder, which the loop does not read."""
         p = arrays[0]
         for i, f in self._optional:
             if arrays[i] is None and flags[f]:
@@ -261,7 +262,7 @@ class Update:
                     k = self.kernel = kernels.load("optim").Kernel(self)
                 for i, f in self._optional:  # absent: the loop reads another array in its place
                     if arrays[i] is None:
-                        arrays[i] = k.unused.get(p.dtype) or kernels.load("optim")._unused(p.dtype)
+                        arrays[i] = k.unused(p.dtype)
                 k(arrays, flags, cast)
                 return
         last_flags, last_scalars, prog = self._last
@@ -305,7 +306,7 @@ class Update:
                 continue
             xs = [vals[x] for x in a]
             if scalar.intersection(a):
-                ref = next(x for x, i in zip(xs, a) if i not in scalar and prog.leaves.get(i, "a")[0] != "flag")
+                ref = next(x for x, i in zip(xs, a) if i not in scalar and prog.leaves.get(i, ("",))[0] != "flag")
                 xs = [_like(x, ref) if i in scalar else x for x, i in zip(xs, a)]
             home = tensors[b[1]] if b[0] == "home" else None
             if home is not None and content.get(b) == a[0] and (op in _INPLACE or op == "maximum"):
