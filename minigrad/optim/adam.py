@@ -5,13 +5,11 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .. import kernels, ops
 from ..autograd.function import Function, NoRule
-from ..kernels import buffers as _buffers
 from ..tensor import Tensor
-from .optimizer import (_HOST_MATH, Optimizer, _addcdiv_, _addcmul_, _bump, _check_args, _fusable, _host_math, _hyper,
-                        _like, _nz, _record_writes, _scalar, _scaled, _scratch, _state_tensor, _step_tensor,
-                        _zeros)
+from ._elementwise import Update, maximum, sqrt, where
+from .optimizer import (Optimizer, _bump, _check_args, _fusable, _host_math, _hyper, _like, _nz, _record_writes,
+                        _scalar, _scratch, _state_tensor, _step_tensor, _zeros)
 
 __all__ = ["Adam"]
 
@@ -90,36 +88,71 @@ class Adam(Optimizer):
             decoupled_weight_decay=group.get("decoupled_weight_decay", False))
 
 
+def adam_update(p, g, m, v, vmax, maximize, l2, decoupled, amsgrad, small_w, wd, w, w1, b2, c2, bc2, eps, nss):
+    """One element of an Adam/AdamW step: the only statement of its math (optim/_elementwise.py runs
+    it with numba, with NumPy ufuncs and with minigrad's ops). The flags and scalars are
+    _adam_scalars': wd = 1 - lr * weight_decay (decoupled) or weight_decay (l2); m = lerp(m, g, w) in
+    PyTorch's two forms (w1 = 1 - w); c2 = 1 - beta2; bc2 = sqrt(1 - beta2**t); nss = -lr / (1 - beta1**t)."""
+    if maximize:
+        g = -g
+    if decoupled:
+        p = p * wd
+    elif l2:
+        g = g + p * wd
+    d = g - m
+    m = where(small_w, m + d * w, g - d * w1)
+    v = v * b2 + g * g * c2
+    if amsgrad:
+        vmax = maximum(vmax, v)
+        v_hat = vmax
+    else:
+        v_hat = v
+    p = p + m / (sqrt(v_hat) / bc2 + eps) * nss
+    return p, m, v, vmax
+
+
+ADAM = Update(adam_update, ("p", "g", "m", "v", "vmax"), ("maximize", "l2", "decoupled", "amsgrad", "small_w"),
+              writes=("p", "m", "v", "vmax"), optional={"vmax": "amsgrad"})
+
+
+def _adam_scalars(step, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, decoupled_weight_decay, like=None):
+    """adam_update's flags and scalars at step count `step` (the count after this step's increment),
+    as floats or, under mg.graph.trace or as the user gave them, 0-d tensors (in float64: each
+    backend rounds them to the element's dtype once). like: the parameter, for a tensor beta1 (lerp
+    with a tensor weight: the weight in its dtype, its form chosen when the step runs, as Lerp)."""
+    step_size, bias_correction2_sqrt = _host_math("adam_bias", step, lr, beta1, beta2)
+    decay = _nz(weight_decay)
+    w = 1 - beta1
+    if type(w) is float:
+        w1, small_w = 1 - w, abs(w) < 0.5
+    else:
+        w = _like(w, like)
+        w1, small_w = 1 - w, w.abs() < 0.5
+    return ((maximize, decay and not decoupled_weight_decay, decay and decoupled_weight_decay, amsgrad, small_w),
+            ((1 - lr * weight_decay) if decoupled_weight_decay else weight_decay, w, w1, beta2, 1 - beta2,
+             bias_correction2_sqrt, eps, -step_size))
+
+
 def _single_tensor_adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
                         exp_avg_sqs: list[Tensor], max_exp_avg_sqs: list[Tensor], state_steps: list[Tensor], *,
                         amsgrad: bool, beta1, beta2, lr, weight_decay, eps, maximize: bool,
                         decoupled_weight_decay: bool) -> None:
-    """One Adam/AdamW step for each parameter, in place, as PyTorch's single-tensor Adam. The
-    hyper-parameters are floats, or 0-d tensors under mg.graph.trace (optimizer._hyper)."""
+    """One Adam/AdamW step for each parameter, in place, as PyTorch's single-tensor Adam: adam_update
+    with minigrad's ops. The hyper-parameters are floats, or 0-d tensors under mg.graph.trace
+    (optimizer._hyper)."""
     for i, param in enumerate(params):
-        grad = -grads[i] if maximize else grads[i]
-        exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]
+        step_t = state_steps[i]
         step_t.add_(1)
-        if _nz(weight_decay):
-            if decoupled_weight_decay:
-                param.mul_(_like(1 - lr * weight_decay, param))
-            else:
-                grad = grad + _scaled(param, weight_decay)
-        exp_avg.lerp_(grad, _like(1 - beta1, exp_avg))
-        _addcmul_(exp_avg_sq.mul_(_like(beta2, exp_avg_sq)), grad, grad, 1 - beta2)
-        step_size, bias_correction2_sqrt = _host_math("adam_bias", _scalar(step_t), lr, beta1, beta2)
-        if amsgrad:
-            ops.maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
-            denom = (max_exp_avg_sqs[i].sqrt() / _like(bias_correction2_sqrt, param)).add_(_like(eps, param))
-        else:
-            denom = (exp_avg_sq.sqrt() / _like(bias_correction2_sqrt, param)).add_(_like(eps, param))
-        _addcdiv_(param, exp_avg, denom, -step_size)
+        flags, scalars = _adam_scalars(_scalar(step_t), lr, beta1, beta2, weight_decay, eps, amsgrad, maximize,
+                                       decoupled_weight_decay, param)
+        ADAM.tensors_step([param, grads[i], exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] if amsgrad else None],
+                          flags, scalars)
 
 
 class AdamStep(Function):
-    """One Adam/AdamW step (the loop above) for every parameter of a group, written in place: one op
-    for the whole group (PyTorch's foreach path), the same arithmetic in the same order as the
-    per-tensor ops, so bit for bit the same result (kernels/optim.py's numba loop, or NumPy).
+    """One Adam/AdamW step (adam_update) for every parameter of a group, written in place: one op for
+    the whole group (PyTorch's foreach path), the function the per-tensor path runs with minigrad's
+    ops, here through kernels/optim.py's numba loop or its NumPy program: bit for bit the same result.
 
     Eagerly it returns nothing (outputs=False). Under mg.graph.trace it is recorded as ONE equation
     (outputs=True): its tensor inputs are the parameters, gradients, moments, (amsgrad) maximum second
@@ -156,82 +189,19 @@ class AdamStep(Function):
 
 def _adam_step(ps, gs, ms, vs, vmaxs, steps, scratch, amsgrad, beta1, beta2, lr, weight_decay, eps, maximize,
                decoupled_weight_decay):
-    """AdamStep's update of the arrays in place (the hyper-parameters Python floats; scratch: _scratch's
-    arrays, or None for fresh temporaries)."""
-    kernel = kernels.load("optim").adam if kernels.available() else None
-    if kernel is not None:  # the kernel's form of the hyper-parameters, the same for every parameter
-        if weight_decay == 0:
-            wd_mode, wd = 0, 0.0
-        elif decoupled_weight_decay:
-            wd_mode, wd = 1, 1 - lr * weight_decay
-        else:
-            wd_mode, wd = (2, 1.0) if weight_decay == 1 else (3, weight_decay)
-        w = 1 - beta1
-        small_w = abs(w) < 0.5
-    consts = {}
-    for i, p in enumerate(ps):
-        g, m, v, dt = gs[i], ms[i], vs[i], p.dtype.type
+    """AdamStep's update of the arrays in place (the hyper-parameters Python floats; scratch: the
+    optimizer's scratch rows, or None for recycled temporaries)."""
+    made = {}  # adam_update's flags and scalars per step count and dtype (the same count for all, but for
+    for i, p in enumerate(ps):  # a parameter that missed a step)
         st = steps[i]
         np.add(st, 1, out=st)
-        step_size, bias_correction2_sqrt = _HOST_MATH["adam_bias"](float(st), lr, beta1, beta2)
-        if kernel is not None and p.flags.c_contiguous and g.flags.c_contiguous and m.flags.c_contiguous \
-                and v.flags.c_contiguous and (not amsgrad or vmaxs[i].flags.c_contiguous):
-            # numba: the same arithmetic in one pass over p (kernels/optim.py)
-            c = consts.get(dt)  # the step-independent scalars in the parameter's dtype, once per step
-            if c is None:
-                c = consts[dt] = (dt(wd), dt(w if small_w else 1 - w), dt(beta2), dt(1 - beta2), dt(eps))
-            kernel(p, g, m, v, vmaxs[i] if amsgrad else _unused(p.dtype), amsgrad, maximize, wd_mode, c[0],
-                   small_w, c[1], c[2], c[3], dt(bias_correction2_sqrt), c[4], dt(-step_size))
-            continue
-        if scratch is not None:
-            rows = scratch[p.dtype]
-            tmp, denom = rows[0, :p.size].reshape(p.shape), rows[1, :p.size].reshape(p.shape)
-        else:  # a traced step's, or a strided tensor's: recycled temporaries (kernels/buffers.py)
-            tmp, denom = _buffers.empty(p.shape, p.dtype), _buffers.empty(p.shape, p.dtype)
-        if maximize:
-            g = np.negative(g)
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                np.multiply(p, dt(1 - lr * weight_decay), out=p)
-            else:
-                g = g + (p if weight_decay == 1 else p * dt(weight_decay))
-        # m = lerp(m, g, 1 - beta1), in PyTorch's two forms (as ops.elementwise.Lerp)
-        w = 1 - beta1
-        diff = np.subtract(g, m, out=tmp)
-        if abs(w) < 0.5:
-            diff *= w
-            np.add(m, diff, out=m)
-        else:
-            diff *= 1 - w
-            np.subtract(g, diff, out=m)
-        np.multiply(v, dt(beta2), out=v)
-        prod = np.multiply(g, g, out=tmp)
-        if 1 - beta2 != 1:
-            prod *= 1 - beta2
-        np.add(v, prod, out=v)
-        if amsgrad:
-            np.maximum(vmaxs[i], v, out=vmaxs[i])
-            np.sqrt(vmaxs[i], out=denom)
-        else:
-            np.sqrt(v, out=denom)
-        np.true_divide(denom, dt(bias_correction2_sqrt), out=denom)
-        np.add(denom, dt(eps), out=denom)
-        quot = np.true_divide(m, denom, out=tmp)
-        if -step_size != 1:
-            quot *= -step_size
-        np.add(p, quot, out=p)
-
-
-_UNUSED = {}
-
-
-def _unused(dtype):
-    """A one-element array of dtype for the kernel's vmax without amsgrad (not one of the arrays it
-    writes: passing p there would defeat the vectoriser's aliasing check)."""
-    a = _UNUSED.get(dtype)
-    if a is None:
-        a = _UNUSED[dtype] = np.zeros(1, dtype)
-    return a
+        key = (float(st), p.dtype)
+        fs = made.get(key)
+        if fs is None:
+            flags, scalars = _adam_scalars(key[0], lr, beta1, beta2, weight_decay, eps, amsgrad, maximize,
+                                           decoupled_weight_decay)
+            fs = made[key] = (flags, scalars, ADAM.cast(scalars, p.dtype))
+        ADAM.arrays_step([p, gs[i], ms[i], vs[i], vmaxs[i] if amsgrad else None], *fs, scratch)
 
 
 def _fused_adam(opt, group, params, grads, states) -> None:
@@ -239,8 +209,7 @@ def _fused_adam(opt, group, params, grads, states) -> None:
     ms, vs, steps = [st["exp_avg"] for st in states], [st["exp_avg_sq"] for st in states], [st["step"] for st in states]
     vmaxs = [_state_tensor(st, "max_exp_avg_sq", p) for st, p in zip(states, params)] if amsgrad else []
     beta1, beta2 = group["betas"]
-    scratch = None if kernels.available() else _scratch(opt, params, 2)  # numba needs no temporaries
-    AdamStep.apply(len(params), amsgrad, group["maximize"], group.get("decoupled_weight_decay", False), scratch,
+    AdamStep.apply(len(params), amsgrad, group["maximize"], group.get("decoupled_weight_decay", False), _scratch(opt),
                    False, float(beta1), float(beta2), float(group["lr"]), float(group["weight_decay"]),
                    float(group["eps"]), *[t._data for ts in (params, grads, ms, vs, vmaxs, steps) for t in ts])
     for ts in (params, ms, vs, vmaxs, steps):

@@ -3,7 +3,9 @@
 PyTorch's split: ``step()`` gathers, per param group, the parameters that have a gradient, their
 gradients and their state tensors; one function per algorithm (``_single_tensor_adam`` in adam.py, ...)
 does the math on them with in-place Tensor ops (``p.add_``, ``exp_avg.lerp_``, ...) under no_grad,
-so every write bumps a version counter and passes through ``Function.apply``.
+so every write bumps a version counter and passes through ``Function.apply``. SGD and Adam/AdamW
+write their math once as a per-element function (``sgd_update``, ``adam_update``) that the
+per-tensor path and their fused step both run (optim/_elementwise.py).
 """
 from __future__ import annotations
 
@@ -161,22 +163,11 @@ def _fusable(group: dict, params: list, *lists: list, traced: bool = False) -> b
     return True
 
 
-def _scratch(opt: "Optimizer", params: list, n: int = 1) -> dict:
-    """Per dtype of params, n flat scratch arrays (rows of one) as large as the largest of them, kept by the
-    optimizer and reused every step (a fresh parameter-sized temporary per step costs an allocation,
-    and page faults when large)."""
-    bufs = opt.__dict__.setdefault("_scratch_bufs", {})
-    need: dict = {}
-    for p in params:
-        d = p._data
-        need[d.dtype] = max(need.get(d.dtype, 0), d.size)
-    out = {}
-    for dtype, size in need.items():
-        buf = bufs.get(dtype)
-        if buf is None or buf.shape[0] < n or buf.shape[1] < size:
-            buf = bufs[dtype] = np.empty((n, size), dtype)
-        out[dtype] = buf
-    return out
+def _scratch(opt: "Optimizer") -> dict:
+    """The optimizer's scratch rows, per dtype (optim/_elementwise.py's NumPy programs take the rows
+    they need, grown to the largest parameter and reused every step: a fresh parameter-sized
+    temporary per step costs an allocation, and page faults when large)."""
+    return opt.__dict__.setdefault("_scratch_bufs", {})
 
 
 def _record_writes(tensors: list, outs: tuple) -> None:

@@ -3,14 +3,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numpy as np
-
-from .. import kernels
 from ..autograd.function import Function, NoRule
-from ..kernels import buffers as _buffers
 from ..tensor import Tensor
-from .optimizer import (Optimizer, _bump, _check_args, _fusable, _hyper, _like, _nz, _record_writes, _scaled,
-                        _scratch)
+from ._elementwise import Update, detached
+from .optimizer import Optimizer, _bump, _check_args, _fusable, _hyper, _nz, _record_writes, _scratch
 
 __all__ = ["SGD"]
 
@@ -80,29 +76,46 @@ class SGD(Optimizer):
                 st["momentum_buffer"] = buf
 
 
+def sgd_update(p, g, buf, maximize, l2, momentum, first, nesterov, nlr, wd, mu, damp):
+    """One element of an SGD step: the only statement of its math (optim/_elementwise.py runs it with
+    numba, with NumPy ufuncs and with minigrad's ops). nlr = -lr; mu = momentum; damp = 1 - dampening;
+    first: the step that makes the momentum buffer (a copy of the direction, detached as PyTorch's)."""
+    d = -g if maximize else g
+    if l2:
+        d = d + p * wd
+    if momentum:
+        buf = detached(d) if first else buf * mu + d * damp
+        d = d + buf * mu if nesterov else buf
+    return p + d * nlr, buf
+
+
+SGD_UPDATE = Update(sgd_update, ("p", "g", "buf"), ("maximize", "l2", "momentum", "first", "nesterov"),
+                    writes=("p", "buf"), optional={"buf": "momentum"})
+
+
+def _sgd_scalars(lr, momentum, dampening, weight_decay, nesterov, maximize, first):
+    """sgd_update's flags and scalars (floats, or 0-d tensors under mg.graph.trace)."""
+    return ((maximize, _nz(weight_decay), _nz(momentum), first, nesterov),
+            (-lr, weight_decay, momentum, 1 - dampening))
+
+
 def _single_tensor_sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor | None], *,
                        lr, momentum, dampening, weight_decay, nesterov: bool, maximize: bool) -> None:
-    """One SGD step for each parameter; a None momentum buffer is made (in the list) on first use.
-    The hyper-parameters are floats, or 0-d tensors under mg.graph.trace (optimizer._hyper)."""
+    """One SGD step for each parameter (sgd_update with minigrad's ops); a None momentum buffer is
+    made (in the list) on first use. The hyper-parameters are floats, or 0-d tensors under
+    mg.graph.trace (optimizer._hyper)."""
     for i, param in enumerate(params):
-        grad = -grads[i] if maximize else grads[i]
-        if _nz(weight_decay):
-            grad = grad + _scaled(param, weight_decay)
-        if _nz(momentum):
-            buf = momentum_buffers[i]
-            if buf is None:
-                buf = momentum_buffers[i] = grad.detach().clone()
-            else:
-                buf.mul_(_like(momentum, buf)).add_(_scaled(grad, 1 - dampening))
-            grad = grad + _scaled(buf, momentum) if nesterov else buf
-        param.add_(_scaled(grad, -lr))
+        buf = momentum_buffers[i]
+        flags, scalars = _sgd_scalars(lr, momentum, dampening, weight_decay, nesterov, maximize, buf is None)
+        ts = [param, grads[i], buf]
+        SGD_UPDATE.tensors_step(ts, flags, scalars)
+        momentum_buffers[i] = ts[2]
 
 
 class SGDStep(Function):
-    """p <- p - lr * d for every parameter of a group, d the SGD direction of the loop above (weight
-    decay, momentum, Nesterov, maximize), written in place: one op for the whole group (PyTorch's
-    foreach path), the same arithmetic in the same order as the per-tensor ops, so bit for bit the
-    same result (kernels/optim.py's numba loop, or NumPy).
+    """One SGD step (sgd_update) for every parameter of a group, written in place: one op for the whole
+    group (PyTorch's foreach path), the function the per-tensor path runs with minigrad's ops, here
+    through kernels/optim.py's numba loop or its NumPy program: bit for bit the same result.
 
     Eagerly the step calls its forward function (_sgd_step) directly, or through apply when something
     wraps apply (the profiler). Under mg.graph.trace it is recorded as ONE equation (outputs=True): its
@@ -137,54 +150,28 @@ class SGDStep(Function):
 
 def _sgd_step(ps, gs, bufs, scratch, lr, momentum, dampening, weight_decay, nesterov, maximize):
     """SGDStep's forward: the update of the arrays ps in place (bufs: the momentum buffers' arrays, a
-    None made here on first use; scratch: _scratch's arrays, or None for a fresh temporary)."""
-    kernel = kernels.load("optim").sgd if kernels.available() else None
-    consts = {}  # the kernel's scalars in each parameter dtype, made once per step
+    None made here on first use; scratch: the optimizer's scratch rows, or None for recycled
+    temporaries)."""
+    flags, scalars = _sgd_scalars(lr, momentum, dampening, weight_decay, nesterov, maximize, False)
+    first = flags[:3] + (True,) + flags[4:]
+    dt = cast = None  # the scalars in the parameters' dtype (made again when it changes)
     for i, p in enumerate(ps):
-        g, dt = gs[i], p.dtype.type
-        if kernel is not None and p.flags.c_contiguous and g.flags.c_contiguous:
-            # numba: the same arithmetic in one pass over p (kernels/optim.py)
-            buf = bufs[i]
-            first = momentum != 0 and buf is None
-            if first:
-                buf = bufs[i] = np.empty_like(p)
-            if buf is None or buf.flags.c_contiguous:
-                c = consts.get(dt)
-                if c is None:
-                    c = consts[dt] = (dt(-lr), dt(weight_decay), dt(momentum), dt(1 - dampening))
-                kernel(p, g, p if buf is None else buf, first, c[0], c[1], c[2], c[3], nesterov, maximize)
-                continue
-        # without the optimizer's scratch (a traced step, a strided tensor): a recycled one (kernels/buffers.py)
-        tmp = scratch[p.dtype][0, :p.size].reshape(p.shape) if scratch is not None else \
-            _buffers.empty(p.shape, p.dtype)
-        if maximize:
-            g = np.negative(g)
-        if weight_decay != 0:
-            g = g + p * dt(weight_decay)
+        if p.dtype is not dt:
+            dt, cast = p.dtype, SGD_UPDATE.cast(scalars, p.dtype)
         if momentum != 0:
-            buf = bufs[i]
-            if buf is None:  # first step: the buffer is a copy of the direction
-                buf = bufs[i] = g.copy()
-            else:
-                np.multiply(buf, dt(momentum), out=buf)
-                if 1 - dampening != 1:
-                    np.add(buf, np.multiply(g, dt(1 - dampening), out=tmp), out=buf)
-                else:
-                    np.add(buf, g, out=buf)
-            if nesterov:
-                g = g + buf * dt(momentum)
-            else:
-                g = buf
-        np.add(p, np.multiply(g, dt(-lr), out=tmp), out=p)
+            arrays = [p, gs[i], bufs[i]]
+            SGD_UPDATE.arrays_step(arrays, flags if arrays[2] is not None else first, scalars, cast, scratch)
+            bufs[i] = arrays[2]
+        else:
+            SGD_UPDATE.arrays_step([p, gs[i], None], flags, scalars, cast, scratch)
     return ()
 
 
 def _fused_sgd(opt, group, params, grads, bufs) -> None:
     """The group's step as one SGDStep; a None momentum buffer is made (in the list) on first use."""
     arrays = [b._data if b is not None else None for b in bufs]
-    scratch = None if kernels.available() else _scratch(opt, params)  # numba needs no temporaries
     n, momentum = len(params), float(group["momentum"])
-    outs = SGDStep.apply(n, group["nesterov"], group["maximize"], scratch, True, float(group["lr"]), momentum,
+    outs = SGDStep.apply(n, group["nesterov"], group["maximize"], _scratch(opt), True, float(group["lr"]), momentum,
                          float(group["dampening"]), float(group["weight_decay"]), *[p._data for p in params],
                          *[g._data for g in grads], *(arrays if momentum != 0 else ()))
     _bump(params)

@@ -125,7 +125,9 @@ def _cases(rng):
     Ev = np.exp(np.float32(-0.5) * v * v)
     ne = E._ERF_MIN + 777
     v64 = rng.standard_normal(ne)
-    pa = rng.standard_normal(O._SGD_MIN + 999).astype(f32)
+    from minigrad.optim.adam import ADAM
+    from minigrad.optim.sgd import SGD_UPDATE
+    pa = rng.standard_normal(O.threshold(SGD_UPDATE) + 999).astype(f32)
     ga = rng.standard_normal(pa.size).astype(f32)
     Rl, Cl = L._BWD_MIN // 100 + 7, 100
     z = rng.standard_normal((Rl, Cl)).astype(f32)
@@ -181,15 +183,17 @@ def _cases(rng):
 
     def sgd():
         p, buf = pa.copy(), np.empty_like(pa)
-        O.sgd(p, ga, buf, True, f32(-0.1), f32(0.01), f32(0.9), f32(1), True, False)
-        O.sgd(p, ga, buf, False, f32(-0.1), f32(0.01), f32(0.9), f32(0.5), False, True)
+        # flags (maximize, l2, momentum, first, nesterov); scalars (-lr, wd, momentum, 1 - dampening)
+        O.run(SGD_UPDATE, [p, ga, buf], (False, True, True, True, True), [f32(-0.1), f32(0.01), f32(0.9), f32(1)])
+        O.run(SGD_UPDATE, [p, ga, buf], (True, True, True, False, False), [f32(-0.1), f32(0.01), f32(0.9), f32(0.5)])
         return [p, buf]
 
     def adam():
         p, m, v_, vmax = pa.copy(), np.zeros_like(pa), np.zeros_like(pa), np.zeros_like(pa)
         for _ in range(2):
-            O.adam(p, ga, m, v_, vmax, True, False, 3, f32(0.01), True, f32(0.1), f32(0.999), f32(0.001),
-                   f32(0.5), f32(1e-8), f32(-0.01))
+            # flags (maximize, l2, decoupled, amsgrad, small_w); scalars (wd, w, w1, b2, c2, bc2, eps, nss)
+            O.run(ADAM, [p, ga, m, v_, vmax], (False, True, False, True, True),
+                  [f32(0.01), f32(0.1), f32(0.9), f32(0.999), f32(0.001), f32(0.5), f32(1e-8), f32(-0.01)])
         return [p, m, v_, vmax]
 
     def ce():
