@@ -72,6 +72,21 @@ def _mask(z, mask):
 _ROWS_MIN = _pool.min_elements(1.3)
 
 
+_SUB = 4
+
+
+def _by_chunks(fn, rows, S):
+    """fn(lo, hi) over the chunks of `rows` rows of S (_pool.chunks), each thread's range chunk by
+    chunk: every pass of fn then runs over a chunk in cache (~32K elements) instead of the thread's
+    whole range."""
+    per = _pool.per_chunk(S) * _SUB
+
+    def ranges(lo, hi):
+        for b in range(lo, hi, per):
+            fn(b, min(hi, b + per))
+    _pool.run_rows(ranges, rows, S)
+
+
 def _rows_scale_mask(z, scale, causal, softmax):
     """z *= scale, -inf above the causal diagonal, then (softmax) _softmax_, over blocks of rows on
     the pool: the serial passes' operations on each row."""
@@ -92,7 +107,7 @@ def _rows_scale_mask(z, scale, causal, softmax):
                 r = e
         if softmax:
             _softmax_(zb)
-    _pool.run_rows(fn, z2.shape[0], S)
+    _by_chunks(fn, z2.shape[0], S)
 
 
 def _softmax_rows(z):
@@ -101,7 +116,7 @@ def _softmax_rows(z):
         return _softmax_(z)
     S = z.shape[-1]
     z2 = z.reshape(-1, S)
-    _pool.run_rows(lambda lo, hi: _softmax_(z2[lo:hi]), z2.shape[0], S)
+    _by_chunks(lambda lo, hi: _softmax_(z2[lo:hi]), z2.shape[0], S)
     return z
 
 
@@ -120,7 +135,7 @@ def _dz_rows(dz, P, s, keep):
         if m2 is not None:
             m2[lo:hi] = d
         d *= s
-    _pool.run_rows(fn, d2.shape[0], S)
+    _by_chunks(fn, d2.shape[0], S)
     return dm
 
 

@@ -77,9 +77,7 @@ def test_attention_rows_bitwise_for_any_threads(threads_restored, dtype, causal,
 
 def test_attention_rows_run_on_the_pool(threads_restored, monkeypatch):
     # the split path is taken with two threads (a spy on run_rows), not with the pool off
-    calls = []
-    real = _pool.run_rows
-    monkeypatch.setattr(_pool, "run_rows", lambda fn, rows, *a, **k: (calls.append(rows), real(fn, rows, *a, **k))[1])
+    calls = _spy_run_rows(monkeypatch)
     run = _sdpa_case(np.float32, True, None)
     _threads._threads = None
     run()
@@ -87,3 +85,41 @@ def test_attention_rows_run_on_the_pool(threads_restored, monkeypatch):
     mg.set_num_threads(2)
     run()
     assert calls == [2 * 3 * 130, 2 * 3 * 130]   # forward's scores + softmax pass, backward's dz pass
+
+
+@pytest.mark.parametrize("use_kernels", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_chunks_bitwise_for_any_threads(threads_restored, monkeypatch, dtype, use_kernels):
+    from minigrad.ops import activation as act
+    if use_kernels and not kernels.available():
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(1)
+    n = act._GELU_MIN + 12345                 # a tail after the last whole chunk
+    x = (rng.standard_normal(n) * 3).astype(dtype).reshape(-1, 5)[:, :5]   # (n / 5, 5)
+    x.reshape(-1)[:4] = [0.0, -0.0, np.inf, -np.inf]
+    g = rng.standard_normal(x.shape).astype(dtype)
+
+    def run():
+        t = mg.tensor(x, requires_grad=True)
+        y = F.gelu(t)
+        y.backward(mg.tensor(g))
+        return [y.detach().numpy(), t.grad.numpy()]
+    old = kernels.set_enabled(use_kernels)
+    try:
+        with np.errstate(invalid="ignore"):   # inf * 0 in the gradient at +-inf: nan, as the serial code
+            _same(_each_threads(run))
+            calls = _spy_run_rows(monkeypatch)
+            run()
+    finally:
+        kernels.set_enabled(old)
+    # forward and backward on the pool: the float32 forms here, float64's gradient with numba here and
+    # its forward by the gelu kernel's own split (kernels/elementwise.py); without numba float64's
+    # libm erf stays serial
+    assert len(calls) == (2 if dtype == np.float32 or use_kernels else 0)
+
+
+def _spy_run_rows(monkeypatch):
+    calls = []
+    real = _pool.run_rows
+    monkeypatch.setattr(_pool, "run_rows", lambda fn, rows, *a, **k: (calls.append(rows), real(fn, rows, *a, **k))[1])
+    return calls
