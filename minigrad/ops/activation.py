@@ -65,6 +65,7 @@ def _exp_half_sq(x):
 # elements: the float32 forward, exponential and loop, cost ~1.0 ns per element serially, the
 # backward ~1.2 (2^21 elements, best of 20, loaded shared 2-core machine); the lower one for both.
 _GELU_MIN = _pool.min_elements(1.0)
+_GELU_BLOCK = 4 * _pool.GRAIN
 
 
 def _pooled(*arrays):
@@ -104,7 +105,7 @@ def _gelu_f32_pooled(x, g=None):
             of[lo:hi] = (xb * f(0.5)) * (f(1.0) + _erf_as(xb, e))
         else:
             of[lo:hi] = gf[lo:hi] * (f(0.5) * (f(1.0) + _erf_as(xb, e)) + xb * (e * f(_INV_SQRT_2PI)))
-    _pool.run_rows(lambda lo, hi: [fn(b, min(hi, b + _pool.GRAIN)) for b in range(lo, hi, _pool.GRAIN)], xf.size)
+    _pool.run_rows(lambda lo, hi: [fn(b, min(hi, b + _GELU_BLOCK)) for b in range(lo, hi, _GELU_BLOCK)], xf.size)
     return out
 
 
@@ -122,7 +123,7 @@ def _gelu_f64_grad_pooled(g, x):
         xb = xf[lo:hi]
         np.exp((t(-0.5) * xb * xb).astype(np.float64), out=E[lo:hi])
         k._gelu_backward(gf, xf, E, of, lo, hi)
-    _pool.run_rows(lambda lo, hi: [fn(b, min(hi, b + _pool.GRAIN)) for b in range(lo, hi, _pool.GRAIN)], xf.size)
+    _pool.run_rows(lambda lo, hi: [fn(b, min(hi, b + _GELU_BLOCK)) for b in range(lo, hi, _GELU_BLOCK)], xf.size)
     return out
 
 

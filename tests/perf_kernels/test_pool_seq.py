@@ -123,3 +123,32 @@ def _spy_run_rows(monkeypatch):
     real = _pool.run_rows
     monkeypatch.setattr(_pool, "run_rows", lambda fn, rows, *a, **k: (calls.append(rows), real(fn, rows, *a, **k))[1])
     return calls
+
+
+@pytest.mark.parametrize("use_kernels", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool_2x2_rows_bitwise_for_any_threads(threads_restored, monkeypatch, dtype, use_kernels):
+    from minigrad.ops import _pool2d
+    if use_kernels and not kernels.available():
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(2)
+    shape = (3, 5, 124, 120)                  # 930 window rows of 60: chunks of 137 rows and a tail
+    assert np.prod(shape) >= _pool2d.POOL_MIN and 930 % _pool.per_chunk(4 * 60) != 0
+    x = rng.integers(-3, 4, shape).astype(dtype)   # many ties: the first maximum wins
+    x[0, 0, 0, 1] = np.nan
+    x[2, 4, 100, 7] = np.nan
+    g = rng.standard_normal((3, 5, 62, 60)).astype(dtype)
+
+    def run():
+        t = mg.tensor(x, requires_grad=True)
+        y = F.max_pool2d(t, 2)
+        y.backward(mg.tensor(g))
+        return [y.detach().numpy(), t.grad.numpy()]
+    old = kernels.set_enabled(use_kernels)
+    try:
+        _same(_each_threads(run))
+        calls = _spy_run_rows(monkeypatch)
+        run()
+    finally:
+        kernels.set_enabled(old)
+    assert calls == [930, 930]   # forward and backward on the pool
