@@ -78,57 +78,12 @@ def max2x2_backward(g, ih, iv, dx, gs):
         dx[2 * k + 1] = gs[k] * h
 
 
-@numba.njit(cache=True, nogil=True)
-def max2x2_forward_rows(x, out, ih, iv, hp, r0, r1):
-    """max2x2_forward on the window rows r0 .. r1 - 1 only (the pool's chunks): each row's two passes
-    over its own part of x, ih, hp, the same operations."""
-    R, OW = out.shape
-    if iv.shape[0] != R or iv.shape[1] != OW or hp.size != 2 * R * OW or ih.size != hp.size \
-            or x.size != 2 * hp.size or not 0 <= r0 <= r1 <= R:
-        raise ValueError("max_pool2d kernel: array sizes do not fit a 2x2 pooling of x")
-    for k in range(2 * r0 * OW, 2 * r1 * OW):
-        p = x[2 * k]
-        q = x[2 * k + 1]
-        hp[k] = _max(p, q)
-        ih[k] = (q > p) | (q != q)
-    for r in range(r0, r1):
-        top = hp[2 * r * OW:][:OW]
-        bot = hp[(2 * r + 1) * OW:][:OW]
-        o = out[r]
-        v = iv[r]
-        for j in range(OW):
-            t = top[j]
-            b = bot[j]
-            o[j] = _max(t, b)
-            v[j] = (b > t) | (b != b)
-
-
-@numba.njit(cache=True, nogil=True)
-def max2x2_backward_rows(g, ih, iv, dx, gs, r0, r1):
-    """max2x2_backward on the window rows r0 .. r1 - 1 only (the pool's chunks), the same operations."""
-    R, OW = iv.shape
-    if g.shape[0] != R or g.shape[1] != OW or gs.size != 2 * R * OW or ih.size != gs.size \
-            or dx.size != 2 * gs.size or not 0 <= r0 <= r1 <= R:
-        raise ValueError("max_pool2d backward kernel: array sizes do not fit a 2x2 pooling")
-    one = dx.dtype.type(1)
-    for r in range(r0, r1):
-        top = gs[2 * r * OW:][:OW]
-        bot = gs[(2 * r + 1) * OW:][:OW]
-        gr = g[r]
-        v = iv[r]
-        for j in range(OW):
-            a = dx.dtype.type(v[j])
-            top[j] = gr[j] * (one - a)
-            bot[j] = gr[j] * a
-    for k in range(2 * r0 * OW, 2 * r1 * OW):
-        h = dx.dtype.type(ih[k])
-        dx[2 * k] = gs[k] * (one - h)
-        dx[2 * k + 1] = gs[k] * h
-
-
 # -- the pool (minigrad/_pool.py): the window rows split into chunks fixed by the size ----------------
-# Every output and mask is a select of its own window's values (no reduction across windows), so the
-# _rows kernels give bitwise the whole kernels' results for any thread count. On the pool from
+# Every output and mask is a select of its own window's values (no reduction across windows), so a
+# block of window rows is the whole kernel run on the rows' slices of every array (the same compiled
+# loops: a contiguous slice has the whole array's type), bitwise the whole run's results for any
+# thread count. (Kernels taking a row range, indexing from 2 * r0 * OW, ran 3x slower: their loops
+# did not vectorise.) On the pool from
 # POOL_MIN input elements: forward ~0.29 ns, backward ~0.24 ns per input element serially (the MNIST
 # CNN's (64, 16, 28, 28), best of 20, loaded shared 2-core machine); the lower one for both.
 from .. import _pool  # noqa: E402
@@ -144,7 +99,9 @@ def backward(gm, ih, iv):
     gs = buffers.empty((R * 2 * OW,), gm.dtype)
     if dx.size >= POOL_MIN and _pool.threads() > 1:
         h, v = ih.view(np.uint8), iv.view(np.uint8)
-        _pool.run_rows(lambda r0, r1: max2x2_backward_rows(gm, h, v, dx, gs, r0, r1), R, 4 * OW)
+        _pool.run_rows(lambda r0, r1: max2x2_backward(gm[r0:r1], h[2 * r0 * OW:2 * r1 * OW], v[r0:r1],
+                                                      dx[4 * r0 * OW:4 * r1 * OW], gs[2 * r0 * OW:2 * r1 * OW]),
+                       R, 4 * OW)
     else:
         max2x2_backward(gm, ih.view(np.uint8), iv.view(np.uint8), dx, gs)
     return dx
@@ -161,7 +118,8 @@ def forward(xm, OH, OW):
     hp = buffers.empty((R * 2 * OW,), xm.dtype)
     if xm.size >= POOL_MIN and _pool.threads() > 1:
         xf, o2 = xm.reshape(-1), out.reshape(R, OW)
-        _pool.run_rows(lambda r0, r1: max2x2_forward_rows(xf, o2, ih, iv, hp, r0, r1), R, 4 * OW)
+        _pool.run_rows(lambda r0, r1: max2x2_forward(xf[4 * r0 * OW:4 * r1 * OW], o2[r0:r1], ih[2 * r0 * OW:2 * r1 * OW],
+                                                     iv[r0:r1], hp[2 * r0 * OW:2 * r1 * OW]), R, 4 * OW)
     else:
         max2x2_forward(xm.reshape(-1), out.reshape(R, OW), ih, iv, hp)
     return out, ih, iv
