@@ -83,12 +83,12 @@ def max2x2_backward(g, ih, iv, dx, gs):
 # block of window rows is the whole kernel run on the rows' slices of every array (the same compiled
 # loops: a contiguous slice has the whole array's type), bitwise the whole run's results for any
 # thread count. (Kernels taking a row range, indexing from 2 * r0 * OW, ran 3x slower: their loops
-# did not vectorise.) On the pool from
-# POOL_MIN input elements: forward ~0.29 ns, backward ~0.24 ns per input element serially (the MNIST
-# CNN's (64, 16, 28, 28), best of 20, loaded shared 2-core machine); the lower one for both.
+# did not vectorise.) On the pool from POOL_MIN input elements: forward ~0.27 ns, backward ~0.21 ns
+# per input element serially (the MNIST CNN's (64, 16, 28, 28) float32, best of 30, loaded shared
+# 2-core machine); the lower one for both.
 from .. import _pool  # noqa: E402
 
-POOL_MIN = _pool.min_elements(0.24)
+POOL_MIN = _pool.min_elements(0.21)
 
 
 def backward(gm, ih, iv):
