@@ -132,12 +132,13 @@ def test_max_pool_2x2_rows_bitwise_for_any_threads(threads_restored, monkeypatch
     if use_kernels and not kernels.available():
         pytest.skip("numba is not installed")
     rng = np.random.default_rng(2)
-    shape = (3, 5, 124, 120)                  # 930 window rows of 60: chunks of 137 rows and a tail
-    assert np.prod(shape) >= _pool2d.POOL_MIN and 930 % _pool.per_chunk(4 * 60) != 0
+    shape = (3, 5, 132, 124)                  # 990 window rows of 62: chunks of 133 rows and a tail
+    least = kernels.load("pool").POOL_MIN if use_kernels else _pool2d.POOL_MIN
+    assert np.prod(shape) >= least and 990 % _pool.per_chunk(4 * 62) != 0
     x = rng.integers(-3, 4, shape).astype(dtype)   # many ties: the first maximum wins
     x[0, 0, 0, 1] = np.nan
     x[2, 4, 100, 7] = np.nan
-    g = rng.standard_normal((3, 5, 62, 60)).astype(dtype)
+    g = rng.standard_normal((3, 5, 66, 62)).astype(dtype)
 
     def run():
         t = mg.tensor(x, requires_grad=True)
@@ -151,4 +152,4 @@ def test_max_pool_2x2_rows_bitwise_for_any_threads(threads_restored, monkeypatch
         run()
     finally:
         kernels.set_enabled(old)
-    assert calls == [930, 930]   # forward and backward on the pool
+    assert calls == [990, 990]   # forward and backward on the pool
