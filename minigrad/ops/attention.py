@@ -93,18 +93,17 @@ def _rows_scale_mask(z, scale, causal, softmax):
     L, S = z.shape[-2:]
     z2 = z.reshape(-1, S)
     s = z.dtype.type(scale)
-    above = ~np.tri(L, S, dtype=bool) if causal else None
+    above = None
+    if causal:   # the mask above the diagonal repeated down enough planes for any block (query r % L)
+        rows = min(z2.shape[0], _pool.per_chunk(S) * _SUB)
+        above = np.tile(~np.tri(L, S, dtype=bool), (-(-rows // L) + 1, 1))
 
     def fn(lo, hi):
         zb = z2[lo:hi]
         zb *= s
         if above is not None:
-            r = lo
-            while r < hi:            # the block's rows, plane by plane (query r % L)
-                i = r % L
-                e = min(hi, r + L - i)
-                np.copyto(z2[r:e], -np.inf, where=above[i:i + e - r])
-                r = e
+            i = lo % L
+            np.copyto(zb, -np.inf, where=above[i:i + hi - lo])
         if softmax:
             _softmax_(zb)
     _by_chunks(fn, z2.shape[0], S)
