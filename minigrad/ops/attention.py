@@ -66,19 +66,18 @@ def _mask(z, mask):
 # its rows: the results are bitwise the serial ones for any thread count (tested in
 # tests/perf_kernels/test_pool_seq.py). Chunks of whole rows fixed by the size (_pool.run_rows). The
 # pool is used from _ROWS_MIN elements (the size whose serial time is _pool.WORK_NS), measured on
-# the char-GPT's (32, 4, 128, 128) float32 scores: scale + causal mask + softmax ~1.9 ns per score,
-# backward's dz pass ~1.3 ns (serial, best of 20, loaded shared 2-core machine): the lower one
-# chosen for both.
-_ROWS_MIN = _pool.min_elements(1.3)
-
-
+# the char-GPT's (32, 4, 128, 128) float32 scores: scale + causal mask + softmax ~2.2 ns per score,
+# backward's dz pass ~1.1 ns (serial, best of 15, loaded shared 2-core machine): the lower one
+# chosen for both. Each thread goes through its rows _SUB chunks (~128K scores) at a time, so the
+# five passes of a block run in cache (single chunks cost more in calls than they saved).
+_ROWS_MIN = _pool.min_elements(1.1)
 _SUB = 4
 
 
 def _by_chunks(fn, rows, S):
-    """fn(lo, hi) over the chunks of `rows` rows of S (_pool.chunks), each thread's range chunk by
-    chunk: every pass of fn then runs over a chunk in cache (~32K elements) instead of the thread's
-    whole range."""
+    """fn(lo, hi) over `rows` rows of S on the pool, each thread's range _SUB chunks (_pool.chunks)
+    at a time: every pass of fn then runs over a block in cache instead of the thread's whole range
+    (the rows are independent, so the grouping changes no bit)."""
     per = _pool.per_chunk(S) * _SUB
 
     def ranges(lo, hi):
