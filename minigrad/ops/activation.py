@@ -1,7 +1,7 @@
 """Activations with a fused rule (the others are compositions in nn.functional): leaky_relu, gelu."""
 import numpy as np
 
-from .. import kernels as _kernels
+from .. import _pool, kernels as _kernels
 from ..autograd.function import Function, NoRule
 from ..tensor import Tensor
 
@@ -57,6 +57,76 @@ def _exp_half_sq(x):
     return np.exp(z, out=z)
 
 
+# -- the pool (minigrad/_pool.py): GELU over chunks of elements ----------------------------------------
+# Large GELUs with the threads chosen run chunk by chunk on the pool, each chunk its exponential
+# (the serial code's NumPy ufuncs on the chunk) and then the numba loop (or the NumPy operations) on
+# the same chunk, while it is in cache. Every operation is elementwise, so the results are bitwise
+# the serial ones for any thread count (tests/perf_kernels/test_pool_seq.py). From _GELU_MIN
+# elements: the float32 forward, exponential and loop, cost ~1.0 ns per element serially, the
+# backward ~1.2 (2^21 elements, best of 20, loaded shared 2-core machine); the lower one for both.
+_GELU_MIN = _pool.min_elements(1.0)
+_GELU_BLOCK = 4 * _pool.GRAIN
+
+
+def _pooled(*arrays):
+    """Whether a GELU of these same-shaped arrays runs on the pool (large, C-contiguous, the threads
+    chosen); checked size first so the default (serial) path pays one comparison."""
+    return (arrays[0].size >= _GELU_MIN and _pool.threads() > 1
+            and all(a.flags.c_contiguous and a.shape == arrays[0].shape for a in arrays))
+
+
+def _exp_half_sq_into(x, out):
+    """_exp_half_sq(x) written to out (the same operations)."""
+    np.multiply(x, np.float32(_SQRT1_2), out=out)
+    np.multiply(out, out, out=out)
+    np.negative(out, out=out)
+    return np.exp(out, out=out)
+
+
+def _gelu_f32_pooled(x, g=None):
+    """float32 GELU (g None) or its gradient g * GELU'(x) over chunks on the pool (see above)."""
+    f = np.float32
+    xf = x.reshape(-1)
+    gf = None if g is None else g.reshape(-1)
+    out = np.empty(x.shape, x.dtype)
+    of = out.reshape(-1)
+    E = np.empty_like(xf)
+    k = _kernels.load("elementwise") if x.size >= 64 and _kernels.available() else None
+
+    def fn(lo, hi):
+        xb = xf[lo:hi]
+        e = _exp_half_sq_into(xb, E[lo:hi])
+        if k is not None:
+            if gf is None:
+                k._gelu_f32(xf, E, of, lo, hi)
+            else:
+                k._gelu_backward_f32(gf, xf, E, of, lo, hi)
+        elif gf is None:
+            of[lo:hi] = (xb * f(0.5)) * (f(1.0) + _erf_as(xb, e))
+        else:
+            of[lo:hi] = gf[lo:hi] * (f(0.5) * (f(1.0) + _erf_as(xb, e)) + xb * (e * f(_INV_SQRT_2PI)))
+    _pool.run_rows(lambda lo, hi: [fn(b, min(hi, b + _GELU_BLOCK)) for b in range(lo, hi, _GELU_BLOCK)], xf.size)
+    return out
+
+
+def _gelu_f64_grad_pooled(g, x):
+    """GELU's gradient for float64 with numba over chunks on the pool: each chunk's double exponential
+    as the serial code's, then the numba loop on the chunk."""
+    t = x.dtype.type
+    xf, gf = x.reshape(-1), g.reshape(-1)
+    out = np.empty(x.shape, x.dtype)
+    of = out.reshape(-1)
+    E = np.empty(xf.shape, np.float64)
+    k = _kernels.load("elementwise")
+
+    def fn(lo, hi):
+        xb = xf[lo:hi]
+        np.exp((t(-0.5) * xb * xb).astype(np.float64), out=E[lo:hi])
+        k._gelu_backward(gf, xf, E, of, lo, hi)
+    _pool.run_rows(lambda lo, hi: [fn(b, min(hi, b + _GELU_BLOCK)) for b in range(lo, hi, _GELU_BLOCK)], xf.size)
+    return out
+
+
 def _erf_as(x, E):
     """erf(x / sqrt 2) for float32 by _AS, operation by operation as kernels/elementwise.py's loops."""
     f = np.float32
@@ -75,6 +145,8 @@ def _gelu_np(x):
     (mg.erf), operation by operation as the composite (numba: one loop, the same bits)."""
     f = np.float32
     if x.dtype == np.float32:
+        if _pooled(x):
+            return _gelu_f32_pooled(x)
         E = _exp_half_sq(x)
         if x.size >= 64 and _kernels.available():
             out = np.empty(x.shape, x.dtype)
@@ -99,6 +171,8 @@ def _gelu_grad_np(g, x):
         g, x = np.broadcast_arrays(g, x)
     f = np.float32
     if x.dtype == np.float32 and g.dtype == x.dtype:
+        if _pooled(x, g):
+            return _gelu_f32_pooled(x, g)
         E = _exp_half_sq(x)
         if x.size >= 64 and _kernels.available():
             out = np.empty(x.shape, x.dtype)
@@ -106,6 +180,8 @@ def _gelu_grad_np(g, x):
             return out
         return g * (f(0.5) * (f(1.0) + _erf_as(x, E)) + x * (E * f(_INV_SQRT_2PI)))
     t = x.dtype.type
+    if x.dtype == np.float64 and g.dtype == x.dtype and _kernels.available() and _pooled(x, g):
+        return _gelu_f64_grad_pooled(g, x)
     E = np.exp((t(-0.5) * x * x).astype(np.float64))   # in double; one exp for both paths (the same bits)
     if x.size >= 64 and _kernels.available() and g.dtype == x.dtype:
         out = np.empty(x.shape, x.dtype)

@@ -27,13 +27,28 @@ from ..autograd.function import Function, NoRule, _plain
 __all__ = []  # the public wrapper is nn.functional.scaled_dot_product_attention
 
 
-def _scores(q, k, mask, scale, causal):
-    """Z (a new array) with the mask applied; NumPy."""
+def _scores(q, k, mask, scale, causal, softmax=False):
+    """Z (a new array) with the mask applied; NumPy. softmax: P instead (_softmax_ of Z). Large
+    scores with the threads chosen: the scaling, the causal mask and the softmax over row blocks on
+    the pool (_rows_scale_mask, _softmax_rows)."""
     z = _pool.matmul(q, k.swapaxes(-1, -2))  # (the method: np.swapaxes is a Python wrapper)
+    if z.size >= _ROWS_MIN and _pool.threads() > 1 and z.ndim >= 2 and z.flags.c_contiguous:
+        _rows_scale_mask(z, scale, causal, softmax and mask is None)
+        if mask is None:
+            return z
+        z = _mask(z, mask)
+        return _softmax_rows(z) if softmax else z
     z *= z.dtype.type(scale)
     if causal:
         L, S = z.shape[-2:]
         np.copyto(z, -np.inf, where=~np.tri(L, S, dtype=bool))
+    if mask is not None:
+        z = _mask(z, mask)
+    return _softmax_(z) if softmax else z
+
+
+def _mask(z, mask):
+    """z with a bool (False: -inf) or float (added) mask applied, in place where the shapes allow."""
     if mask is not None:
         shape = np.broadcast_shapes(z.shape, mask.shape)
         if shape != z.shape:     # a mask with more leading dims than the scores: the result has them
@@ -43,6 +58,83 @@ def _scores(q, k, mask, scale, causal):
         else:
             z += mask
     return z
+
+
+# -- the pool (minigrad/_pool.py): the (B, H, L, S) passes split over rows (one query's scores) -----
+# Every pass below works row by row (the scaling and masking elementwise, the softmax's reductions
+# over one row's S scores), so a block of whole rows does exactly the serial pass's ufunc calls on
+# its rows: the results are bitwise the serial ones for any thread count (tested in
+# tests/perf_kernels/test_pool_seq.py). Chunks of whole rows fixed by the size (_pool.run_rows). The
+# pool is used from _ROWS_MIN elements (the size whose serial time is _pool.WORK_NS), measured on
+# the char-GPT's (32, 4, 128, 128) float32 scores: scale + causal mask + softmax ~2.2 ns per score,
+# backward's dz pass ~1.1 ns (serial, best of 15, loaded shared 2-core machine): the lower one
+# chosen for both. Each thread goes through its rows _SUB chunks (~128K scores) at a time, so the
+# five passes of a block run in cache (single chunks cost more in calls than they saved).
+_ROWS_MIN = _pool.min_elements(1.1)
+_SUB = 4
+
+
+def _by_chunks(fn, rows, S):
+    """fn(lo, hi) over `rows` rows of S on the pool, each thread's range _SUB chunks (_pool.chunks)
+    at a time: every pass of fn then runs over a block in cache instead of the thread's whole range
+    (the rows are independent, so the grouping changes no bit)."""
+    per = _pool.per_chunk(S) * _SUB
+
+    def ranges(lo, hi):
+        for b in range(lo, hi, per):
+            fn(b, min(hi, b + per))
+    _pool.run_rows(ranges, rows, S)
+
+
+def _rows_scale_mask(z, scale, causal, softmax):
+    """z *= scale, -inf above the causal diagonal, then (softmax) _softmax_, over blocks of rows on
+    the pool: the serial passes' operations on each row."""
+    L, S = z.shape[-2:]
+    z2 = z.reshape(-1, S)
+    s = z.dtype.type(scale)
+    above = None
+    if causal:   # the mask above the diagonal repeated down enough planes for any block (query r % L)
+        rows = min(z2.shape[0], _pool.per_chunk(S) * _SUB)
+        above = np.tile(~np.tri(L, S, dtype=bool), (-(-rows // L) + 1, 1))
+
+    def fn(lo, hi):
+        zb = z2[lo:hi]
+        zb *= s
+        if above is not None:
+            i = lo % L
+            np.copyto(zb, -np.inf, where=above[i:i + hi - lo])
+        if softmax:
+            _softmax_(zb)
+    _by_chunks(fn, z2.shape[0], S)
+
+
+def _softmax_rows(z):
+    """_softmax_(z) over blocks of rows on the pool (large C-contiguous z, the threads chosen)."""
+    if z.size < _ROWS_MIN or not z.flags.c_contiguous or z.ndim < 2 or _pool.threads() <= 1:
+        return _softmax_(z)
+    S = z.shape[-1]
+    z2 = z.reshape(-1, S)
+    _by_chunks(lambda lo, hi: _softmax_(z2[lo:hi]), z2.shape[0], S)
+    return z
+
+
+def _dz_rows(dz, P, s, keep):
+    """backward's elementwise part over blocks of rows on the pool: dz -= rowsum(dz * P); dz *= P;
+    (keep: dm = a copy of dz now); dz *= s. Returns dm (or None). The serial code's operations."""
+    S = dz.shape[-1]
+    d2, p2 = dz.reshape(-1, S), P.reshape(-1, S)
+    dm = np.empty_like(dz) if keep else None
+    m2 = dm.reshape(-1, S) if keep else None
+
+    def fn(lo, hi):
+        d, pb = d2[lo:hi], p2[lo:hi]
+        d -= (d * pb).sum(axis=-1, keepdims=True)
+        d *= pb
+        if m2 is not None:
+            m2[lo:hi] = d
+        d *= s
+    _by_chunks(fn, d2.shape[0], S)
+    return dm
 
 
 def _softmax_(z):
@@ -108,7 +200,7 @@ class ScaledDotProductAttention(Function):
 
     @staticmethod
     def forward(ctx, q, k, v, mask, scale, causal):
-        p = _softmax_(_scores(q, k, mask, scale, causal))
+        p = _scores(q, k, mask, scale, causal, softmax=True)
         ctx.scale, ctx.causal = scale, causal
         ctx.save_for_backward(q, k, v, mask, p)
         return _pool.matmul(p, v)
@@ -131,11 +223,16 @@ class ScaledDotProductAttention(Function):
         dz = None
         if nq or nk or nm:
             dz = _pool.matmul(G, np.swapaxes(v._data, -1, -2))
-            dz -= (dz * P).sum(axis=-1, keepdims=True)
-            dz *= P
-        dm = dz.copy() if nm else None
-        if dz is not None:
-            dz *= dz.dtype.type(s)
+        if dz is not None and dz.size >= _ROWS_MIN and _pool.threads() > 1 and dz.shape == P.shape \
+                and dz.flags.c_contiguous and P.flags.c_contiguous and dz.dtype == P.dtype:
+            dm = _dz_rows(dz, P, dz.dtype.type(s), nm)
+        else:
+            if dz is not None:
+                dz -= (dz * P).sum(axis=-1, keepdims=True)
+                dz *= P
+            dm = dz.copy() if nm else None
+            if dz is not None:
+                dz *= dz.dtype.type(s)
         return (None if not nq else _plain(_pool.matmul(dz, k._data)),
                 None if not nk else _plain(_pool.matmul(np.swapaxes(dz, -1, -2), q._data)),
                 None if dv is None else _plain(dv), None if dm is None else _plain(dm), None, None)
