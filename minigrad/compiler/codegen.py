@@ -103,9 +103,14 @@ class _Gen:
         return repr(k) if type(k) in (str, int) else self.const(k)
 
 
-def generate(graph, plan=None):
+def generate(graph, plan=None, groups=()):
     """(source, globals, views) of the function `compiled(_in, _st, _objs, _B)` computing the graph;
-    views: [(arena index, shape, dtype)], what _B[j] is (a view of an arena of the memory plan)."""
+    views: [(arena index, shape, dtype)], what _B[j] is (a view of an arena of the memory plan).
+
+    groups: the parallel groups of a schedule (passes/schedule.py; the graph is the schedule's, each
+    group's branches contiguous): each branch becomes a function `_br<g>_<k>(_B, _objs, inputs...)`
+    returning the values read after it, and the program runs a group's branches with
+    `_par(((_br<g>_0, (args...)), ...))` (compiler/interop.py: at once on the inter-op threads)."""
     gen = _Gen()
     lines = ["def compiled(_in, _st, _objs, _B):"]
     for i, v in enumerate(graph.invars):
@@ -123,32 +128,84 @@ def generate(graph, plan=None):
         for v in e.outvars + [s[1] for s in e.side]:
             if v.name not in outputs:
                 dying.setdefault(last.get(v.name, i), []).append(v.name)
-    for i, e in enumerate(graph.eqns):
-        where = f"  # {_comment(e.prim)}" + (f"  {_comment(e.source)}" if e.source else "")
-        if e.effect:
-            if e.prim == "assign":
-                t, val = e.args
-                lines.append(f"    {_v(e.outvars[0])} = _assign({_v(t)}, {_v(val)}, _objs, {gen.expr_key(e.target)})"
-                             f"{where}")
-            elif e.prim == "set_grad":
-                val = e.args[0]
-                lhs = f"{_v(e.outvars[0])} = " if e.outvars else ""
-                arg = "None" if val is None else _v(val)
-                own = ", copy=False" if val is not None and plan is not None and val.name in plan.donated else ""
-                if val is not None and plan is not None and val.name in getattr(plan, "owned", ()):
-                    own = f", copy={_v(val)}.base is not None"  # a fresh array is donated, a view copied
-                lines.append(f"    {lhs}_set_grad({arg}, _objs, {gen.expr_key(e.target)}{own}){where}")
-            else:
-                raise NotImplementedError(f"codegen: unknown effect {e.prim!r}")
-        else:
-            _eqn_lines(gen, e, where, slot_of, views, view_of, lines)
-        drop = sorted(set(dying.get(i, ())))
-        if drop:
-            lines.append("    del " + ", ".join(_vname(n) for n in drop))
+    branch_of, starts = {}, {}
+    for gi, g in enumerate(groups):
+        starts[g.span[0]] = gi
+        for k, b in enumerate(g.branches):
+            for i in b:
+                branch_of[i] = (gi, k)
+    funcs = []
+    eqns = graph.eqns
+    i = 0
+    while i < len(eqns):
+        gi = starts.get(i)
+        if gi is None:
+            _one_eqn(gen, eqns[i], slot_of, views, view_of, plan, lines)
+            drop = sorted(set(dying.get(i, ())))
+            if drop:
+                lines.append("    del " + ", ".join(_vname(n) for n in drop))
+            i += 1
+            continue
+        g = groups[gi]
+        lo, hi = g.span
+        calls, unpack, after = [], [], set()
+        for k, b in enumerate(g.branches):
+            local = set()
+            for j in b:
+                local.update(v.name for v in eqns[j].outvars + [s[1] for s in eqns[j].side])
+            ins = sorted({v.name for j in b for v in eqns[j].invars if v.name not in local})
+            exports = sorted(n for n in local if n in outputs or last.get(n, -1) > hi)
+            name = f"_br{gi}_{k}"
+            body = [f"def {name}(_B, _objs" + "".join(", " + _vname(n) for n in ins) + "):"]
+            for j in b:
+                _one_eqn(gen, eqns[j], slot_of, views, view_of, plan, body)
+                drop = sorted(n for n in set(dying.get(j, ())) if n in local and n not in exports)
+                if drop:
+                    body.append("    del " + ", ".join(_vname(n) for n in drop))
+            body.append("    return (" + "".join(_vname(n) + ", " for n in exports) + ")")
+            funcs.append("\n".join(body))
+            calls.append(f"({name}, (" + "".join(_vname(n) + ", " for n in ins) + "))")
+            if exports:
+                unpack.append(f"    {', '.join(_vname(n) for n in exports)}, = _r[{k}]")
+            after.update(n for n in ins if lo <= last.get(n, -1) <= hi and n not in outputs)
+        lines.append(f"    _r = _par(({', '.join(calls)},), _B, _objs)  # group {gi}: {len(calls)} branches at once")
+        lines.extend(unpack)
+        lines.append("    del _r" + "".join(", " + _vname(n) for n in sorted(after)))
+        i = hi + 1
     consts = {v.name for v, _ in graph.consts}
     rets = [f"{_v(v)}.copy()" if v.name in consts else _v(v) for v in graph.outvars]
     lines.append("    return [" + ", ".join(rets) + "]")  # a constant output is copied: callers own outputs
-    return "\n".join(lines) + "\n", gen.glb, views
+    if groups:
+        from .interop import run_branches
+
+        def _par(calls, _B, _objs):
+            return run_branches([(f, (_B, _objs) + a) for f, a in calls])
+        gen.glb["_par"] = _par
+    src = "\n".join(lines) + "\n"
+    if funcs:
+        src = "\n\n".join(funcs) + "\n\n\n" + src
+    return src, gen.glb, views
+
+
+def _one_eqn(gen, e, slot_of, views, view_of, plan, lines):
+    where = f"  # {_comment(e.prim)}" + (f"  {_comment(e.source)}" if e.source else "")
+    if e.effect:
+        if e.prim == "assign":
+            t, val = e.args
+            lines.append(f"    {_v(e.outvars[0])} = _assign({_v(t)}, {_v(val)}, _objs, {gen.expr_key(e.target)})"
+                         f"{where}")
+        elif e.prim == "set_grad":
+            val = e.args[0]
+            lhs = f"{_v(e.outvars[0])} = " if e.outvars else ""
+            arg = "None" if val is None else _v(val)
+            own = ", copy=False" if val is not None and plan is not None and val.name in plan.donated else ""
+            if val is not None and plan is not None and val.name in getattr(plan, "owned", ()):
+                own = f", copy={_v(val)}.base is not None"  # a fresh array is donated, a view copied
+            lines.append(f"    {lhs}_set_grad({arg}, _objs, {gen.expr_key(e.target)}{own}){where}")
+        else:
+            raise NotImplementedError(f"codegen: unknown effect {e.prim!r}")
+    else:
+        _eqn_lines(gen, e, where, slot_of, views, view_of, lines)
 
 
 def _eqn_lines(gen, e, where, slot_of, views, view_of, lines):
@@ -192,14 +249,26 @@ def _eqn_lines(gen, e, where, slot_of, views, view_of, lines):
 
 class CompiledGraph:
     """A graph compiled to Python: call it like graph.run; `.code` is the source that runs,
-    `.plan` the memory plan (None with plan=False). The planned buffers belong to this object and
+    `.plan` the memory plan (None with plan=False), `.schedule` the inter-op schedule (which groups
+    of independent branches run at once; passes/schedule.py). The planned buffers belong to this object and
     each call takes a set for its run: calls from several threads at once (or a reentrant one) each
     get their own set (a second set is allocated the first time two calls overlap, then kept)."""
 
-    def __init__(self, graph, plan=True):
+    def __init__(self, graph, plan=True, schedule=True):
+        self.schedule = None
+        groups = ()
+        if schedule is True:
+            from .passes.schedule import schedule as _schedule
+            schedule = _schedule(graph)
+        if schedule:
+            self.schedule = schedule
+            groups = schedule.parallel
+            if groups:      # the same equations, each parallel group's branches contiguous
+                graph = schedule.graph
         self.graph = graph
-        self.plan = plan_memory(graph) if plan else None
-        self.code, glb, views = generate(graph, self.plan)
+        spans = self.schedule.spans() if groups else None
+        self.plan = plan_memory(graph, spans) if plan else None
+        self.code, glb, views = generate(graph, self.plan, groups)
         exec(compile(self.code, f"<minigrad compiled graph {id(self):x}>", "exec"), glb)  # noqa: S102
         self._fn = glb["compiled"]
         self._views = views
@@ -247,6 +316,9 @@ def _size(shape, dtype):
     return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
 
 
-def compile_graph(graph, plan=True):
-    """Compile a Graph (optimized or not) to a CompiledGraph; plan=False skips buffer reuse."""
-    return CompiledGraph(graph, plan=plan)
+def compile_graph(graph, plan=True, schedule=True):
+    """Compile a Graph (optimized or not) to a CompiledGraph; plan=False skips buffer reuse.
+    schedule: True finds the graph's independent branches (passes/schedule.py) and runs those worth
+    it at once on the inter-op threads; a Schedule uses that one; False or None runs every equation
+    in order (`.schedule` is then None)."""
+    return CompiledGraph(graph, plan=plan, schedule=schedule)

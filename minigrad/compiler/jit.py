@@ -596,7 +596,9 @@ class Explanation:
     """What mg.jit made of a function for one set of arguments (print it). Attributes: `graph` (as
     traced), `optimized`, `steps` ([(pass name, report, graph after)]), `breaks` ([(message,
     'file:line')]), `code`, `plan`, `kernel_choices` ([(key, choice, how)]: the kernels chosen
-    for its ops with mg.backends.cpu.benchmark on, minigrad/kernels/select.py), `compiled_per_call`
+    for its ops with mg.backends.cpu.benchmark on, minigrad/kernels/select.py), `schedule` (the
+    inter-op schedule: groups of independent branches, which run at once and why or why not;
+    compiler/passes/schedule.py), `compiled_per_call`
     and `eager_per_call` (seconds, the best of the first runs of the program: a few of them run the
     function eagerly instead, timed; None until measured) and `timing` (the line saying which is faster,
     flagging a program more than 10 % slower than eager)."""
@@ -611,6 +613,7 @@ class Explanation:
         self.optimized = entry.optimized
         self.code = entry.compiled.code if entry.compiled is not None else None
         self.plan = entry.compiled.plan if entry.compiled is not None else None
+        self.schedule = entry.compiled.schedule if entry.compiled is not None else None
         g = entry.graph
         for name in list(DEFAULT if jitted.passes is None else jitted.passes):
             g, (rep,) = optimize(g, [name])
@@ -655,6 +658,8 @@ class Explanation:
             out.append(f"  {e!r}")
         if self.plan is not None:
             out.append(f"memory plan: {self.plan!r}")
+        if self.schedule is not None:
+            out.extend(self.schedule.describe())
         bench = "on" if _select._benchmark() else "off"
         out.append(f"kernel choices: {len(self.kernel_choices)}" if self.kernel_choices else
                    f"kernel choices: none timed or cached (fixed rules; mg.backends.cpu.benchmark {bench})")

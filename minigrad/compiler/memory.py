@@ -79,12 +79,21 @@ def last_reads(graph):
     return last
 
 
-def plan_memory(graph):
-    """The MemoryPlan of a graph: which values live in which arena of the pool, and the figures."""
+def plan_memory(graph, spans=None):
+    """The MemoryPlan of a graph: which values live in which arena of the pool, and the figures.
+
+    spans: {equation index: (first, last)} for the equations of groups whose branches run at once
+    (passes/schedule.py: Schedule.spans()). A value defined or read in such a group is taken as
+    live over the whole group (from its first equation to its last), and no value of the group
+    writes in place over another: so two branches running at once never share an arena (nor does a
+    branch reuse one within itself: simple, at some cost in memory for parallel groups only)."""
     eqns = graph.eqns
     outputs = {v.name for v in graph.outvars if isinstance(v, Var)}
     roots, cands, defined_at, fresh = {}, [], {}, []
     last = last_reads(graph)
+    spans = spans or {}
+    if spans:
+        last = {k: spans[t][1] if t in spans else t for k, t in last.items()}
     for i, e in enumerate(eqns):
         if e.prim == "set_grad":
             continue
@@ -111,7 +120,10 @@ def plan_memory(graph):
     # a candidate is busy until the last read of anything that may alias it
     end = {}
     for name, rs in roots.items():
-        t = last.get(name, defined_at.get(name, -1))
+        t = last.get(name)
+        if t is None:   # never read: busy at its definition (over its whole group, in a parallel one)
+            d = defined_at.get(name, -1)
+            t = spans[d][1] if d in spans else d
         for c in rs:
             end[c] = max(end.get(c, -1), t)
     # donated to a gradient: read once, by a set_grad, and by nothing (not even a view) afterwards
@@ -146,7 +158,9 @@ def plan_memory(graph):
         e = eqns[i]
         # in place: an elementwise op may write over an input of its own shape that dies here
         donor = None
-        if getattr(e.fn, "_fast", None) is not None and isinstance(e.fn._fast, np.ufunc) or \
+        if i in spans:
+            pass   # a parallel group: never in place (the input may be read by another branch right now)
+        elif getattr(e.fn, "_fast", None) is not None and isinstance(e.fn._fast, np.ufunc) or \
                 getattr(e.fn, "_elementwise", False):
             for a in e.args:
                 if (isinstance(a, Var) and a.name in slot_of and end.get(a.name) == i

@@ -1,0 +1,121 @@
+"""Running a compiled program's independent branches at once: the inter-op threads.
+
+A separate pool from the intra-op one (minigrad/_pool.py), as PyTorch keeps its inter-op pool apart
+from its intra-op threads: ``mg.get_num_interop_threads() - 1`` persistent daemon workers (the
+calling thread runs branches too), made on the first parallel group and kept. Built from _pool.py's
+worker and job classes, so it has the same properties: many callers at once, a branch may itself
+call either pool (the caller then works on its own job), fork drops it (the child makes a new one),
+exit stops it.
+
+Each branch runs with the caller's thread-local state: grad mode (and where no_grad was entered),
+the transform levels and the trace in progress, the saved-tensor hooks and checkpoint recomputation
+depth, and control flow's eager depth; the worker's own are put back afterwards. An exception in a
+branch is raised in the caller once every branch has finished (the lowest-numbered branch's when
+several raise), so nothing is still writing into the program's buffers when the caller unwinds.
+"""
+import atexit
+import os
+import threading
+
+from .. import _pool
+from .._threads import get_num_interop_threads
+from ..autograd import graph as _agraph
+from ..autograd.grad_mode import _state as _grad
+
+__all__ = ["run_branches", "workers"]
+
+_pool_obj = None
+_lock = threading.Lock()
+
+
+def _capture():
+    from .. import control_flow as _cf
+    h = _agraph._hooks
+    return (_grad.enabled, _grad.site, _grad.levels, _grad.tracer, list(h.stack), h.recomputing,
+            getattr(_cf._local, "eager", 0))
+
+
+def _install(st):
+    from .. import control_flow as _cf
+    h = _agraph._hooks
+    _grad.enabled, _grad.site, _grad.levels, _grad.tracer, h.stack, h.recomputing, _cf._local.eager = st
+
+
+def _get(nworkers):
+    global _pool_obj
+    p = _pool_obj
+    if p is None:
+        with _lock:
+            if _pool_obj is None:
+                _pool_obj = _pool._Pool()
+            p = _pool_obj
+    if p.size != nworkers:
+        if p._stopping:
+            p.reap()
+        p.resize(nworkers)
+    return p
+
+
+def workers():
+    """The inter-op pool's live worker threads (for tests)."""
+    p = _pool_obj
+    if p is None:
+        return 0
+    p.reap()
+    return len(p.threads) - p._stopping
+
+
+def run_branches(calls, threads=None):
+    """Run each (fn, args) of `calls` once, at once on up to `threads` threads (default
+    mg.get_num_interop_threads(); the caller is one of them); returns [fn(*args)] in order.
+    One thread: in order, on the caller."""
+    t = get_num_interop_threads() if threads is None else threads
+    n = len(calls)
+    if t <= 1 or n <= 1:
+        return [fn(*a) for fn, a in calls]
+    results = [None] * n
+    errors = [None] * n
+    st = _capture()
+    me = threading.get_ident()
+
+    def one(k):
+        fn, a = calls[k]
+        own = threading.get_ident() != me
+        if own:
+            prev = _capture()
+            _install(st)
+        try:
+            results[k] = fn(*a)
+        except BaseException as e:  # noqa: BLE001 -- raised in the caller below
+            errors[k] = e
+        finally:
+            if own:
+                _install(prev)
+
+    p = _get(min(t, n) - 1)
+    job = _pool._Job(one, [(k,) for k in range(n)])
+    for _ in range(min(t, n) - 1):
+        p.jobs.put(job)
+    job.work()
+    job.finished.wait()
+    for e in errors:
+        if e is not None:
+            raise e
+    return results
+
+
+def _after_fork_in_child():
+    global _pool_obj, _lock
+    _pool_obj = None
+    _lock = threading.Lock()
+
+
+def _at_exit():
+    p = _pool_obj
+    if p is not None:
+        p.shutdown()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+atexit.register(_at_exit)
