@@ -613,7 +613,7 @@ class Explanation:
         self.optimized = entry.optimized
         self.code = entry.compiled.code if entry.compiled is not None else None
         self.plan = entry.compiled.plan if entry.compiled is not None else None
-        self.schedule = entry.compiled.schedule if entry.compiled is not None else None
+        self.schedule = getattr(entry.compiled, "schedule", None)
         g = entry.graph
         for name in list(DEFAULT if jitted.passes is None else jitted.passes):
             g, (rep,) = optimize(g, [name])

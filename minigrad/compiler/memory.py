@@ -90,7 +90,7 @@ def plan_memory(graph, spans=None):
     eqns = graph.eqns
     outputs = {v.name for v in graph.outvars if isinstance(v, Var)}
     roots, cands, defined_at, fresh = {}, [], {}, []
-    last = last_reads(graph)
+    last = raw_last = last_reads(graph)
     spans = spans or {}
     if spans:
         last = {k: spans[t][1] if t in spans else t for k, t in last.items()}
@@ -118,21 +118,21 @@ def plan_memory(graph, spans=None):
     for name in outputs:
         escaped |= roots.get(name, frozenset())
     # a candidate is busy until the last read of anything that may alias it
-    end = {}
+    end, end_raw = {}, {}   # (end_raw: in program order, whatever runs at once)
     for name, rs in roots.items():
-        t = last.get(name)
-        if t is None:   # never read: busy at its definition (over its whole group, in a parallel one)
-            d = defined_at.get(name, -1)
-            t = spans[d][1] if d in spans else d
+        t = t_raw = raw_last.get(name, defined_at.get(name, -1))
+        if t in spans:   # in a parallel group: busy over the whole group
+            t = spans[t][1]
         for c in rs:
             end[c] = max(end.get(c, -1), t)
+            end_raw[c] = max(end_raw.get(c, -1), t_raw)
     # donated to a gradient: read once, by a set_grad, and by nothing (not even a view) afterwards
     readers = {}
     for i, e in enumerate(eqns):
         for v in e.invars:
             readers.setdefault(v.name, []).append(i)
     donated = frozenset(v.name for v in cands + fresh if v.name not in escaped and len(readers.get(v.name, ())) == 1
-                        and eqns[readers[v.name][0]].prim == "set_grad" and end.get(v.name) == readers[v.name][0])
+                        and eqns[readers[v.name][0]].prim == "set_grad" and end_raw.get(v.name) == readers[v.name][0])
     # the result of any other op read only by a set_grad: donated too when, at run time, it owns its
     # memory (not a view: an op's results are the caller's, never its input arrays themselves, so
     # an array that is no view is fresh and in no buffer; a view is copied as before)

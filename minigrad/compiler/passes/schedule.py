@@ -9,8 +9,9 @@ same equations, each branch's in their traced order, so every value is bit for b
 program's.
 
 How a group is found (`find_groups`): the *heavy* equations (estimated cost at least HEAVY, see
-`cost`) in program order; the first one with later heavy equations independent of it starts an
-antichain (each later heavy equation independent of all taken joins it). With members h_1 .. h_k,
+`cost`) in program order; each starts an antichain (each later heavy equation independent of all
+taken joins it), and the antichain whose members could save the most (their total cost minus the
+largest) is the group's members. With members h_1 .. h_k,
 every equation x is classified by A(x), the members it is an ancestor of (or is), and D(x), the
 members it descends from (or is): D(x) = {i} puts x in branch i (downstream of h_i alone, e.g.
 the scan after an RNN direction's input projection); A(x) = {i} with D(x) empty puts it in
@@ -280,14 +281,15 @@ def find_groups(graph, heavy=None):
             items.extend(("eq", x) for x in nodes)
             return
         heavies = [i for i in nodes if costs[i] >= heavy]
-        members = []
-        for a, h in enumerate(heavies):
-            members = [h]
+        members, best = [], 0
+        for a, h in enumerate(heavies[:256]):   # each start's antichain; the one saving the most wins
+            ms = [h]
             for h2 in heavies[a + 1:]:
-                if all(not (anc[h2] >> m) & 1 for m in members):
-                    members.append(h2)
-            if len(members) > 1:
-                break
+                if all(not (anc[h2] >> m) & 1 for m in ms):
+                    ms.append(h2)
+            gain = sum(costs[m] for m in ms) - max(costs[m] for m in ms)
+            if len(ms) > 1 and gain > best:
+                members, best = ms, gain
         if len(members) < 2:
             items.extend(("eq", x) for x in nodes)
             return
