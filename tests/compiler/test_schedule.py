@@ -25,6 +25,8 @@ def interop_threads(monkeypatch):
     """Set the inter-op threads for one test (set_num_interop_threads may be called once a process)."""
     def set_(n):
         monkeypatch.setattr(_threads, "_interop", n)
+        monkeypatch.setattr(_threads, "_threads", 1)   # BLAS on one thread: the groups use n threads
+        monkeypatch.setattr(_threads, "_adapted", None)
     return set_
 
 
@@ -206,6 +208,7 @@ def test_branch_threads_carry_the_callers_thread_local_state():
 
 
 def test_explain_shows_the_schedule_and_why_not(monkeypatch, interop_threads):
+    monkeypatch.delenv("MINIGRAD_INTEROP_MIN_GAIN", raising=False)
     mha, args = _mha()
     monkeypatch.setattr(S, "HEAVY", 1000)
     with mg.no_grad():
@@ -222,9 +225,20 @@ def test_explain_shows_the_schedule_and_why_not(monkeypatch, interop_threads):
         f = mg.jit(lambda q, k, v: mha(q, k, v)[0])
         ex = f.explain(*args)
         assert "group 0 (equations" in str(ex) and "PARALLEL - saves up to" in str(ex)
+        assert "at run time on min(inter-op threads, branches, cores" in str(ex)
         assert "_par(" in ex.code
         ref = mha(*args)[0]
         assert f(*args).numpy().tobytes() == ref.numpy().tobytes()
+
+
+def test_threads_now_never_oversubscribes_the_cores_with_blas(monkeypatch, interop_threads):
+    interop_threads(4)
+    assert interop.threads_now(3) == 3 and interop.threads_now() == 4   # BLAS on one thread
+    monkeypatch.setattr(_threads, "_threads", 2)
+    monkeypatch.setattr(_threads, "_cores", lambda: 2)
+    assert interop.threads_now(3) == 1                                  # 2 BLAS threads fill 2 cores
+    monkeypatch.setattr(_threads, "_cores", lambda: 8)
+    assert interop.threads_now(3) == 3 and interop.threads_now() == 4
 
 
 def test_by_default_nothing_runs_in_parallel(monkeypatch):

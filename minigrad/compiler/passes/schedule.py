@@ -45,12 +45,15 @@ __all__ = ["cost", "find_groups", "schedule", "threshold", "Schedule", "Group", 
 HEAVY = 1 << 20
 # A group runs its branches at once when it can save at least this much work (total minus the
 # largest branch, in the units of `cost`) and the inter-op threads are more than one. By default
-# (mg.set_num_interop_threads never called) that is never: on the 2-core development machine,
-# with BLAS on both cores, concurrent branches did not win at any measured size (docs/jit.md). Once
-# the user sets the inter-op threads above one, groups from MIN_GAIN_SET run at once (below it
-# the hand-over to a second thread, 0.3-0.5 ms on a loaded machine, outweighed the work).
-# $MINIGRAD_INTEROP_MIN_GAIN (a number, or "inf") overrides both.
-MIN_GAIN_SET = 5e7
+# (mg.set_num_interop_threads never called) that is never: on the 2-core development machine, with
+# BLAS on both cores (its default), concurrent branches did not win at any measured size. Once the
+# user sets the inter-op threads above one, groups that can save MIN_GAIN_SET run at once: measured
+# with BLAS on one thread (mg.set_num_threads(1)), loaded machine, a bidirectional LSTM training
+# step (batch 32, 30 steps, 128 hidden; groups of 2.5e8 and 5.2e8) went from 42 to 27 ms, while
+# groups of 1e7-2e7 (batch 8, 64 hidden) lost (4.5 -> 7.0 ms) and attention's projections
+# (1.3e8) about tied (docs/compiler.md). $MINIGRAD_INTEROP_MIN_GAIN (a number, or "inf")
+# overrides both.
+MIN_GAIN_SET = 2e8
 MIN_GAIN = None   # None: the rule above; a number: that threshold whatever the setting
 
 
@@ -197,6 +200,10 @@ class Schedule:
         gain = "inf" if self.min_gain == float("inf") else f"{self.min_gain:,.0f}"
         lines = [f"schedule: {len(self.groups)} group(s) of independent branches, {n} run in parallel "
                  f"(inter-op threads {self.threads}, minimum gain {gain})"]
+        if n:
+            from ..interop import threads_now
+            lines.append(f"  at run time on min(inter-op threads, branches, cores // intra-op threads while "
+                         f"BLAS has several) threads: {threads_now()} now")
         eqns = self.graph.eqns
         for k, g in enumerate(self.groups):
             lo, hi = g.span
