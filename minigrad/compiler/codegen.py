@@ -110,7 +110,7 @@ def generate(graph, plan=None, groups=()):
     groups: the parallel groups of a schedule (passes/schedule.py; the graph is the schedule's, each
     group's branches contiguous): each branch becomes a function `_br<g>_<k>(_B, _objs, inputs...)`
     returning the values read after it, and the program runs a group's branches with
-    `_par(((_br<g>_0, (args...)), ...))` (compiler/interop.py: at once on the inter-op threads)."""
+    `_par(((_br<g>_0, (args...)), ...))` (compiler/_interop.py: at once on the inter-op threads)."""
     gen = _Gen()
     lines = ["def compiled(_in, _st, _objs, _B):"]
     for i, v in enumerate(graph.invars):
@@ -176,7 +176,7 @@ def generate(graph, plan=None, groups=()):
     rets = [f"{_v(v)}.copy()" if v.name in consts else _v(v) for v in graph.outvars]
     lines.append("    return [" + ", ".join(rets) + "]")  # a constant output is copied: callers own outputs
     if groups:
-        from .interop import run_branches
+        from ._interop import run_branches
 
         def _par(calls, _B, _objs):
             return run_branches([(f, (_B, _objs) + a) for f, a in calls])

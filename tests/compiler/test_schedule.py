@@ -1,4 +1,4 @@
-"""The inter-op schedule (compiler/passes/schedule.py, compiler/interop.py): independent branches of a
+"""The inter-op schedule (compiler/passes/schedule.py, compiler/_interop.py): independent branches of a
 compiled graph found, run at once on the inter-op threads, bit for bit the serial program."""
 import threading
 
@@ -8,7 +8,7 @@ import pytest
 import minigrad as mg
 from minigrad import _threads
 from minigrad.compiler import compile_graph, optimize
-from minigrad.compiler import interop
+from minigrad.compiler import _interop as interop
 from minigrad.compiler.passes import schedule as S
 
 

@@ -29,7 +29,7 @@ generator keep their order (the draws must be the traced ones).
 Whether a group runs in parallel (`Group.parallel`, `Group.reason`): only when the inter-op
 threads (mg.get_num_interop_threads()) are more than one, and the work the parallel run can save,
 the group's total cost minus its largest branch's, is at least threshold() (by default never; from
-MIN_GAIN_SET once mg.set_num_interop_threads was called; measured, see docs/jit.md).
+MIN_GAIN_SET once mg.set_num_interop_threads was called; measured, see docs/compiler.md).
 """
 import math
 import os
@@ -201,7 +201,7 @@ class Schedule:
         lines = [f"schedule: {len(self.groups)} group(s) of independent branches, {n} run in parallel "
                  f"(inter-op threads {self.threads}, minimum gain {gain})"]
         if n:
-            from ..interop import threads_now
+            from .._interop import threads_now
             lines.append(f"  at run time on min(inter-op threads, branches, cores // intra-op threads while "
                          f"BLAS has several) threads: {threads_now()} now")
         eqns = self.graph.eqns
