@@ -255,24 +255,41 @@ class CompiledGraph:
     get their own set (a second set is allocated the first time two calls overlap, then kept)."""
 
     def __init__(self, graph, plan=True, schedule=True):
-        self.schedule = None
+        self._schedule, self._unscheduled = None, None
         groups = ()
         if schedule is True:
-            from .passes.schedule import schedule as _schedule
-            schedule = _schedule(graph)
+            from .passes import schedule as _s
+            from .._threads import get_num_interop_threads
+            threads, gain = get_num_interop_threads(), _s.threshold()
+            if threads <= 1 or gain == float("inf"):
+                schedule = None              # nothing could run at once: found only if asked (explain)
+                self._unscheduled = (graph, threads, gain)
+            else:
+                schedule = _s.schedule(graph)
         if schedule:
-            self.schedule = schedule
+            self._schedule = schedule
             groups = schedule.parallel
             if groups:      # the same equations, each parallel group's branches contiguous
                 graph = schedule.graph
         self.graph = graph
-        spans = self.schedule.spans() if groups else None
+        spans = schedule.spans() if groups else None
         self.plan = plan_memory(graph, spans) if plan else None
         self.code, glb, views = generate(graph, self.plan, groups)
         exec(compile(self.code, f"<minigrad compiled graph {id(self):x}>", "exec"), glb)  # noqa: S102
         self._fn = glb["compiled"]
         self._views = views
         self._free = [self._buffers()]   # buffer sets not in use (list.pop/append: atomic under the GIL)
+
+    @property
+    def schedule(self):
+        """The inter-op schedule (passes/schedule.py): the groups of independent branches, which run
+        at once and why or why not; None when compiled with schedule=False."""
+        if self._schedule is None and self._unscheduled is not None:
+            from .passes.schedule import schedule as _schedule
+            graph, threads, gain = self._unscheduled   # as when compiled: none of its groups is parallel
+            self._schedule = _schedule(graph, threads, gain)
+            self._unscheduled = None
+        return self._schedule
 
     def _buffers(self):
         arenas = [np.empty(n, np.uint8) for n in self.plan.arenas] if self.plan else []

@@ -254,11 +254,10 @@ def _ancestors(preds):
     for i, p in enumerate(preds):
         a = p
         q = p
-        while q:
-            low = q & -q
-            j = low.bit_length() - 1
+        while q:   # the latest predecessor first: its ancestors need no visit of their own
+            j = q.bit_length() - 1
             a |= anc[j]
-            q ^= low
+            q &= ~(anc[j] | (1 << j))
         anc[i] = a
     return anc
 
