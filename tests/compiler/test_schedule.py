@@ -319,3 +319,32 @@ def test_cost_estimates():
         g = mg.graph.trace(lambda x: lstm(x)[0], x)
     scan = next(e for e in g.eqns if e.prim == "scan")
     assert S.cost(scan) >= 5 * 2 * 3 * 16 * 64       # 5 steps of a (3, 16) @ (16, 64) GEMM at least
+
+
+def test_jitted_training_step_with_parallel_groups_is_bitwise_eager(monkeypatch, interop_threads):
+    import copy
+    monkeypatch.delenv("MINIGRAD_INTEROP_MIN_GAIN", raising=False)
+    interop_threads(2)
+    monkeypatch.setattr(S, "HEAVY", 1000)
+    monkeypatch.setattr(S, "MIN_GAIN", 0)
+    lstm, x = _bilstm()
+    twin = copy.deepcopy(lstm)
+
+    def make(m):
+        opt = mg.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x):
+            opt.zero_grad()
+            out, _ = m(x)
+            loss = (out * out).mean()
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+    f, eager = mg.jit(make(lstm)), make(twin)
+    for _ in range(3):
+        a, b = f(x), eager(x)
+        assert a.detach().numpy().tobytes() == b.detach().numpy().tobytes()
+    assert "_par(" in f.code
+    assert all(p.detach().numpy().tobytes() == q.detach().numpy().tobytes()
+               for p, q in zip(lstm.parameters(), twin.parameters()))
