@@ -307,6 +307,32 @@ def test_generator_draws_and_in_place_writes_keep_their_order():
     assert all((preds[j] >> k) & 1 for j in range(k + 1, len(g.eqns)))
 
 
+def test_an_optimizer_step_writing_in_place_is_a_barrier():
+    w = mg.randn(32, 32, requires_grad=True)
+    opt = mg.optim.Adam([w], lr=0.1)
+
+    def step(x):
+        opt.zero_grad()
+        (x @ w).square().sum().backward()
+        metric = (w * 2.0).sum()   # reads w, no path to the step: must still run before it
+        opt.step()
+        return metric
+    x = mg.randn(8, 32)
+    step(x)   # the optimizer state exists: the traced step is the fused one
+    g = mg.graph.trace(step, x)
+    k = next(i for i, e in enumerate(g.eqns) if e.prim == "adam_step")
+    preds = S._deps(g.eqns)
+    assert preds[k] == (1 << k) - 1
+    s = _sched(g, heavy=1)
+    order = [id(e) for e in s.graph.eqns]
+    mul = next(e for e in g.eqns if e.prim == "mul" and any(v.name == w_name(g) for v in e.invars))
+    assert order.index(id(mul)) < order.index(id(g.eqns[k]))
+
+
+def w_name(g):
+    return next(v.name for v, b in g.state if b.kind == "tensor" and b.obj is not None and b.obj.shape == (32, 32))
+
+
 def test_cost_estimates():
     mha, args = _mha()
     with mg.no_grad():

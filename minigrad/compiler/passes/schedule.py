@@ -21,9 +21,10 @@ group, everything else (joins: D(x) has two members or more) after it. The parts
 are searched again for groups (recursively, so backward's independent weight gradients are found
 after the forward's).
 
-Ordering edges besides data: an `assign` (an in-place write) and a user's own Function (not one of
-minigrad's ops: it may read or write what the graph cannot see) are barriers (nothing moves
-across them); `set_grad`s of one target keep their order; equations drawing from one random
+Ordering edges besides data: an `assign` (an in-place write), the op that computed an assign's value
+when it reads the assign's target (it may have written it in place already: an optimizer's fused
+`adam_step`/`sgd_step` does) and a user's own Function (not one of minigrad's ops: it may read or
+write what the graph cannot see) are barriers (nothing moves across them); `set_grad`s of one target keep their order; equations drawing from one random
 generator keep their order (the draws must be the traced ones).
 
 Whether a group runs in parallel (`Group.parallel`, `Group.reason`): only when the inter-op
@@ -113,9 +114,8 @@ def cost(e):
     base = prim[:-len("_backward")] if prim.endswith("_backward") else prim
     mult = 2 if prim.endswith("_backward") else 1
     if base in _GEMM and len(vs) >= 2 and vs[0].shape:
-        if base == "linear" or (prim == "linear_backward"):
-            x, w = (vs[0], vs[1]) if base == "linear" and not prim.endswith("_backward") else (vs[1], vs[2]) \
-                if len(vs) >= 3 else (vs[0], vs[1])
+        if base == "linear":   # linear(x, w, b); linear_backward(g, x, w, ...): dx and dw, two GEMMs
+            x, w = (vs[1], vs[2]) if prim.endswith("_backward") and len(vs) >= 3 else (vs[0], vs[1])
             k = w.shape[-1] if w.shape else 1
             rows = _size(x) // max(1, x.shape[-1]) if x.shape else 1
             n = w.shape[0] if len(w.shape) == 2 else 1
@@ -218,6 +218,16 @@ class Schedule:
 def _deps(eqns):
     """preds[i]: bitset of the equations i reads from directly (data, and the ordering edges)."""
     defined = {}
+    writes = set()   # equations that write into an input in place: the value an assign stores, made
+    for i, e in enumerate(eqns):  # by an op reading the assign's target (an optimizer's fused step)
+        for v in e.outvars + [s[1] for s in e.side]:
+            defined[v.name] = i
+        if e.prim == "assign":
+            t, val = e.args
+            d = defined.get(val.name)
+            if d is not None and any(v.name == t.name for v in eqns[d].invars):
+                writes.add(d)
+    defined = {}
     preds = [0] * len(eqns)
     last_target, last_rng = {}, {}
     barrier = None
@@ -233,7 +243,7 @@ def _deps(eqns):
                     p |= 1 << r
                 last_rng[v.name] = i
         user = e.fn is not None and not (getattr(e.fn, "__module__", "") or "").startswith("minigrad.")
-        if e.prim == "assign" or user:
+        if e.prim == "assign" or user or i in writes:
             p |= (1 << i) - 1   # a barrier: after everything before
             barrier = i
         elif barrier is not None:
