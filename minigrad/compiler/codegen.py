@@ -182,8 +182,8 @@ def generate(graph, plan=None, groups=()):
             return run_branches([(f, (_B, _objs) + a) for f, a in calls])
         gen.glb["_par"] = _par
     src = "\n".join(lines) + "\n"
-    if funcs:
-        src = "\n\n".join(funcs) + "\n\n\n" + src
+    if funcs:   # after the program (read from the module's globals when it runs)
+        src = src + "\n\n" + "\n\n\n".join(funcs) + "\n"
     return src, gen.glb, views
 
 
