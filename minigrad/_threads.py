@@ -39,9 +39,11 @@ were chosen (set_num_threads or $MINIGRAD_NUM_THREADS); by default nothing chang
   bitwise the same for 1, 2 or 4 threads; a split 2-D GEMM may differ from the unsplit one in the
   last bits (OpenBLAS picks kernels by size; see _pool.matmul).
 
-minigrad runs no inter-op parallel work (a compiled graph's equations run in order), so the
-inter-op count is recorded for compatibility: set it once, before anything else, as PyTorch
-requires; ``get_num_interop_threads`` reports it.
+Inter-op threads run independent branches of a compiled graph at once (compiler/passes/schedule.py
+finds them, compiler/_interop.py runs them on a pool of its own): only once
+``set_num_interop_threads(n > 1)`` was called, and only for a group whose branches save enough work
+(measured on 2 cores: it pays with BLAS on one thread, never with BLAS on both); ``mg.jit.explain``
+shows the schedule. Set it once, before anything else, as PyTorch requires.
 """
 import os
 import sys
@@ -170,14 +172,17 @@ def _apply(n):
 def get_num_interop_threads():
     """The number of threads for inter-op parallelism, as ``torch.get_num_interop_threads``: the
     value given to [`set_num_interop_threads`][minigrad.set_num_interop_threads], else the cores
-    available. minigrad runs no inter-op parallel work today; the number is reported as set."""
+    available. Compiled graphs use it for their independent branches once it was set (see
+    [`set_num_interop_threads`][minigrad.set_num_interop_threads])."""
     return _interop if _interop is not None else _cores()
 
 
 def set_num_interop_threads(n):
     """Set the number of inter-op threads, as ``torch.set_num_interop_threads``: once, before any
-    other call (a second call raises RuntimeError, as PyTorch's). minigrad runs a compiled graph's
-    equations in order, so the value is recorded, not used.
+    other call (a second call raises RuntimeError, as PyTorch's). With n > 1 a compiled graph
+    (mg.jit) runs its independent branches at once on up to n threads where that saves enough work
+    (a bidirectional RNN's two directions, attention's three projections); ``mg.jit.explain`` shows
+    the schedule and why a group stays serial. Until it is called, compiled graphs run in order.
 
     Args:
         n (int): a positive number of threads.
