@@ -207,32 +207,46 @@ class _Pool:
             t.join(timeout)
 
 
-_pool = None
-_pool_lock = threading.Lock()
+class Lazy:
+    """A pool made on its first use and resized to the workers asked for, dropped in a forked child
+    (its threads do not exist there, its locks may be held) and shut down at exit. minigrad has two:
+    this module's, for the kernels, and compiler/_interop.py's, for a compiled graph's branches (kept
+    apart, as PyTorch keeps its intra- and inter-op pools)."""
+
+    def __init__(self):
+        self.pool = None
+        self.lock = threading.Lock()
+        _lazies.append(self)
+
+    def get(self, nworkers):
+        p = self.pool
+        if p is None:
+            with self.lock:
+                if self.pool is None:
+                    self.pool = _Pool()
+                p = self.pool
+        if p.size != nworkers:
+            if p._stopping:
+                p.reap()
+            p.resize(nworkers)
+        return p
+
+    def workers(self):
+        """The pool's live worker threads now (the callers not counted)."""
+        p = self.pool
+        if p is None:
+            return 0
+        p.reap()
+        return len(p.threads) - p._stopping
 
 
-def _get(nworkers):
-    global _pool
-    p = _pool
-    if p is None:
-        with _pool_lock:
-            if _pool is None:
-                _pool = _Pool()
-            p = _pool
-    if p.size != nworkers:
-        if p._stopping:
-            p.reap()
-        p.resize(nworkers)
-    return p
+_lazies = []
+_kernels = Lazy()
 
 
 def workers():
-    """The pool's live worker threads now (the callers not counted): for tests and show_config."""
-    p = _pool
-    if p is None:
-        return 0
-    p.reap()
-    return len(p.threads) - p._stopping
+    """The kernels' pool's live worker threads now (the callers not counted): for tests and show_config."""
+    return _kernels.workers()
 
 
 def split(n, t):
@@ -255,11 +269,12 @@ def run(fn, n):
     slow to start, on a busy machine, costs nothing)."""
     t = threads() if n > 1 else 1
     if t <= 1:
-        if _pool is not None and _pool.size and threads() == 1:
-            _pool.resize(0)   # mg.set_num_threads(1): the workers stop
+        p = _kernels.pool
+        if p is not None and p.size and threads() == 1:
+            p.resize(0)   # mg.set_num_threads(1): the workers stop
         fn(0, n)
         return
-    p = _get(t - 1)
+    p = _kernels.get(t - 1)
     job = _Job(fn, split(n, t))
     for _ in range(len(job.pieces) - 1):
         p.jobs.put(job)
@@ -270,15 +285,15 @@ def run(fn, n):
 
 
 def _after_fork_in_child():
-    global _pool, _pool_lock
-    _pool = None                    # the parent's threads are gone here, its locks maybe held
-    _pool_lock = threading.Lock()
+    for z in _lazies:
+        z.pool = None                 # the parent's threads are gone here, its locks maybe held
+        z.lock = threading.Lock()
 
 
 def _at_exit():
-    p = _pool
-    if p is not None:
-        p.shutdown()
+    for z in _lazies:
+        if z.pool is not None:
+            z.pool.shutdown()
 
 
 if hasattr(os, "register_at_fork"):

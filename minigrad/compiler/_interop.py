@@ -4,8 +4,7 @@ A separate pool from the intra-op one (minigrad/_pool.py), as PyTorch keeps its 
 from its intra-op threads: ``mg.get_num_interop_threads() - 1`` persistent daemon workers (the
 calling thread runs branches too), made on the first parallel group and kept. While BLAS has
 several threads a group uses at most cores // BLAS threads (threads_now): never more GEMM threads
-than cores. Built from _pool.py's
-worker and job classes, so it has the same properties: many callers at once, a branch may itself
+than cores. A _pool.Lazy with _pool.py's worker and job classes, so it has the same properties: many callers at once, a branch may itself
 call either pool (the caller then works on its own job), fork drops it (the child makes a new one),
 exit stops it.
 
@@ -15,8 +14,6 @@ depth, and control flow's eager depth; the worker's own are put back afterwards.
 branch is raised in the caller once every branch has finished (the lowest-numbered branch's when
 several raise), so nothing is still writing into the program's buffers when the caller unwinds.
 """
-import atexit
-import os
 import threading
 
 from .. import _pool
@@ -27,8 +24,7 @@ from ..autograd.grad_mode import _state as _grad
 
 __all__ = ["run_branches", "threads_now", "workers"]
 
-_pool_obj = None
-_lock = threading.Lock()
+_branches = _pool.Lazy()   # the inter-op pool, apart from the kernels' (minigrad/_pool.py)
 
 
 def _capture():
@@ -44,28 +40,9 @@ def _install(st):
     _grad.enabled, _grad.site, _grad.levels, _grad.tracer, h.stack, h.recomputing, _cf._local.eager = st
 
 
-def _get(nworkers):
-    global _pool_obj
-    p = _pool_obj
-    if p is None:
-        with _lock:
-            if _pool_obj is None:
-                _pool_obj = _pool._Pool()
-            p = _pool_obj
-    if p.size != nworkers:
-        if p._stopping:
-            p.reap()
-        p.resize(nworkers)
-    return p
-
-
 def workers():
     """The inter-op pool's live worker threads (for tests)."""
-    p = _pool_obj
-    if p is None:
-        return 0
-    p.reap()
-    return len(p.threads) - p._stopping
+    return _branches.workers()
 
 
 def threads_now(n=None):
@@ -113,7 +90,7 @@ def run_branches(calls, threads=None):
             if own:
                 _install(prev)
 
-    p = _get(min(t, n) - 1)
+    p = _branches.get(min(t, n) - 1)
     job = _pool._Job(one, [(k,) for k in range(n)])
     for _ in range(min(t, n) - 1):
         p.jobs.put(job)
@@ -123,20 +100,3 @@ def run_branches(calls, threads=None):
         if e is not None:
             raise e
     return results
-
-
-def _after_fork_in_child():
-    global _pool_obj, _lock
-    _pool_obj = None
-    _lock = threading.Lock()
-
-
-def _at_exit():
-    p = _pool_obj
-    if p is not None:
-        p.shutdown()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-atexit.register(_at_exit)

@@ -32,7 +32,7 @@ def threads_restored(monkeypatch):
 def _settle(timeout=5.0):
     """threading.active_count() once the workers told to stop have exited (they do so asynchronously)."""
     end = time.monotonic() + timeout
-    p = _pool._pool
+    p = _pool._kernels.pool
     while p is not None and time.monotonic() < end:
         p.reap()
         if len(p.threads) == p.size:
