@@ -314,7 +314,9 @@ def main(bench):
                     "environment variables, in the same alternating rounds (repeatable), e.g. "
                     "pool:MINIGRAD_THREAD_POLICY=pool,MINIGRAD_NUM_THREADS=2")
     ap.add_argument("--busy", action="store_true", help="start one CPU-bound competitor process (a pure-Python "
-                    "spin loop) before the timed runs and stop it after: the figures of a busy machine")
+                    "spin loop) before the timed runs and stop it after: the figures of a busy machine (minigrad's "
+                    "adaptation to a busy machine stays off, as in every run, unless MINIGRAD_ADAPTIVE_THREADS=1: "
+                    "set it to measure as users run minigrad)")
     args = ap.parse_args()
     args.variants = dict(_parse_variant(v) for v in args.variant)
     if args.child:   # a variant's child runs its base candidate (the parent set the variables)
