@@ -310,8 +310,8 @@ class Update:
                 xs = [_like(x, ref) if i in scalar else x for x, i in zip(xs, a)]
             home = tensors[b[1]] if b[0] == "home" else None
             if home is not None and content.get(b) == a[0] and (op in _INPLACE or op == "maximum"):
-                if op == "maximum":
-                    ops.maximum(home, xs[1], out=home)
+                if op == "maximum":   # (PyTorch's differentiable form: out= is not, under forward AD)
+                    home.copy_(ops.maximum(home, xs[1]))
                 else:
                     getattr(home, _INPLACE[op])(*xs[1:])
                 vals[v], content[b] = home, v

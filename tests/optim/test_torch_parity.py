@@ -182,3 +182,63 @@ def test_repr_matches_torch_for_shared_keys():
     torch_only = ("foreach", "fused", "differentiable")
     tr = "\n".join(line for line in tr.splitlines() if line.strip().split(":")[0] not in torch_only)
     assert tr == mr
+
+
+FORWARD_AD_CASES = [
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    ("Adam", dict(lr=0.01, weight_decay=0.1)),
+    ("Adam", dict(lr=0.01, amsgrad=True, maximize=True)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+]
+
+
+def _steps(name, kw, p0, gs, *, L, tangents=None):
+    """The parameter after one step per gradient, minigrad (L=mg; with tangents: forward AD, returning
+    the tangent too) or torch."""
+    if L is torch:
+        tp = torch.tensor(p0.copy(), requires_grad=True)
+        opt = getattr(torch.optim, name)([tp], **kw)
+        for g in gs:
+            tp.grad = torch.tensor(g)
+            opt.step()
+        return tp.detach().numpy()
+    from minigrad.autograd import forward_ad as fwAD
+    p = mg.tensor(p0.copy(), requires_grad=True)
+    opt = getattr(mo, name)([p], **kw)
+    with fwAD.dual_level():
+        for i, g in enumerate(gs):
+            p.grad = mg.tensor(g) if tangents is None else fwAD.make_dual(mg.tensor(g), mg.tensor(tangents[i]))
+            opt.step()
+        t = None if tangents is None else fwAD.unpack_dual(p).tangent
+        return p.detach().numpy(), (None if t is None else t.detach().numpy())
+
+
+@pytest.mark.parametrize("name,kw", FORWARD_AD_CASES, ids=lambda c: str(c))
+def test_forward_ad_through_steps(name, kw):
+    """A tangent on the gradients carried through 4 steps into the parameter (the update written once,
+    run with minigrad's ops), the primal as PyTorch's step. The tangent: for SGD as PyTorch's
+    differentiable=True step carries it (its first momentum buffer is a detached copy of the
+    gradient, so differences of the steps are not the oracle); for Adam/AdamW as central differences
+    of the steps along it (float64; PyTorch's differentiable Adam takes its bias corrections from a
+    float32 step tensor, ~1e-7 off)."""
+    rng = np.random.default_rng(3)
+    p0 = rng.standard_normal(6)
+    gs = [rng.standard_normal(6) for _ in range(4)]
+    ts = [rng.standard_normal(6) for _ in range(4)]
+    ours, ours_t = _steps(name, kw, p0, gs, L=mg, tangents=ts)
+    np.testing.assert_allclose(ours, _steps(name, kw, p0, gs, L=torch), rtol=TOL, atol=TOL)
+    if name == "SGD":
+        import torch.autograd.forward_ad as tfw
+        tp = torch.tensor(p0.copy(), requires_grad=True).clone()  # (not a leaf: the step writes it in place)
+        opt = torch.optim.SGD([tp], differentiable=True, **kw)
+        with tfw.dual_level():
+            for g, t in zip(gs, ts):
+                tp.grad = tfw.make_dual(torch.tensor(g), torch.tensor(t))
+                opt.step()
+            ref_t = tfw.unpack_dual(tp).tangent.detach().numpy()
+        np.testing.assert_allclose(ours_t, ref_t, rtol=TOL, atol=TOL)
+        return
+    h = 1e-6
+    up = _steps(name, kw, p0, [g + h * t for g, t in zip(gs, ts)], L=mg)[0]
+    down = _steps(name, kw, p0, [g - h * t for g, t in zip(gs, ts)], L=mg)[0]
+    np.testing.assert_allclose(ours_t, (up - down) / (2 * h), rtol=1e-6, atol=1e-8)
