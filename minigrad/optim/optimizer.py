@@ -100,7 +100,10 @@ def _nz(h: Any) -> bool:
     the branch still holds: HyperRef in graph/ir.py)."""
     if type(h) is float:
         return h != 0
-    return _function._state.tracer.hyper_nonzero[id(h)]
+    tracer = _function._state.tracer
+    if tracer is None:  # a tensor the user gave (lr=torch.tensor(...) style), eagerly: its value now
+        return bool(h.item() != 0)
+    return tracer.hyper_nonzero[id(h)]
 
 
 def _like(h: Any, t: Tensor) -> Any:

@@ -242,3 +242,19 @@ def test_forward_ad_through_steps(name, kw):
     up = _steps(name, kw, p0, [g + h * t for g, t in zip(gs, ts)], L=mg)[0]
     down = _steps(name, kw, p0, [g - h * t for g, t in zip(gs, ts)], L=mg)[0]
     np.testing.assert_allclose(ours_t, (up - down) / (2 * h), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("name,kw", [("SGD", dict(momentum=0.9, weight_decay=0.01)), ("Adam", dict(weight_decay=0.01)),
+                                     ("RMSprop", dict(momentum=0.5, weight_decay=0.01))], ids=lambda c: str(c))
+def test_tensor_hyper_parameters_eagerly_as_torch(name, kw):
+    """momentum / weight_decay given as 0-d tensors (PyTorch accepts them) step as PyTorch's."""
+    g = np.array([1.0, -2.0, 3.0])
+    p = mg.tensor(np.ones(3), requires_grad=True)
+    opt = getattr(mo, name)([p], lr=0.1, **{k: mg.tensor(v) for k, v in kw.items()})
+    tp = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    topt = getattr(torch.optim, name)([tp], lr=0.1, **{k: torch.tensor(v) for k, v in kw.items()})
+    for _ in range(3):
+        p.grad, tp.grad = mg.tensor(g), torch.tensor(g)
+        opt.step()
+        topt.step()
+    np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=TOL, atol=TOL)
