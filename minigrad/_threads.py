@@ -113,10 +113,14 @@ def get_num_threads():
 
 def set_num_threads(n):
     """Set the number of threads used for intra-op parallelism, as ``torch.set_num_threads``: the
-    BLAS library's threads (through threadpoolctl) and numba's, where minigrad's kernels run parallel
-    code. Takes effect at once and for the rest of the process (or the next call). Under the thread
-    policy "pool" ($MINIGRAD_THREAD_POLICY=pool, see minigrad/_threads.py) BLAS is set to one thread
-    instead and minigrad's pool splits the GEMMs over the ``n`` threads.
+    BLAS library's threads (through threadpoolctl) and minigrad's own pool's (its kernels -- norms,
+    GELU, attention's softmax, pooling, Winograd, the optimizer updates -- split over ``n`` threads
+    above a size threshold, bitwise the same results). Takes effect at once and for the rest of the
+    process (or the next call). Under the thread policy "pool" ($MINIGRAD_THREAD_POLICY=pool, see
+    minigrad/_threads.py) BLAS is set to one thread instead and minigrad's pool splits the GEMMs over
+    the ``n`` threads too: measured on 2 cores it is faster for large GEMMs (a Transformer step
+    0.82-0.92x, a 32/64-channel CNN 0.87x the default policy's time) and slower for small ones (a
+    784-256-128-10 MLP 1.3x).
 
     Args:
         n (int): a positive number of threads.
