@@ -5,10 +5,13 @@ gradcheck in float64, optional gradgradcheck).
     check_op(lambda x, y: x * y, np.multiply, (2, 1), (1, 3))
 """
 import contextlib
+import threading
 
 import numpy as np
+import pytest
 
 import minigrad as mg
+from minigrad import kernels
 from minigrad.autograd import gradcheck, gradgradcheck, observers
 
 # the shapes and samplers of the op registry (one definition, shared with hand tests)
@@ -130,3 +133,28 @@ def rewrite_graph_file(src, dst, edit=None, members=None):
                 data = members[n]
             zo.writestr(n, data)
     return dst
+
+
+needs_numba = pytest.mark.skipif(not kernels.available(), reason="numba is not installed (the NumPy paths serve)")
+
+
+def at_once(fn, n=8, timeout=60):
+    """fn(i) for i in range(n) on n threads released together (a barrier), as n callers at once;
+    raises the first exception a caller raised, and fails if a caller has not finished in time."""
+    errors = []
+    barrier = threading.Barrier(n)
+
+    def caller(i):
+        try:
+            barrier.wait()
+            fn(i)
+        except BaseException as e:  # noqa: BLE001 -- raised in the test below
+            errors.append(e)
+    ts = [threading.Thread(target=caller, args=(i,)) for i in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout)
+    if errors:
+        raise errors[0]
+    assert not any(t.is_alive() for t in ts), "a caller thread did not finish"

@@ -13,20 +13,11 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import at_once, needs_numba
 from minigrad import _pool, _threads, kernels
 
-needs_numba = pytest.mark.skipif(not kernels.available(), reason="numba is not installed (the NumPy paths serve)")
 
 
-@pytest.fixture
-def threads_restored(monkeypatch):
-    saved = _threads._threads
-    tp = pytest.importorskip("threadpoolctl", reason="threadpoolctl (the examples extra) is not installed")
-    before = [lib["num_threads"] for lib in tp.threadpool_info() if lib["user_api"] == "blas"]
-    yield
-    _threads._threads = saved
-    if before:
-        tp.threadpool_limits(limits=before[0], user_api="blas")
 
 
 def _settle(timeout=5.0):
@@ -324,22 +315,11 @@ def test_eight_caller_threads_at_once(threads_restored):
         N.rows_forward(x, w, b, 1e-5, out, m, r)
         return out
     want = [ln(x) for x in xs]
-    errors = []
-    barrier = threading.Barrier(8)
 
     def caller(i):
-        try:
-            barrier.wait()
-            for _ in range(10):
-                assert np.array_equal(ln(xs[i]), want[i])
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-    ts = [threading.Thread(target=caller, args=(i,)) for i in range(8)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(60)
-    assert not errors and not any(t.is_alive() for t in ts)
+        for _ in range(10):
+            assert np.array_equal(ln(xs[i]), want[i])
+    at_once(caller)
 
 
 def test_no_thread_leak_after_many_calls_and_thread_changes(threads_restored):

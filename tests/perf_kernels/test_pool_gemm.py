@@ -6,15 +6,14 @@ it; set_num_threads sets BLAS to one thread and the pool to n; 8 caller threads 
 parallel GEMMs. The block size is lowered in most tests so that small shapes split (fast tests)."""
 import multiprocessing
 import os
-import threading
 
 import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import at_once, needs_numba
 from minigrad import _pool, _threads, kernels
 
-needs_numba = pytest.mark.skipif(not kernels.available(), reason="numba is not installed (the NumPy paths serve)")
 
 
 @pytest.fixture
@@ -215,22 +214,11 @@ def test_eight_caller_threads_split_gemms_at_once(pool_policy, monkeypatch):
     pairs = [(rng.standard_normal((96, 64)).astype(np.float32), rng.standard_normal((64, 80)).astype(np.float32))
              for _ in range(8)]
     want = [_bits(_pool.matmul(a, b)) for a, b in pairs]
-    errors = []
-    barrier = threading.Barrier(8)
 
     def caller(i):
-        try:
-            barrier.wait()
-            for _ in range(20):
-                assert _bits(_pool.matmul(*pairs[i])) == want[i]
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-    ts = [threading.Thread(target=caller, args=(i,)) for i in range(8)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(60)
-    assert not errors and not any(t.is_alive() for t in ts)
+        for _ in range(20):
+            assert _bits(_pool.matmul(*pairs[i])) == want[i]
+    at_once(caller)
 
 
 def _child_gemm(q, want):

@@ -11,18 +11,8 @@ import minigrad.nn.functional as F
 from minigrad import _pool, _threads, kernels
 from minigrad.ops import attention as A
 
-needs_numba = pytest.mark.skipif(not kernels.available(), reason="numba is not installed (the NumPy paths serve)")
 
 
-@pytest.fixture
-def threads_restored():
-    saved = _threads._threads
-    tp = pytest.importorskip("threadpoolctl", reason="threadpoolctl (the examples extra) is not installed")
-    before = [lib["num_threads"] for lib in tp.threadpool_info() if lib["user_api"] == "blas"]
-    yield
-    _threads._threads = saved
-    if before:
-        tp.threadpool_limits(limits=before[0], user_api="blas")
 
 
 def _each_threads(fn):
