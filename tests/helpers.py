@@ -158,3 +158,15 @@ def at_once(fn, n=8, timeout=60):
     if errors:
         raise errors[0]
     assert not any(t.is_alive() for t in ts), "a caller thread did not finish"
+
+
+def train_step(m, opt):
+    """step(x, y): one cross-entropy training step of model m with optimizer opt, returning the loss
+    (the step the traced/compiled-step tests record and compare with eager)."""
+    def step(x, y):
+        opt.zero_grad()
+        loss = mg.nn.functional.cross_entropy(m(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step

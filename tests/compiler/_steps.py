@@ -6,6 +6,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import nn
+from helpers import train_step  # noqa: F401 (the step the compiler tests import from here)
 
 
 def mlp_dropout():
@@ -27,17 +28,6 @@ def lenet():
     return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                          nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                          nn.Flatten(), nn.Linear(16 * 49, 10))
-
-
-def train_step(m, opt):
-    """step(x, y): one cross-entropy training step of model m with optimizer opt, returning the loss."""
-    def step(x, y):
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(m(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    return step
 
 
 def make(build, make_opt, batch=16, seed=1):

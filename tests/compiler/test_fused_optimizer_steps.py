@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import train_step
 from minigrad import kernels, nn
 from minigrad.optim import optimizer as opt_mod
 
@@ -33,13 +34,7 @@ def _setup(make_opt, dtype=mg.float32):
     opt = make_opt(m.parameters())
     mg.manual_seed(0)
     x, y = mg.randn(8, 16, dtype=dtype), mg.randint(0, 5, (8,))
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(m(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(m, opt)
     return m, opt, step, x, y
 
 

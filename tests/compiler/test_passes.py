@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import train_step
 from minigrad import nn
 from minigrad.compiler.pipeline import format_reports, optimize
 from minigrad.compiler.passes.cse import eliminate_common_subexpressions as cse
@@ -270,13 +271,7 @@ def _mlp_step(momentum=0.9, make_opt=None):
     m = nn.Sequential(nn.Flatten(), nn.Linear(16, 12), nn.ReLU(), nn.Linear(12, 5))
     opt = (make_opt or (lambda p: mg.optim.SGD(p, lr=0.1, momentum=momentum)))(m.parameters())
     x, y = mg.randn(8, 16), mg.randint(0, 5, (8,))
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(m(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(m, opt)
     step(x, y)  # the first step makes the momentum buffers
     return m, opt, step, x, y
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from helpers import rewrite_graph_file
+from helpers import rewrite_graph_file, train_step
 import minigrad.nn as nn
 from minigrad.graph import GraphFormatError
 
@@ -65,13 +65,7 @@ def test_a_saved_training_step_keeps_training(tmp_path):
                       nn.Flatten(), nn.Dropout(0.2), nn.Linear(4 * 4 * 4, 3))
     opt = mg.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
     x, y = mg.randn(6, 1, 8, 8), mg.tensor([0, 1, 2, 0, 1, 2])
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(m(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(m, opt)
     step(x, y)
     try:
         g = mg.graph.trace(step, x, y)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import train_step
 import minigrad.nn as nn
 from minigrad.graph import GraphBreak
 
@@ -167,23 +168,13 @@ def test_dropout_draws_a_fresh_mask_each_run_like_eager():
     assert not np.array_equal(traced[0], traced[1])
 
 
-def _step_fn(m, opt):
-    def step(x, y):
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(m(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    return step
-
-
 def _train(build, make_opt, steps, traced):
     mg.manual_seed(0)
     x, y = mg.randn(16, 1, 28, 28), mg.randint(0, 10, (16,))
     mg.manual_seed(1)
     m = build()
     opt = make_opt(m.parameters())
-    step = _step_fn(m, opt)
+    step = train_step(m, opt)
     mg.manual_seed(7)
     if not traced:
         losses = [step(x, y).item() for _ in range(steps)]
