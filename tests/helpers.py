@@ -170,3 +170,17 @@ def train_step(m, opt):
         opt.step()
         return loss
     return step
+
+
+@contextlib.contextmanager
+def kernels_enabled(on):
+    """minigrad's numba kernels on (the test skips where numba is not installed) or off (the NumPy
+    paths) inside the block; the previous setting after it."""
+    if on:
+        pytest.importorskip("numba", reason="the numba kernels are an optional extra")
+    old = kernels.set_enabled(on)
+    try:
+        assert kernels.available() == on
+        yield
+    finally:
+        kernels.set_enabled(old)

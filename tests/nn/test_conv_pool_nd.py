@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import kernels_enabled
 import minigrad.nn.functional as F
 
 nn = mg.nn
@@ -566,12 +567,7 @@ def test_max_pool_nan_windows_follow_torch(use_numba):
     or channel-major input, with or without indices) and the general one; forward, indices, the
     input gradient and the double backward (the gradient's gradient gathers at the same elements)."""
     torch = pytest.importorskip("torch", reason="PyTorch is the oracle")
-    if use_numba:
-        pytest.importorskip("numba", reason="the numba kernels are an optional extra")
-    from minigrad import kernels
-    old = kernels.set_enabled(use_numba)
-    try:
-        assert kernels.available() == use_numba
+    with kernels_enabled(use_numba):
         rng = np.random.default_rng(7)
         for j, (n, shape, kw) in enumerate(_NAN_CASES):
             dt = (np.float32, np.float64)[j % 2]
@@ -602,8 +598,6 @@ def test_max_pool_nan_windows_follow_torch(use_numba):
                     np.testing.assert_array_equal(dx.detach().numpy(), tdx.detach().numpy())
                     gg, = mg.autograd.grad(dx, [mg_g], mg.tensor(v))
                     np.testing.assert_array_equal(gg.numpy(), tgg.numpy())
-    finally:
-        kernels.set_enabled(old)
 
 
 def test_max_pool_backward_is_torchs_bitwise():

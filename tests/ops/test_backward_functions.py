@@ -13,7 +13,7 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad.autograd import Function, gradcheck, gradgradcheck
 from minigrad.ops import conv, elementwise, linalg, loss, normalization, pooling
-from helpers import ops_seen
+from helpers import kernels_enabled, ops_seen
 
 RNG = np.random.default_rng(7)
 
@@ -152,11 +152,7 @@ def test_norm_backward_gives_parameter_gradients_in_their_shape(use_numba):
     """dw and db leave the norm's backward op already summed to the parameters' shape ((1, C, 1)
     for batch_norm, normalized_shape for layer_norm): sum(g * xhat) and sum(g), without a
     full-size product for the engine to reduce (with numba, batch_norm's come from its dx kernel)."""
-    from minigrad import kernels
-    if use_numba:
-        pytest.importorskip("numba", reason="the numba kernels are an optional extra")
-    old = kernels.set_enabled(use_numba)
-    try:
+    with kernels_enabled(use_numba):
         for layer in (False, True):
             x, w, b = _t((4, 3, 2)), _t((2,) if layer else (3,)), _t((2,) if layer else (3,))
             out = F.layer_norm(x, (2,), w, b) if layer else F.batch_norm(x, None, None, w, b, training=True)
@@ -172,8 +168,6 @@ def test_norm_backward_gives_parameter_gradients_in_their_shape(use_numba):
             np.testing.assert_allclose(dw.detach().numpy(), (g.numpy() * xhat).sum(axes).reshape(pshape),
                                        rtol=1e-12)
             np.testing.assert_allclose(db.detach().numpy(), g.numpy().sum(axes).reshape(pshape), rtol=1e-12)
-    finally:
-        kernels.set_enabled(old)
 
 
 # -- names ----------------------------------------------------------------------------------------

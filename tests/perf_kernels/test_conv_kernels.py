@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import kernels_enabled
 import minigrad.nn.functional as F
 from minigrad import kernels
 from minigrad.ops import _conv2d as C
@@ -91,11 +92,7 @@ def test_numba_im2col_col2im_equal_numpy_paths_bitwise(N, Ci, H, W, k, s, pads, 
 @pytest.mark.parametrize("use_numba", [True, False])
 @pytest.mark.parametrize("stride,padding,dilation,groups", [(1, 1, 1, 1), (2, 1, 1, 1), (1, 2, 2, 1), (1, 1, 1, 2)])
 def test_conv2d_gradcheck_on_both_paths(use_numba, stride, padding, dilation, groups):
-    if use_numba:
-        pytest.importorskip("numba", reason="the numba kernels are an optional extra")
-    old = kernels.set_enabled(use_numba)
-    try:
-        assert kernels.available() == use_numba
+    with kernels_enabled(use_numba):
         rng = np.random.default_rng(7)
         x = mg.tensor(rng.standard_normal((2, 4, 6, 7)), requires_grad=True)
         w = mg.tensor(rng.standard_normal((6, 4 // groups, 3, 3)), requires_grad=True)
@@ -105,8 +102,6 @@ def test_conv2d_gradcheck_on_both_paths(use_numba, stride, padding, dilation, gr
             return F.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
         assert mg.autograd.gradcheck(f, (x, w, b))
         assert mg.autograd.gradgradcheck(f, (x, w, b))
-    finally:
-        kernels.set_enabled(old)
 
 
 def test_conv2d_numba_and_numpy_paths_agree_batch1_float32():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import kernels_enabled
 import minigrad.nn.functional as F
 from minigrad import kernels
 from minigrad.kernels import buffers
@@ -76,11 +77,7 @@ def test_numba_max2x2_backward_equals_numpy_path_bitwise(shape, dtype):
 
 @pytest.mark.parametrize("use_numba", [True, False])
 def test_max_pool2d_gradcheck_and_indices_on_both_paths(use_numba):
-    if use_numba:
-        pytest.importorskip("numba", reason="the numba kernels are an optional extra")
-    old = kernels.set_enabled(use_numba)
-    try:
-        assert kernels.available() == use_numba
+    with kernels_enabled(use_numba):
         rng = np.random.default_rng(1)
         x = mg.tensor(rng.standard_normal((2, 3, 4, 6)), requires_grad=True)
         assert mg.autograd.gradcheck(lambda t: F.max_pool2d(F.relu(t), 2), (x,))
@@ -89,8 +86,6 @@ def test_max_pool2d_gradcheck_and_indices_on_both_paths(use_numba):
         out, idx = F.max_pool2d(x, 2, return_indices=True)
         tout, tidx = torch.nn.functional.max_pool2d(torch.from_numpy(x.detach().numpy()), 2, return_indices=True)
         assert np.array_equal(out.detach().numpy(), tout.numpy()) and np.array_equal(idx.numpy(), tidx.numpy())
-    finally:
-        kernels.set_enabled(old)
 
 
 def test_numpy_path_runs_when_numba_is_absent(monkeypatch):
