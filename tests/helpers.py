@@ -184,3 +184,18 @@ def kernels_enabled(on):
         yield
     finally:
         kernels.set_enabled(old)
+
+
+def nested_control_flow(w):
+    """f(xs) -> (h, n, ys): a reversed mg.scan whose body holds an mg.cond and an inner mg.scan, a
+    closure over w (3, 3) and a tuple carry; xs (T, 3). What saving, loading and exporting control
+    flow must carry whole."""
+    def nested(xs):
+        def body(c, x):
+            h, n = c
+            h = mg.cond(h.sum() > 0, lambda h, x: (h @ w + x).tanh(), lambda h, x: (h - x).sigmoid(), (h, x))
+            _, inner = mg.scan(lambda a, b: (a + b, a * b), mg.tensor(0.0), x)
+            return (h, n + 1), inner.sum() + h.sum()
+        (h, n), ys = mg.scan(body, (mg.zeros(3), mg.tensor(0)), xs, reverse=True)
+        return h, n, ys
+    return nested

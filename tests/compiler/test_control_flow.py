@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import nested_control_flow
 from minigrad.compiler.jit import JitWarning
 
 
@@ -331,14 +332,7 @@ def test_onnx_export_runs_in_onnxruntime(tmp_path):
     rng = np.random.default_rng(4)
     w = mg.tensor(rng.standard_normal((3, 3)).astype(np.float32))
 
-    def nested(xs):   # Loop (reversed) holding an If and a Loop; a closure over w; a tuple carry
-        def body(c, x):
-            h, n = c
-            h = mg.cond(h.sum() > 0, lambda h, x: (h @ w + x).tanh(), lambda h, x: (h - x).sigmoid(), (h, x))
-            _, inner = mg.scan(lambda a, b: (a + b, a * b), mg.tensor(0.0), x)
-            return (h, n + 1), inner.sum() + h.sum()
-        (h, n), ys = mg.scan(body, (mg.zeros(3), mg.tensor(0)), xs, reverse=True)
-        return h, n, ys
+    nested = nested_control_flow(w)   # exports as a Loop (reversed) holding an If and a Loop
 
     def loop(x):
         return mg.while_loop(lambda i, v: v.abs().sum() < 50, lambda i, v: (i + 1, v * 2 + w[0]), (mg.tensor(0), x))

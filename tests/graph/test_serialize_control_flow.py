@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from helpers import rewrite_graph_file
+from helpers import nested_control_flow, rewrite_graph_file
 from minigrad.graph import GraphFormatError
 
 _W = np.random.default_rng(4).standard_normal((3, 3)).astype(np.float32)
@@ -18,14 +18,7 @@ _W = np.random.default_rng(4).standard_normal((3, 3)).astype(np.float32)
 def _fns():
     w = mg.tensor(_W)
 
-    def nested(xs):   # a reversed scan holding a cond and a scan; a closure over w; a tuple carry
-        def body(c, x):
-            h, n = c
-            h = mg.cond(h.sum() > 0, lambda h, x: (h @ w + x).tanh(), lambda h, x: (h - x).sigmoid(), (h, x))
-            _, inner = mg.scan(lambda a, b: (a + b, a * b), mg.tensor(0.0), x)
-            return (h, n + 1), inner.sum() + h.sum()
-        (h, n), ys = mg.scan(body, (mg.zeros(3), mg.tensor(0)), xs, reverse=True)
-        return h, n, ys
+    nested = nested_control_flow(w)   # a reversed scan holding a cond and a scan
 
     def loop(x):      # never ends on zeros: the load check must not run it
         return mg.while_loop(lambda i, v: v.abs().sum() < 50, lambda i, v: (i + 1, v * 2 + w[0] + 0.5),
