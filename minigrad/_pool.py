@@ -65,7 +65,7 @@ import numpy as np
 
 from . import _threads
 
-__all__ = ["run", "run_rows", "chunks", "per_chunk", "split", "min_elements", "threads", "workers", "matmul"]
+__all__ = ["run", "run_rows", "split_rows", "chunks", "per_chunk", "split", "min_elements", "threads", "workers", "matmul"]
 
 # A kernel runs on the pool from the size whose serial time is WORK_NS (min_elements): below it on
 # the caller alone. Handing one range to a second thread and waiting for it cost about 10 us
@@ -123,6 +123,16 @@ def run_rows(fn, rows, row_size=1, grain=None):
         fn(0, rows)
         return
     run(lambda c0, c1: fn(c0 * per, min(rows, c1 * per)), n)
+
+
+def split_rows(fn, rows, size, least):
+    """fn(lo, hi) over `rows` rows that hold `size` elements in all: on the pool (run_rows) from
+    `least` elements once the threads are chosen, else fn(0, rows) on the caller (the kernels that
+    split by channels: im2col/col2im, the Winograd transforms)."""
+    if size < least or threads() <= 1:
+        fn(0, rows)
+    else:
+        run_rows(fn, rows, max(1, size // max(1, rows)))
 
 
 class _Job:

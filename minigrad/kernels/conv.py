@@ -180,22 +180,15 @@ _IM2COL_MIN = _pool.min_elements(0.33)
 _COL2IM_MIN = _pool.min_elements(0.34)
 
 
-def _split(fn, C, size, least):
-    if size < least or _pool.threads() <= 1:
-        fn(0, C)
-    else:
-        _pool.run_rows(fn, C, max(1, size // max(1, C)))
-
-
 def im2col(x, cm, cols, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
     """_im2col over every channel, split over the pool by channels from the threshold."""
     C = x.shape[0] if cm else x.shape[1]
-    _split(lambda c0, c1: _im2col(x, cm, cols, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW, c0, c1), C, cols.size, _IM2COL_MIN)
+    _pool.split_rows(lambda c0, c1: _im2col(x, cm, cols, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW, c0, c1), C, cols.size, _IM2COL_MIN)
 
 
 def col2im(cols, dx, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW):
     """_col2im over every channel, split over the pool by channels from the threshold."""
-    _split(lambda c0, c1: _col2im(cols, dx, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW, c0, c1), dx.shape[0], cols.size, _COL2IM_MIN)
+    _pool.split_rows(lambda c0, c1: _col2im(cols, dx, kh, kw, sh, sw, dh, dw, pt, pl, OH, OW, c0, c1), dx.shape[0], cols.size, _COL2IM_MIN)
 
 
 # -- the weight gradient of a 3x3 convolution of few input channels (stride 1, no dilation) ---------

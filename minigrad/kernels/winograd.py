@@ -264,30 +264,23 @@ _OUTPUTS_ADJ_MIN = _pool.min_elements(2.0)
 _INPUTS_ADJ_MIN = _pool.min_elements(1.3)
 
 
-def _split(fn, C, size, least):
-    if size < least or _pool.threads() <= 1:
-        fn(0, C)
-    else:
-        _pool.run_rows(fn, C, max(1, size // max(1, C)))
-
-
 def inputs(x, cm, V, pt, pl, TH, TW):
     """_inputs over every channel, split over the pool by channels from the threshold."""
     C = x.shape[0] if cm else x.shape[1]
-    _split(lambda c0, c1: _inputs(x, cm, V, pt, pl, TH, TW, c0, c1), C, V.size, _INPUTS_MIN)
+    _pool.split_rows(lambda c0, c1: _inputs(x, cm, V, pt, pl, TH, TW, c0, c1), C, V.size, _INPUTS_MIN)
 
 
 def outputs(M, out, bias, has_bias):
     """_outputs over every output channel, split over the pool by channels from the threshold."""
-    _split(lambda c0, c1: _outputs(M, out, bias, has_bias, c0, c1), out.shape[0], M.size, _OUTPUTS_MIN)
+    _pool.split_rows(lambda c0, c1: _outputs(M, out, bias, has_bias, c0, c1), out.shape[0], M.size, _OUTPUTS_MIN)
 
 
 def outputs_adjoint(g, cm, dM, db):
     """_outputs_adjoint over every output channel, split over the pool by channels from the threshold."""
     O = g.shape[0] if cm else g.shape[1]
-    _split(lambda c0, c1: _outputs_adjoint(g, cm, dM, db, c0, c1), O, dM.size, _OUTPUTS_ADJ_MIN)
+    _pool.split_rows(lambda c0, c1: _outputs_adjoint(g, cm, dM, db, c0, c1), O, dM.size, _OUTPUTS_ADJ_MIN)
 
 
 def inputs_adjoint(dV, dx, pt, pl, TH, TW):
     """_inputs_adjoint over every channel, split over the pool by channels from the threshold."""
-    _split(lambda c0, c1: _inputs_adjoint(dV, dx, pt, pl, TH, TW, c0, c1), dx.shape[0], dV.size, _INPUTS_ADJ_MIN)
+    _pool.split_rows(lambda c0, c1: _inputs_adjoint(dV, dx, pt, pl, TH, TW, c0, c1), dx.shape[0], dV.size, _INPUTS_ADJ_MIN)
