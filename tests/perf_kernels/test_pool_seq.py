@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import kernels_enabled
 import minigrad.nn.functional as F
 from minigrad import _pool, _threads, kernels
 from minigrad.ops import attention as A
@@ -81,8 +82,6 @@ def test_attention_rows_run_on_the_pool(threads_restored, monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_gelu_chunks_bitwise_for_any_threads(threads_restored, monkeypatch, dtype, use_kernels):
     from minigrad.ops import activation as act
-    if use_kernels and not kernels.available():
-        pytest.skip("numba is not installed")
     rng = np.random.default_rng(1)
     n = act._GELU_MIN + 12345                 # a tail after the last whole chunk
     x = (rng.standard_normal(n) * 3).astype(dtype).reshape(-1, 5)[:, :5]   # (n / 5, 5)
@@ -94,14 +93,11 @@ def test_gelu_chunks_bitwise_for_any_threads(threads_restored, monkeypatch, dtyp
         y = F.gelu(t)
         y.backward(mg.tensor(g))
         return [y.detach().numpy(), t.grad.numpy()]
-    old = kernels.set_enabled(use_kernels)
-    try:
+    with kernels_enabled(use_kernels):
         with np.errstate(invalid="ignore"):   # inf * 0 in the gradient at +-inf: nan, as the serial code
             _same(_each_threads(run))
             calls = _spy_run_rows(monkeypatch)
             run()
-    finally:
-        kernels.set_enabled(old)
     # forward and backward on the pool: the float32 forms here, float64's gradient with numba here and
     # its forward by the gelu kernel's own split (kernels/elementwise.py); without numba float64's
     # libm erf stays serial
@@ -119,12 +115,8 @@ def _spy_run_rows(monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_max_pool_2x2_rows_bitwise_for_any_threads(threads_restored, monkeypatch, dtype, use_kernels):
     from minigrad.ops import _pool2d
-    if use_kernels and not kernels.available():
-        pytest.skip("numba is not installed")
     rng = np.random.default_rng(2)
     shape = (3, 5, 132, 124)                  # 990 window rows of 62: chunks of 133 rows and a tail
-    least = kernels.load("pool").POOL_MIN if use_kernels else _pool2d.POOL_MIN
-    assert np.prod(shape) >= least and 990 % _pool.per_chunk(4 * 62) != 0
     x = rng.integers(-3, 4, shape).astype(dtype)   # many ties: the first maximum wins
     x[0, 0, 0, 1] = np.nan
     x[2, 4, 100, 7] = np.nan
@@ -135,11 +127,10 @@ def test_max_pool_2x2_rows_bitwise_for_any_threads(threads_restored, monkeypatch
         y = F.max_pool2d(t, 2)
         y.backward(mg.tensor(g))
         return [y.detach().numpy(), t.grad.numpy()]
-    old = kernels.set_enabled(use_kernels)
-    try:
+    with kernels_enabled(use_kernels):
+        least = kernels.load("pool").POOL_MIN if use_kernels else _pool2d.POOL_MIN
+        assert np.prod(shape) >= least and 990 % _pool.per_chunk(4 * 62) != 0
         _same(_each_threads(run))
         calls = _spy_run_rows(monkeypatch)
         run()
-    finally:
-        kernels.set_enabled(old)
     assert calls == [990, 990]   # forward and backward on the pool
